@@ -23,16 +23,21 @@ class Stage:
 class Pipeline:
     id: str
     stages: list[Stage]
+    # stage key (id or label, folded) -> stage; built once, since every deal looks one up
+    _by_key: dict[str, Stage] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for stage in reversed(self.stages):  # reversed: the first stage wins a clash
+            if stage.label:
+                self._by_key[_stage_key(stage.label)] = stage
+        for stage in reversed(self.stages):  # ids win over labels
+            self._by_key[_stage_key(stage.id)] = stage
 
     def find_stage(self, value: str | None) -> Stage | None:
         """The stage named by id or by label, case- and space-insensitively."""
         if not value:
             return None
-        wanted = _stage_key(value)
-        for stage in self.stages:
-            if _stage_key(stage.id) == wanted or (stage.label and _stage_key(stage.label) == wanted):
-                return stage
-        return None
+        return self._by_key.get(_stage_key(value))
 
 
 def _stage_key(value: str) -> str:

@@ -16,6 +16,9 @@ class Batch(models.Model):
     file_name = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64, db_index=True)  # of the upload's bytes
     size_bytes = models.BigIntegerField()
+    # Hash of the canonicalised parsed batch: the same records in any key or record
+    # order give the same key (reviews.serving.content_key). Empty until accepted.
+    content_key = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
     errors = models.JSONField(default=list, blank=True)  # why it was rejected
     source = models.CharField(max_length=50, blank=True)
@@ -76,6 +79,12 @@ class ReviewRun(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="runs")
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.FRESH)
     reason = models.CharField(max_length=300, blank=True)  # why failback, when it is
+    # The review configuration this run used (reviews.serving.config_fingerprint), and
+    # for a cached or failback run, the finished run whose findings it serves.
+    config_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
+    reused_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
+    )
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True

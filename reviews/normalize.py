@@ -25,10 +25,17 @@ def domain(value: str | None) -> str | None:
     if not value:
         return None
     text = value.strip().lower()
-    text = _SCHEME.sub("", text)
-    text = text.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-    text = text.rsplit("@", 1)[-1]  # user@host forms
-    text = text.split(":", 1)[0].rstrip(".")
+    if "://" in text:
+        text = _SCHEME.sub("", text)
+    # Most values are plain domains: split only when a separator is there.
+    for separator in "/?#":
+        if separator in text:
+            text = text.split(separator, 1)[0]
+    if "@" in text:  # user@host forms
+        text = text.rsplit("@", 1)[-1]
+    if ":" in text:
+        text = text.split(":", 1)[0]
+    text = text.rstrip(".")
     if text.startswith("www."):
         text = text[4:]
     return text or None

@@ -122,8 +122,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -174,6 +175,8 @@ REVIEW_RULES = {
     "DEAL_NAME_FUZZY_RATIO": envint("RULE_DEAL_NAME_FUZZY_RATIO", 90),
     "DEAL_AMOUNT_TOLERANCE_PCT": envdecimal("RULE_DEAL_AMOUNT_TOLERANCE_PCT", "1"),
     "DEAL_CLOSE_DATE_WINDOW_DAYS": envint("RULE_DEAL_CLOSE_DATE_WINDOW_DAYS", 31),
+    # pipeline: a deal this many times its company's median amount looks like a typo
+    "AMOUNT_TYPO_FACTOR": envint("RULE_AMOUNT_TYPO_FACTOR", 100),
     # freshness
     "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
     # risk tiering

@@ -1,0 +1,38 @@
+# revreview: `make run` serves the dashboard with the samples loaded; `make test` runs the tests.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint format bench
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_samples
+	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(VENV)/bin/celery -A revreview worker --loglevel=INFO --concurrency=2 & \
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(VENV)/bin/pytest
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format:
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: install
+	$(PY) bench/review_scale.py

@@ -1,0 +1,104 @@
+"""manage.py review FILE [FILE ...]: review a batch and print spec §5 JSON or a text report.
+
+Exit codes (spec §5): 0 approve / approve_with_comments, 1 request_changes, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.dateparse import parse_datetime
+
+from reviews.ingest import IngestError, UploadedFile
+from reviews.models import ReviewRun
+from reviews.report import run_report, text_report
+from reviews.submit import UploadTooLarge, submit
+from revreview.celery import app
+
+EXIT_BAD_INPUT = 2
+
+
+class Command(BaseCommand):
+    help = "Review a CRM batch (JSON, HubSpot CSVs or a ZIP) and print the verdict."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--format", choices=("json", "text"), default="text")
+        parser.add_argument(
+            "--as-of", help="ISO date-time the date rules count from (CSV exports carry none)"
+        )
+        parser.add_argument(
+            "--worker",
+            action="store_true",
+            help="send the review through the broker to a Celery worker and wait",
+        )
+        parser.add_argument("--timeout", type=float, default=600, help="seconds, with --worker")
+
+    def handle(self, *args, files: list[Path], format: str, **options) -> None:
+        as_of = _parse_as_of(options["as_of"])
+        uploads = [_read(path) for path in files]
+        try:
+            submission = submit(uploads, as_of=as_of, dispatch=options["worker"])
+        except (IngestError, UploadTooLarge) as error:
+            self._bad_input(format, [str(error)], batch=None)
+        if not submission.accepted:
+            self._bad_input(format, submission.errors, batch=submission.batch)
+
+        run = submission.run
+        if options["worker"]:
+            run = _wait(run, options["timeout"])
+        else:
+            # The same task code, executed eagerly in this process: no worker needed.
+            app.conf.task_always_eager = True
+            from reviews.tasks import start_review
+
+            start_review.apply(kwargs={"run_id": run.pk})
+            run.refresh_from_db()
+
+        report = run_report(run)
+        if format == "json":
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(text_report(report))
+        sys.exit(1 if report["verdict"] == "request_changes" else 0)
+
+    def _bad_input(self, format: str, errors: list[str], batch) -> None:
+        if format == "json":
+            payload = {"batch": {"id": batch.pk, "sha256": batch.sha256} if batch else None,
+                       "errors": errors}
+            self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
+        for error in errors:
+            self.stderr.write(f"error: {error}")
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _read(path: Path) -> UploadedFile:
+    try:
+        return UploadedFile(name=path.name, data=path.read_bytes())
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror}", returncode=EXIT_BAD_INPUT) from None
+
+
+def _parse_as_of(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    parsed = parse_datetime(value) or (
+        parse_datetime(f"{value}T00:00:00") if len(value) == 10 else None
+    )
+    if parsed is None:
+        raise CommandError(f"--as-of: not an ISO date-time: {value!r}", returncode=EXIT_BAD_INPUT)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _wait(run: ReviewRun, timeout: float) -> ReviewRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        time.sleep(0.25)
+    raise CommandError(f"run {run.pk} did not finish within {timeout:.0f} s", returncode=3)

@@ -1,0 +1,120 @@
+"""The machine-readable review (spec §5) and a readable text form of it."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ledger.models import LedgerEntry
+from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from reviews.models import ReviewRun
+
+
+def _number(value: Decimal | None) -> int | float | None:
+    """JSON numbers for output only: whole amounts as ints."""
+    if value is None:
+        return None
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def run_report(run: ReviewRun) -> dict:
+    batch = run.batch
+    verdict = getattr(run, "verdict", None)
+    cost = run_cost(run.pk)
+    calls = LedgerEntry.objects.filter(run=run).order_by("created_at", "id")
+    report = {
+        "batch": {
+            "id": batch.external_id or None,
+            "sha256": batch.sha256,
+            "counts": batch.counts,
+        },
+        "run": {
+            "id": run.pk,
+            "mode": run.mode,
+            "tier": run.tier,
+            "specialists": run.specialists,
+            "status": run.status,
+            "degraded": run.degraded,
+            "started_at": _iso(run.started_at),
+            "finished_at": _iso(run.finished_at),
+        },
+        "verdict": verdict.effective_decision if verdict else None,
+        "summary": verdict.summary if verdict else "",
+        "findings": [
+            {
+                "category": f.category,
+                "kind": f.kind,
+                "severity": f.severity,
+                "title": f.title,
+                "detail": f.detail,
+                "record_ids": f.record_ids,
+                "suggested_fix": f.suggested_fix,
+                "confidence": f.confidence,
+                "amount_at_risk": _number(f.amount_at_risk),
+                "source": f.source,
+            }
+            for f in run.findings.all()
+        ],
+        "ledger": {
+            "tokens": cost.tokens,
+            "usd": float(cost.usd),
+            "analyst_usd": float(analyst_cost_usd(sum(batch.counts.values()))),
+            "calls": [
+                {
+                    "agent": c.agent,
+                    "model_requested": c.model_requested,
+                    "model": c.model,
+                    "input_tokens": c.input_tokens,
+                    "cached_tokens": c.cached_tokens,
+                    "output_tokens": c.output_tokens,
+                    "usd": float(micros_to_usd(c.cost_micros)),
+                    "latency_ms": c.latency_ms,
+                    "outcome": c.outcome,
+                }
+                for c in calls
+            ],
+        },
+    }
+    if run.reason:
+        report["run"]["reason"] = run.reason
+    if verdict and verdict.is_overridden:
+        report["override"] = {
+            "original_verdict": verdict.decision,
+            "by": verdict.overridden_by.get_username() if verdict.overridden_by else None,
+            "reason": verdict.override_reason,
+            "at": _iso(verdict.overridden_at),
+        }
+    return report
+
+
+def text_report(report: dict) -> str:
+    run, batch = report["run"], report["batch"]
+    counts = batch["counts"]
+    lines = [
+        f"revreview run {run['id']} ({run['mode']}, {run['tier']} tier"
+        + (", DEGRADED" if run["degraded"] else "")
+        + ")",
+        f"batch {batch['id'] or '-'}: {counts['companies']} companies, "
+        f"{counts['contacts']} contacts, {counts['deals']} deals",
+        f"verdict: {report['verdict']}",
+        "",
+        report["summary"],
+        "",
+    ]
+    for f in report["findings"]:
+        amount = f" [${f['amount_at_risk']:,}]" if f["amount_at_risk"] else ""
+        lines.append(f"{f['severity'].upper():10} {f['category']}/{f['kind']}{amount}")
+        lines.append(f"    {f['title']}")
+        lines.append(f"    records: {', '.join(f['record_ids'])}")
+        if f["suggested_fix"]:
+            lines.append(f"    fix: {f['suggested_fix']}")
+    ledger = report["ledger"]
+    lines += [
+        "",
+        f"model cost: {ledger['tokens']} tokens, ${ledger['usd']:.6f} "
+        f"(analyst baseline ${ledger['analyst_usd']:,.2f})",
+    ]
+    return "\n".join(lines)

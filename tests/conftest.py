@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from revreview.celery import app
+from tests import services
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_report_header(config) -> list[str]:
+    return [
+        f"postgres: {settings.POSTGRES_PROBLEM or services.POSTGRES_URL}",
+        f"redis: {settings.REDIS_PROBLEM or services.REDIS_URL}",
+    ]
+
+
+def require(problem: str | None) -> None:
+    """Skip (or, under CI, fail) a test whose service is missing."""
+    if problem:
+        if services.CI:
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+@pytest.fixture
+def postgres() -> None:
+    require(settings.POSTGRES_PROBLEM)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    require(settings.REDIS_PROBLEM)
+    import redis
+
+    redis.Redis.from_url(services.REDIS_URL).flushdb()
+    return services.REDIS_URL
+
+
+@pytest.fixture
+def worker(postgres, redis_url):
+    """A worker process using the test database and the test Redis, as deployed."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "revreview.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": redis_url,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "revreview",
+            "worker",
+            "--concurrency=2",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    app.conf.task_always_eager = False
+    try:
+        yield process
+    finally:
+        app.conf.task_always_eager = True
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

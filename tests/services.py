@@ -1,0 +1,46 @@
+"""Which real services the test suite can use. Under CI=true a missing service is an
+error; elsewhere the tests that need it are skipped with a message naming it."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "postgres://revreview@127.0.0.1:5432/revreview")
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+class ServiceMissing(RuntimeError):
+    pass
+
+
+def ensure_postgres(url: str = POSTGRES_URL) -> str | None:
+    """Create the test role (with CREATEDB, for pytest-django's test database) through
+    the local superuser if it is missing. Returns why Postgres is unusable, or None."""
+    import psycopg
+
+    parts = urlsplit(url)
+    role = parts.username or "revreview"
+    admin = dict(host=parts.hostname, port=parts.port or 5432, dbname="postgres", connect_timeout=3)
+    try:
+        with psycopg.connect(**admin, user="postgres", autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE ROLE "{role}" LOGIN CREATEDB')
+        with psycopg.connect(**admin, user=role):
+            pass
+    except psycopg.Error as error:
+        return f"PostgreSQL not usable at {parts.hostname}:{parts.port or 5432}: {error}".strip()
+    return None
+
+
+def check_redis(url: str = REDIS_URL) -> str | None:
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        return f"Redis not reachable at {url}: {error}"
+    return None

@@ -1,0 +1,33 @@
+"""Test settings: the app's settings on real Postgres and Redis where they are up."""
+
+import os
+
+import dj_database_url
+
+from revreview.settings import *  # noqa: F403
+from tests import services
+
+POSTGRES_PROBLEM = services.ensure_postgres()
+REDIS_PROBLEM = services.check_redis()
+for _problem in (POSTGRES_PROBLEM, REDIS_PROBLEM):
+    if _problem and services.CI:
+        raise services.ServiceMissing(f"{_problem} (CI needs it; see .ci/run)")
+
+if not POSTGRES_PROBLEM:
+    DATABASES = {"default": dj_database_url.parse(services.POSTGRES_URL)}
+    # One test database per pytest process, so concurrent runs on one machine never
+    # drop each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_revreview_{os.getpid()}"}
+if not REDIS_PROBLEM:
+    REDIS_URL = services.REDIS_URL
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+        }
+    }
+    CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
+
+# Unit tests run tasks in-process; the integration tests start a real worker.
+CELERY_TASK_ALWAYS_EAGER = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,38 @@
+"""A real Celery worker process on Redis reviews a batch submitted through the broker."""
+
+import time
+
+import pytest
+
+from reviews.models import AgentRun, ReviewRun
+from reviews.submit import submit
+from tests.factories import upload
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def wait_until_finished(run: ReviewRun, worker, timeout: float = 90) -> ReviewRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        if worker.poll() is not None:
+            pytest.fail(f"worker exited early:\n{worker.stdout.read()[-4000:]}")
+        time.sleep(0.2)
+    worker.terminate()
+    log = worker.stdout.read()[-4000:]
+    pytest.fail(f"run {run.pk} still {run.status} after {timeout}s:\n{log}")
+
+
+def test_worker_reviews_a_batch_sent_through_the_broker(worker):
+    submission = submit([upload("seed-example.json")])  # dispatched on commit
+    run = wait_until_finished(submission.run, worker)
+    assert run.status == ReviewRun.Status.DONE
+    assert not run.degraded
+    assert run.verdict.decision == "approve_with_comments"
+    kinds = set(run.findings.values_list("kind", flat=True))
+    assert {"company_same_domain", "contact_same_email"} <= kinds
+    agents = {a.agent: a for a in run.agents.all()}
+    assert {a.status for a in agents.values()} == {AgentRun.Status.DONE}
+    assert all(a.started_at and a.finished_at for a in agents.values())
