@@ -138,13 +138,14 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
     _queue = DATA_DIR / "broker"
-    for _sub in ("queue", "processed", "results"):
+    for _sub in ("queue", "processed", "control", "results"):
         (_queue / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue / "queue"),
         "data_folder_out": str(_queue / "queue"),
         "processed_folder": str(_queue / "processed"),
+        "control_folder": str(_queue / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = f"file://{_queue / 'results'}"
