@@ -118,8 +118,9 @@ def fuse(
     return Review(
         findings=fused,
         decision=decide(fused),
-        summary=summarise(fused, counts, severity_counts, len(exposure), pipeline_at_risk,
-                          failed_specialists),
+        summary=summarise(
+            fused, counts, severity_counts, len(exposure), pipeline_at_risk, failed_specialists
+        ),
         pipeline_at_risk=pipeline_at_risk,
         severity_counts=severity_counts,
     )
@@ -140,8 +141,11 @@ def summarise(
     if not findings:
         sentences = [f"{scope}: no problems found."]
     else:
+        # "2 critical, 3 warnings, 1 suggestion"
         tally = ", ".join(
-            _plural(n, severity) for severity, n in severity_counts.items() if n
+            _plural(n, severity, "critical" if severity == "critical" else None)
+            for severity, n in severity_counts.items()
+            if n
         )
         sentences = [f"{scope}: {tally}."]
         if deals_at_risk:

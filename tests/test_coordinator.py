@@ -97,7 +97,7 @@ def test_fuse_summary_quotes_pipeline_dollars_without_double_counting():
     assert review.decision == "request_changes"
     assert review.pipeline_at_risk == Decimal(410000)
     assert "$410,000 of pipeline across 1 deal" in review.summary
-    assert review.summary.startswith("Reviewed 2 companies, 2 contacts and 1 deal: 2 critical")
+    assert review.summary.startswith("Reviewed 2 companies, 2 contacts and 1 deal: 2 critical.")
 
 
 def test_fuse_with_no_findings_approves_and_says_so():
