@@ -1,0 +1,29 @@
+"""manage.py make_sample --records N --seed S [--out PATH]: a generated batch and its truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from reviews.samplegen import write_sample
+
+
+class Command(BaseCommand):
+    help = "Generate a realistic sample batch with planted defects and a ground-truth file."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--records", type=int, required=True)
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--out", type=Path, help="batch path (default: samples/generated/N-S.json, not committed)"
+        )
+
+    def handle(self, *args, records: int, seed: int, out: Path | None, **options) -> None:
+        if records < 1:
+            raise CommandError("--records must be at least 1")
+        out = out or settings.BASE_DIR / "samples" / "generated" / f"{records}-{seed}.json"
+        batch_path, truth_path = write_sample(out, records, seed)
+        self.stdout.write(f"batch: {batch_path}")
+        self.stdout.write(f"truth: {truth_path}")
