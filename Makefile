@@ -17,7 +17,9 @@ $(VENV)/.installed: pyproject.toml
 
 run: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py load_samples
+	$(PY) manage.py demo
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
 	@trap 'kill 0' INT TERM EXIT; \
 	$(VENV)/bin/celery -A revreview worker --loglevel=INFO --concurrency=2 & \

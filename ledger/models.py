@@ -38,3 +38,66 @@ class LedgerEntry(models.Model):
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+class BudgetDay(models.Model):
+    """The daily token budget's counter in the embedded mode (no Redis): tokens spent or
+    reserved on one UTC day. ledger.budget changes it only by conditional UPDATEs."""
+
+    day = models.DateField(unique=True)
+    reserved = models.BigIntegerField(default=0)  # input + output tokens
+
+    class Meta:
+        ordering = ["-day"]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.reserved:,} tokens"
+
+
+class ModelRate(models.Model):
+    """What one model costs, in USD per million tokens. Admin-editable: a price change
+    at the provider is a row edit, and every later call is priced with it."""
+
+    model = models.CharField(max_length=200, unique=True)
+    input_usd_per_m = models.DecimalField(max_digits=12, decimal_places=6)
+    cached_input_usd_per_m = models.DecimalField(max_digits=12, decimal_places=6)
+    output_usd_per_m = models.DecimalField(max_digits=12, decimal_places=6)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+
+    def __str__(self) -> str:
+        return self.model
+
+
+class AgentModelOverride(models.Model):
+    """Which model an agent calls. Read on every call, so an edit in the admin takes
+    effect on the next call without a restart. Without a row, the default roster in
+    reviews.llm.roster applies."""
+
+    class Agent(models.TextChoices):
+        DEDUP = "dedup"
+        ATTRIBUTION = "attribution"
+        PIPELINE = "pipeline"
+        FRESHNESS = "freshness"
+        COORDINATOR = "coordinator", "coordinator (lite and full tiers)"
+        # The coordinator of a trivial batch runs on the cheap model (DESIGN principle 3).
+        COORDINATOR_TRIVIAL = "coordinator_trivial", "coordinator (trivial tier)"
+
+    agent = models.CharField(max_length=32, unique=True, choices=Agent.choices)
+    model = models.CharField(max_length=200)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["agent"]
+
+    def __str__(self) -> str:
+        return f"{self.agent}: {self.model}"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        # A model without a rate would be billed at zero: refuse it up front.
+        if self.model and not ModelRate.objects.filter(model=self.model).exists():
+            raise ValidationError({"model": "No rate for this model: add it under Model rates."})

@@ -115,6 +115,11 @@ class Batch:
     deals: list[Deal]
     pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
     value_problems: list[ValueProblem] = field(default_factory=list)
+    # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
+    # detector asks for the stage of every deal.
+    _stages: dict[tuple[str | None, str | None], Stage | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def counts(self) -> dict[str, int]:
@@ -136,7 +141,12 @@ class Batch:
         return next(iter(self.pipelines.values()))
 
     def stage_of(self, deal: Deal) -> Stage | None:
-        return self.pipeline_for(deal).find_stage(deal.stage)
+        key = (deal.pipeline, deal.stage)
+        try:
+            return self._stages[key]
+        except KeyError:
+            stage = self._stages[key] = self.pipeline_for(deal).find_stage(deal.stage)
+            return stage
 
     def is_open(self, deal: Deal) -> bool:
         """Open = stage not closed. An unknown or missing stage counts as open."""

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files without a separate server
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -186,6 +187,17 @@ REVIEW_RULES = {
     "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
 }
 
+# --- serving: budget and rate limit (reviews/serving.py, ledger/budget.py) ------------
+
+# Input + output tokens per UTC day across all clients; 0 = unlimited (still counted).
+DAILY_TOKEN_BUDGET = envint("DAILY_TOKEN_BUDGET", 2_000_000)
+# Tokens reserved per model call before it runs, settled to the real usage after.
+BUDGET_RESERVATION_TOKENS = envint("BUDGET_RESERVATION_TOKENS", 8_000)
+# Review requests per client address per clock hour; 0 = unlimited.
+RATE_LIMIT_PER_HOUR = envint("RATE_LIMIT_PER_HOUR", 60)
+# 0: the client is REMOTE_ADDR; n: the n-th address from the right of X-Forwarded-For.
+TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
+
 # --- the analyst baseline ------------------------------------------------------
 
 ANALYST_HOURLY_USD = envdecimal("ANALYST_HOURLY_USD", "60")
@@ -207,7 +219,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "revreview" / "static"]
-STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT = DATA_DIR / "static"  # filled by collectstatic; served by whitenoise
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,59 @@
+from django.contrib import admin
+
+from ledger import reports
+from ledger.models import AgentModelOverride, LedgerEntry, ModelRate
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(admin.ModelAdmin):
+    list_display = (
+        "created_at",
+        "run",
+        "agent",
+        "model_requested",
+        "model",
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "cost_micros",
+        "latency_ms",
+        "outcome",
+    )
+    list_filter = ("model", "agent", "outcome", "run__mode")
+    date_hierarchy = "created_at"
+    list_select_related = ("run",)
+    change_list_template = "ledger/admin/ledgerentry_change_list.html"
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        # Totals over every row the filters and date drill-down select, not just this
+        # page: the same sums as the /spend/ page (ledger.reports).
+        context = getattr(response, "context_data", None) or {}
+        if "cl" in context:
+            entries = context["cl"].queryset
+            context["spend_total"] = reports.usage(entries)
+            context["spend_by_model"] = reports.usage_by(entries, "model")
+        return response
+
+
+@admin.register(ModelRate)
+class ModelRateAdmin(admin.ModelAdmin):
+    """USD per 1M tokens; every call after an edit is priced with the new rate."""
+
+    list_display = (
+        "model",
+        "input_usd_per_m",
+        "cached_input_usd_per_m",
+        "output_usd_per_m",
+        "updated_at",
+    )
+    list_editable = ("input_usd_per_m", "cached_input_usd_per_m", "output_usd_per_m")
+    search_fields = ("model",)
+
+
+@admin.register(AgentModelOverride)
+class AgentModelOverrideAdmin(admin.ModelAdmin):
+    """Which model each agent calls; read on every call, so no restart is needed."""
+
+    list_display = ("agent", "model", "updated_at")
+    list_editable = ("model",)

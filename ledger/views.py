@@ -1,0 +1,58 @@
+"""The spend page: a 30-day chart and table, by model and by agent, and its CSV."""
+
+from __future__ import annotations
+
+import csv
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from ledger import reports
+from ledger.chart import bar_chart
+
+DEFAULT_DAYS = 30
+MAX_DAYS = 366
+
+
+@require_GET
+@login_required
+def spend(request: HttpRequest) -> HttpResponse:
+    """GET /spend/?days=30[&format=csv]"""
+    days = _days(request.GET.get("days"))
+    report = reports.spend_report(days)
+    if request.GET.get("format") == "csv":
+        return _csv(report, days)
+    chart = bar_chart(
+        [
+            (
+                day.first_day.strftime("%d"),
+                day.usage.usd,
+                f"{day.first_day:%Y-%m-%d}: ${day.usage.usd} for {day.usage.tokens:,} tokens, "
+                f"{day.runs} runs; analyst ${day.analyst_usd}",
+            )
+            for day in report.days
+        ],
+        max_label=f"${max((d.usage.usd for d in report.days), default=0)}",
+    )
+    context = {"report": report, "days": days, "rows": report.days[::-1], "chart": chart}
+    return render(request, "ledger/spend.html", context)
+
+
+def _days(value: str | None) -> int:
+    try:
+        days = int(value) if value else DEFAULT_DAYS
+    except ValueError:
+        return DEFAULT_DAYS
+    return min(max(days, 1), MAX_DAYS)
+
+
+def _csv(report: reports.SpendReport, days: int) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    last = report.total.last_day
+    response["Content-Disposition"] = f'attachment; filename="spend-{last}-{days}d.csv"'
+    writer = csv.writer(response)
+    writer.writerow(reports.CSV_HEADER)
+    writer.writerows(reports.csv_row(day) for day in report.days)
+    return response

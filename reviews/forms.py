@@ -1,0 +1,81 @@
+"""Dashboard forms: the upload, the break-glass reason and the runs-list filter."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
+
+from reviews.models import ReviewRun, Verdict
+
+ACCEPTED_TYPES = ".json,.csv,.tsv,.txt,.zip,application/json,text/csv,application/zip"
+
+
+class MultipleFileInput(forms.FileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """A file field that takes several files (a HubSpot export is up to three CSVs)."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None) -> list[DjangoUploadedFile]:
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        if not files:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+        clean_one = super().clean
+        return [clean_one(f, initial) for f in files]
+
+
+class UploadForm(forms.Form):
+    files = MultipleFileField(
+        label="Batch files",
+        help_text="One JSON batch, one to three HubSpot CSV exports, or a ZIP holding them.",
+        widget=MultipleFileInput(attrs={"accept": ACCEPTED_TYPES}),
+    )
+    as_of = forms.DateTimeField(
+        label="As of (UTC)",
+        required=False,
+        help_text="Optional. Date rules are computed against this time; "
+        "without it, the batch's exportedAt or the upload time is used.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+    )
+
+    def clean_files(self) -> list[DjangoUploadedFile]:
+        files = self.cleaned_data["files"]
+        total = sum(f.size or 0 for f in files)
+        # Checked before any byte is read into memory; submit() checks again.
+        if total > settings.MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                f"upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes "
+                "(MAX_UPLOAD_BYTES)",
+                code="too_large",
+            )
+        return files
+
+
+class BreakGlassForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Why this batch may go through"}),
+        help_text="Recorded with your name beside the original verdict.",
+    )
+
+
+BROKEN_GLASS = "break_glass"
+
+
+class RunFilterForm(forms.Form):
+    verdict = forms.ChoiceField(
+        required=False,
+        choices=[("", "any verdict"), *Verdict.Decision.choices, (BROKEN_GLASS, "Break glass")],
+    )
+    mode = forms.ChoiceField(required=False, choices=[("", "any mode"), *ReviewRun.Mode.choices])
+    tier = forms.ChoiceField(required=False, choices=[("", "any tier"), *ReviewRun.Tier.choices])
+    date_from = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )

@@ -1,0 +1,195 @@
+"""Apply a model's reply to the detectors' findings (the issue's point 5), over plain data.
+
+A specialist may add findings, adjust a severity or dismiss a fuzzy rule finding, each
+with a reason; the coordinator may merge, re-categorise and drop. Whatever the reply
+says, the guards here hold: a finding naming a record that is not in the batch is
+dropped, an exact rule's finding is never dismissed or dropped, and every change says
+in the finding's detail that the model made it, and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+
+from reviews.batch import Batch
+from reviews.findings import RawFinding, Severity
+from reviews.llm.context import is_exact
+from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
+from reviews.specialists.common import Exposure
+
+logger = logging.getLogger(__name__)
+
+_KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_MAX_TITLE = 300
+_MAX_TEXT = 2000
+_MAX_REASON = 500
+_MAX_SUMMARY = 1500
+
+
+@dataclass(slots=True)
+class Applied:
+    findings: list[RawFinding]
+    dismissed: list[RawFinding] = field(default_factory=list)  # reason in the detail
+
+
+def apply_specialist_reply(
+    agent: str,
+    batch: Batch,
+    findings: list[RawFinding],
+    refs: dict[str, int],
+    reply: SpecialistReply,
+) -> Applied:
+    out = list(findings)
+    dismissed: dict[int, str] = {}
+    for item in reply.dismiss:
+        i = _lookup(agent, refs, item.ref, "dismiss")
+        if i is None:
+            continue
+        if is_exact(out[i]):
+            logger.info("%s: not dismissing %s (%s): an exact rule", agent, item.ref, out[i].kind)
+            continue
+        dismissed[i] = _clip(item.reason, _MAX_REASON)
+    for item in reply.adjust:
+        i = _lookup(agent, refs, item.ref, "adjust")
+        if i is None or i in dismissed or out[i].severity == item.severity:
+            continue
+        old = out[i]
+        out[i] = replace(
+            old,
+            severity=item.severity,
+            detail=f"{old.detail} Severity changed from {old.severity} to {item.severity} "
+            f"by the model review: {_clip(item.reason, _MAX_REASON)}",
+        )
+    out.extend(_new_findings(agent, batch, findings, reply.add))
+    return Applied(
+        findings=[f for i, f in enumerate(out) if i not in dismissed],
+        dismissed=[
+            replace(out[i], detail=f"{out[i].detail} Dismissed by the model review: {reason}")
+            for i, reason in dismissed.items()
+        ],
+    )
+
+
+def apply_coordinator_reply(
+    findings: list[RawFinding], refs: dict[str, int], reply: CoordinatorReply
+) -> tuple[list[RawFinding], str]:
+    """(the findings after merges, re-categorisations and drops; the summary)."""
+    out: list[RawFinding | None] = list(findings)
+    for item in reply.drop:
+        i = _lookup("coordinator", refs, item.ref, "drop")
+        if i is None or out[i] is None:
+            continue
+        if is_exact(out[i]):
+            logger.info("coordinator: not dropping %s (%s): an exact rule", item.ref, out[i].kind)
+            continue
+        logger.info("coordinator: dropped %s (%s): %s", item.ref, out[i].kind, item.reason[:200])
+        out[i] = None
+    for item in reply.recategorise:
+        i = _lookup("coordinator", refs, item.ref, "recategorise")
+        current = out[i] if i is not None else None
+        if current is None or current.category == item.category:
+            continue
+        out[i] = replace(
+            current,
+            category=item.category,
+            detail=f"{current.detail} Re-categorised from {current.category} by the "
+            f"coordinator: {_clip(item.reason, _MAX_REASON)}",
+        )
+    for item in reply.merge:
+        found = [refs[r] for r in dict.fromkeys(item.refs) if r in refs]
+        members = [i for i in found if out[i] is not None]
+        if len(members) < 2 or len(found) < len(item.refs):
+            logger.info("coordinator: merge of %s skipped (unknown or gone refs)", item.refs)
+            continue
+        merged = _merge([out[i] for i in members], _clip(item.reason, _MAX_REASON))
+        out[members[0]] = merged
+        for i in members[1:]:
+            out[i] = None
+    return [f for f in out if f is not None], _clip(reply.summary, _MAX_SUMMARY)
+
+
+def _new_findings(
+    agent: str, batch: Batch, existing: list[RawFinding], added: list[NewFinding]
+) -> list[RawFinding]:
+    if not added:
+        return []
+    known = {r.id for kind in (batch.companies, batch.contacts, batch.deals) for r in kind}
+    already = {(f.kind, tuple(sorted(f.record_ids))) for f in existing}
+    exposure: Exposure | None = None
+    result: list[RawFinding] = []
+    for item in added:
+        ids = sorted(set(item.record_ids))
+        invented = [r for r in ids if r not in known]
+        if invented or not ids:
+            # A finding about a record that does not exist cannot be trusted in part.
+            logger.warning(
+                "%s: dropped a model finding naming ids not in the batch: %s",
+                agent,
+                ", ".join(r[:40] for r in invented[:10]) or "(none given)",
+            )
+            continue
+        kind = _kind(item.kind)
+        if (kind, tuple(ids)) in already:
+            continue  # the rule already reports it
+        already.add((kind, tuple(ids)))
+        exposure = exposure or Exposure(batch)
+        result.append(
+            RawFinding(
+                category=agent,
+                kind=kind,
+                severity=item.severity,
+                title=_clip(item.title, _MAX_TITLE),
+                detail=_clip(item.detail, _MAX_TEXT),
+                record_ids=ids,
+                suggested_fix=_clip(item.suggested_fix, _MAX_TEXT),
+                confidence=round(item.confidence, 3),
+                exposure=_exposure_of(exposure, ids),
+                source="model",
+            )
+        )
+    return result
+
+
+def _exposure_of(exposure: Exposure, ids: list[str]) -> dict[str, Decimal]:
+    merged = {i: exposure.by_deal[i] for i in ids if i in exposure.by_deal}
+    merged.update(exposure.of_companies(ids))
+    merged.update(exposure.of_contacts(ids))
+    return merged
+
+
+def _merge(group: list[RawFinding], reason: str) -> RawFinding:
+    lead = min(group, key=lambda f: (Severity(f.severity).rank, -f.confidence))
+    others = [f for f in group if f is not lead]
+    exposure: dict[str, Decimal] = {}
+    for finding in group:
+        exposure.update(finding.exposure)
+    return replace(
+        lead,
+        record_ids=sorted({r for f in group for r in f.record_ids}),
+        detail=f"{lead.detail} Merged by the coordinator with: "
+        f"{'; '.join(f.title for f in others)}. Reason: {reason}",
+        confidence=min(f.confidence for f in group),
+        exposure=exposure,
+        source="rule" if any(f.source == "rule" for f in group) else "model",
+    )
+
+
+def _kind(value: str) -> str:
+    """A model's kind name if it is a plain snake_case word, else a generic one."""
+    kind = value.strip().lower()
+    return kind if _KIND.fullmatch(kind) else "model_finding"
+
+
+def _lookup(agent: str, refs: dict[str, int], ref: str, action: str) -> int | None:
+    i = refs.get(ref)
+    if i is None:
+        logger.warning("%s: %s names an unknown finding ref %r; ignored", agent, action, ref[:40])
+    return i
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,92 @@
+"""What can go wrong with a model call, classified once (DESIGN principle 4).
+
+`failback` says whether trying the next model in the family can help: an overloaded or
+unreachable provider, yes; a bad key, a prompt too long or a reply that is not the
+JSON asked for, no (the next model would get the same request). `outcome` is the
+ledger outcome of the attempt that raised it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.models import LedgerEntry
+
+Outcome = LedgerEntry.Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one exchange. `prompt_tokens` includes the cached ones (OpenAI's
+    convention, which OpenRouter and LiteLLM follow)."""
+
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class LLMError(Exception):
+    failback = False
+    outcome = Outcome.HTTP_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        usage: Usage | None = None,
+        latency_ms: int = 0,
+        model_served: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.usage = usage or Usage()
+        self.latency_ms = latency_ms
+        self.model_served = model_served
+
+
+class CallTimeout(LLMError):
+    failback = True
+    outcome = Outcome.TIMEOUT
+
+
+class ConnectionFailed(LLMError):
+    failback = True
+
+
+class RateLimited(LLMError):
+    failback = True
+
+
+class ProviderUnavailable(LLMError):
+    """5xx, or a reply that is not an OpenAI-shaped JSON body."""
+
+    failback = True
+
+
+class BreakerOpen(LLMError):
+    failback = True
+    outcome = Outcome.BREAKER_OPEN
+
+
+class AuthFailed(LLMError):
+    pass
+
+
+class ContextOverflow(LLMError):
+    pass
+
+
+class BadRequest(LLMError):
+    pass
+
+
+class SchemaUnsupported(BadRequest):
+    """The provider rejected response_format=json_schema: ask again in JSON mode."""
+
+
+class StructuredOutputError(LLMError):
+    outcome = Outcome.INVALID_OUTPUT
+
+
+class DeadlineExceeded(LLMError):
+    """The run's deadline has passed: no call is started, the run goes on without it."""
+
+    outcome = Outcome.TIMEOUT

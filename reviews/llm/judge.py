@@ -1,0 +1,186 @@
+"""The model pass of one run, as plain functions the runner calls (phase 2 wires them).
+
+- staff_for_tier: which specialists get a model pass (trivial 2, lite 3, full 4).
+- judge_specialist: one specialist's model pass over its slice; on failure the
+  detector's findings stand and the result says `degraded`.
+- judge_coordinator: the coordinator's pass (merge, re-categorise, drop, summary);
+  returns None when no gateway is configured, raises LLMError when the call fails, so
+  the caller finishes with the rules coordinator (and marks the run degraded).
+The verdict is never the model's: the caller applies spec §4 to the final findings.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sized
+from dataclasses import dataclass, field
+
+from reviews.batch import Batch
+from reviews.findings import RawFinding, Severity
+from reviews.llm import apply, context, roster
+from reviews.llm.boundary import new_boundary, sanitize, to_json
+from reviews.llm.chain import call_with_failback
+from reviews.llm.config import enabled, setting
+from reviews.llm.errors import LLMError
+from reviews.llm.schemas import CoordinatorReply, SpecialistReply
+from reviews.risk import SPECIALISTS_PER_TIER
+from reviews.specialists import NAMES
+
+logger = logging.getLogger(__name__)
+
+RULES_ONLY = "rules"  # AgentRun.model when no model judged
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    run_id: int | None
+    rules: dict
+    tier: str = "full"
+    deadline_at: float | None = None  # epoch seconds; no model call starts after it
+
+    @classmethod
+    def start(cls, run_id: int | None, rules: dict, tier: str) -> RunContext:
+        """A context whose deadline is RUN_DEADLINE_SECONDS from now."""
+        return cls(run_id, rules, tier, time.time() + int(setting("RUN_DEADLINE_SECONDS")))
+
+
+@dataclass(slots=True)
+class JudgeResult:
+    findings: list[RawFinding]
+    model_served: str | None  # None: no model judged (rules only, nothing to judge, failed)
+    degraded: bool  # the model pass was due and failed: the detector's findings stand
+    dismissed: list[RawFinding] = field(default_factory=list)  # with the reason in detail
+    error: str = ""
+
+
+@dataclass(slots=True)
+class CoordinatorResult:
+    findings: list[RawFinding]
+    summary: str
+    model_served: str
+
+
+def staff_for_tier(tier: str, findings_by_agent: Mapping[str, Sized]) -> list[str]:
+    """The specialists that get a model pass: the tier's number, those with the most
+    rule candidates first, ties in the canonical order. The detectors all run anyway."""
+    ranked = sorted(
+        NAMES,
+        key=lambda name: (-len(findings_by_agent.get(name, ())), NAMES.index(name)),
+    )
+    return ranked[: SPECIALISTS_PER_TIER[tier]]
+
+
+def coordinator_model_for(tier: str) -> str:
+    return roster.coordinator_model_for(tier)
+
+
+def judge_specialist(
+    run_context: RunContext,
+    agent: str,
+    findings: list[RawFinding],
+    near_misses: list[dict],
+    batch: Batch,
+) -> JudgeResult:
+    if not enabled():
+        return JudgeResult(list(findings), None, degraded=False)
+    shared = context.shared_context(batch, run_context.rules)
+    boundary = new_boundary()
+    # Everything but the items: the prompts, the payload's frame and the omitted note.
+    overhead = context.estimate_tokens(
+        shared + context.user_message([agent, "specialist"], context.Slice().payload(), boundary, 1)
+    )
+    budget = int(setting("LLM_CALL_TOKEN_BUDGET")) - overhead
+    task_slice = context.specialist_slice(agent, batch, findings, near_misses, budget)
+    if task_slice.empty:
+        if findings or near_misses:
+            logger.warning("%s: nothing fits the token budget (%s); no model pass", agent, budget)
+        return JudgeResult(list(findings), None, degraded=False)
+    messages = context.specialist_messages(agent, shared, task_slice, boundary)
+    try:
+        result = call_with_failback(
+            agent,
+            roster.model_for(agent),
+            messages,
+            SpecialistReply,
+            run_id=run_context.run_id,
+            deadline_at=run_context.deadline_at,
+        )
+    except LLMError as error:
+        logger.warning("%s: model pass failed, the detector's findings stand: %s", agent, error)
+        return JudgeResult(list(findings), None, degraded=True, error=str(error))
+    applied = apply.apply_specialist_reply(agent, batch, findings, task_slice.refs, result.data)
+    return JudgeResult(applied.findings, result.model_served, False, applied.dismissed)
+
+
+def judge_coordinator(
+    run_context: RunContext,
+    findings: list[RawFinding],
+    batch: Batch,
+    failed_specialists: list[str] | None = None,
+) -> CoordinatorResult | None:
+    """None without a gateway; raises LLMError if the call fails."""
+    if not enabled():
+        return None
+    shared = context.shared_context(batch, run_context.rules)
+    boundary = new_boundary()
+    failed = list(failed_specialists or [])
+    frame = {"failed_specialists": failed, "findings": []}
+    overhead = context.estimate_tokens(
+        shared + context.user_message(["coordinator"], frame, boundary, 1)
+    )
+    payload, refs, omitted = _coordinator_payload(
+        findings, failed, int(setting("LLM_CALL_TOKEN_BUDGET")) - overhead
+    )
+    messages = [
+        {"role": "system", "content": shared},
+        {
+            "role": "user",
+            "content": context.user_message(["coordinator"], payload, boundary, omitted),
+        },
+    ]
+    result = call_with_failback(
+        "coordinator",
+        coordinator_model_for(run_context.tier),
+        messages,
+        CoordinatorReply,
+        run_id=run_context.run_id,
+        deadline_at=run_context.deadline_at,
+    )
+    merged, summary = apply.apply_coordinator_reply(findings, refs, result.data)
+    return CoordinatorResult(merged, summary, result.model_served)
+
+
+def _coordinator_payload(
+    findings: list[RawFinding], failed: list[str], budget: int
+) -> tuple[dict, dict[str, int], int]:
+    """The findings the coordinator judges, most severe first, within the budget; the
+    ones left out pass through unchanged."""
+    items: list[dict] = []
+    refs: dict[str, int] = {}
+    omitted = 0
+    left = budget
+    order = sorted(range(len(findings)), key=lambda i: Severity(findings[i].severity).rank)
+    for i in order:
+        finding = findings[i]
+        ref = f"f{len(items) + 1}"
+        item = {
+            "ref": ref,
+            "category": finding.category,
+            "kind": finding.kind,
+            "severity": finding.severity,
+            "title": finding.title,
+            "detail": finding.detail,
+            "record_ids": finding.record_ids,
+            "confidence": finding.confidence,
+            "source": finding.source,
+            "droppable": not context.is_exact(finding),
+        }
+        cost = context.estimate_tokens(to_json(sanitize(item)))
+        if cost > left:
+            omitted += 1
+            continue
+        left -= cost
+        items.append(item)
+        refs[ref] = i
+    return {"failed_specialists": failed, "findings": items}, refs, omitted

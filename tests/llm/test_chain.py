@@ -1,0 +1,190 @@
+"""call_with_failback over a real socket to the loopback gateway, through the real
+httpx client: one ledger row per attempt, failback only where it can help."""
+
+import logging
+import time
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+
+from ledger.models import LedgerEntry
+from reviews.llm import errors
+from reviews.llm.chain import call_with_failback, failback_models
+from reviews.llm.schemas import SpecialistReply
+from tests.llm.conftest import API_KEY
+from tests.llm.fake_gateway import completion, error
+
+pytestmark = pytest.mark.django_db
+
+LITE = "google/gemini-2.5-flash-lite"
+LITE_BACK = "google/gemini-2.0-flash-lite"
+MESSAGES = [{"role": "system", "content": "shared"}, {"role": "user", "content": "task"}]
+GOOD = {"add": [], "adjust": [], "dismiss": []}
+
+
+def call(model=LITE, **kwargs):
+    return call_with_failback("dedup", model, MESSAGES, SpecialistReply, **kwargs)
+
+
+def rows():
+    return list(LedgerEntry.objects.order_by("id"))
+
+
+def micros(input_tokens, cached, output, rates):
+    """tokens x rates, computed here independently of ledger.rates."""
+    usd_in, usd_cached, usd_out = (Decimal(r) for r in rates)
+    total = (input_tokens - cached) * usd_in + cached * usd_cached + output * usd_out
+    return int(total.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def test_failback_chain_defaults_stay_in_the_family():
+    assert failback_models(LITE) == [LITE, LITE_BACK]
+    assert failback_models("google/gemini-2.5-flash") == [
+        "google/gemini-2.5-flash",
+        "google/gemini-2.0-flash",
+    ]
+    assert failback_models("other/model") == ["other/model"]
+    assert failback_models("a", {"a": "b", "b": "a"}) == ["a", "b"]  # no loop
+
+
+def test_success_writes_one_priced_row(llm_settings, fake_gateway):
+    fake_gateway.script(
+        LITE, completion(GOOD, prompt_tokens=4200, cached_tokens=3000, completion_tokens=310)
+    )
+    result = call(run_id=None)
+    assert result.model_served == LITE
+    (row,) = rows()
+    assert (row.agent, row.model_requested, row.model, row.outcome) == ("dedup", LITE, LITE, "ok")
+    assert (row.input_tokens, row.cached_tokens, row.output_tokens) == (4200, 3000, 310)
+    assert row.cost_micros == micros(4200, 3000, 310, ("0.10", "0.025", "0.40")) == 319
+    assert row.latency_ms >= 0
+    (request,) = fake_gateway.requests
+    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+    assert request.body["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("status", [503, 429, 500, 502])
+def test_retryable_status_fails_back_to_the_family_model(llm_settings, fake_gateway, status):
+    fake_gateway.script(LITE, error(status))
+    fake_gateway.script(LITE_BACK, completion(GOOD, prompt_tokens=1000, completion_tokens=100))
+    result = call()
+    assert (result.model_requested, result.model_served) == (LITE, LITE_BACK)
+    failed, served = rows()
+    assert (failed.model_requested, failed.model, failed.outcome) == (LITE, None, "failback")
+    assert (failed.input_tokens, failed.output_tokens, failed.cost_micros) == (0, 0, 0)
+    assert (served.model_requested, served.model, served.outcome) == (LITE_BACK, LITE_BACK, "ok")
+    assert served.cost_micros == micros(1000, 0, 100, ("0.075", "0.01875", "0.30"))
+
+
+def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
+    fake_gateway.script(LITE, completion(GOOD, delay=3))
+    fake_gateway.script(LITE_BACK, completion(GOOD))
+    started = time.monotonic()
+    assert call().model_served == LITE_BACK
+    assert time.monotonic() - started < 2.5  # the 1 s timeout cut the slow reply short
+    failed, served = rows()
+    assert failed.outcome == "failback" and failed.latency_ms >= 900
+    assert served.outcome == "ok"
+
+
+def test_the_last_model_timing_out_is_a_timeout(llm_settings, fake_gateway):
+    fake_gateway.script(LITE_BACK, completion(GOOD, delay=3))
+    with pytest.raises(errors.CallTimeout):
+        call(LITE_BACK)
+    assert [r.outcome for r in rows()] == ["timeout"]
+
+
+def test_every_model_failing_raises_the_last_error(llm_settings, fake_gateway):
+    fake_gateway.script(LITE, error(503))
+    fake_gateway.script(LITE_BACK, error(503))
+    with pytest.raises(errors.ProviderUnavailable):
+        call()
+    assert [(r.model_requested, r.outcome) for r in rows()] == [
+        (LITE, "failback"),
+        (LITE_BACK, "http_error"),
+    ]
+
+
+def test_401_does_not_fail_back(llm_settings, fake_gateway):
+    fake_gateway.script(LITE, error(401, "invalid api key"))
+    with pytest.raises(errors.AuthFailed):
+        call()
+    assert [(r.model_requested, r.model, r.outcome) for r in rows()] == [(LITE, None, "http_error")]
+    assert fake_gateway.requests_for(LITE_BACK) == []
+
+
+def test_context_overflow_does_not_fail_back(llm_settings, fake_gateway):
+    fake_gateway.script(LITE, error(400, "This model's maximum context length is 1000 tokens"))
+    with pytest.raises(errors.ContextOverflow):
+        call()
+    assert fake_gateway.requests_for(LITE_BACK) == []
+
+
+def test_invalid_json_is_repaired_once(llm_settings, fake_gateway):
+    fake_gateway.script(
+        LITE,
+        completion("Sure! Here is the JSON: {", prompt_tokens=500, completion_tokens=40),
+        completion(GOOD, prompt_tokens=560, completion_tokens=30),
+    )
+    assert call().model_served == LITE
+    bad, good = rows()
+    assert (bad.model, bad.outcome, bad.input_tokens, bad.output_tokens) == (
+        LITE,
+        "invalid_output",
+        500,
+        40,
+    )
+    assert bad.cost_micros == micros(500, 0, 40, ("0.10", "0.025", "0.40"))
+    assert good.outcome == "ok"
+    repair = fake_gateway.requests_for(LITE)[1].messages
+    assert repair[-2]["content"] == "Sure! Here is the JSON: {"
+
+
+def test_invalid_json_twice_is_invalid_output_without_failback(llm_settings, fake_gateway):
+    fake_gateway.script(LITE, completion("nope"), completion("still nope"))
+    with pytest.raises(errors.StructuredOutputError):
+        call()
+    assert [(r.model, r.outcome) for r in rows()] == [
+        (LITE, "invalid_output"),
+        (LITE, "invalid_output"),
+    ]
+    assert fake_gateway.requests_for(LITE_BACK) == []
+
+
+def test_a_provider_rejecting_json_schema_is_asked_in_json_mode(llm_settings, fake_gateway):
+    fake_gateway.script(
+        LITE,
+        error(400, "response_format json_schema is not supported for this model"),
+        completion(GOOD),
+    )
+    assert call().model_served == LITE
+    assert [r.outcome for r in rows()] == ["http_error", "ok"]
+    retry = fake_gateway.requests_for(LITE)[1]
+    assert retry.body["response_format"] == {"type": "json_object"}
+
+
+def test_no_call_starts_after_the_run_deadline(llm_settings, fake_gateway):
+    with pytest.raises(errors.DeadlineExceeded):
+        call(deadline_at=time.time() - 1)
+    assert fake_gateway.requests == [] and rows() == []
+
+
+def test_the_run_deadline_shortens_the_call_timeout(llm_settings, fake_gateway):
+    llm_settings.LLM_TIMEOUT_SECONDS = 30
+    fake_gateway.script(LITE_BACK, completion(GOOD, delay=3))
+    started = time.monotonic()
+    with pytest.raises(errors.CallTimeout):
+        call(LITE_BACK, deadline_at=time.time() + 1)
+    assert time.monotonic() - started < 2.5
+
+
+def test_the_api_key_reaches_no_log_and_no_ledger_row(llm_settings, fake_gateway, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, httpx and httpcore included
+    fake_gateway.script(LITE, error(401, f"Incorrect API key provided: {API_KEY}"))
+    with pytest.raises(errors.AuthFailed) as raised:
+        call()
+    assert "401" in caplog.text  # the failure is logged...
+    assert API_KEY not in caplog.text  # ...without the key
+    assert API_KEY not in str(raised.value)
+    row = LedgerEntry.objects.values().get()
+    assert all(API_KEY not in str(value) for value in row.values())

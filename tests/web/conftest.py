@@ -1,0 +1,35 @@
+"""Helpers for the dashboard tests: real runs through the real submit path."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviews.ingest import UploadedFile
+from reviews.models import ReviewRun
+from reviews.submit import submit
+from reviews.tasks import start_review
+from tests.factories import upload
+
+
+def reviewed(files: list[UploadedFile] | None = None) -> ReviewRun:
+    """A finished run: submitted, then reviewed in-process (tasks are eager in tests)."""
+    submission = submit(files or [upload("seed-example.json")], dispatch=False)
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    submission.run.refresh_from_db()
+    return submission.run
+
+
+def queued(files: list[UploadedFile] | None = None) -> ReviewRun:
+    """A run that no worker has picked up yet."""
+    return submit(files or [upload("seed-example.json")], dispatch=False).run
+
+
+@pytest.fixture
+def member(django_user_model):
+    return django_user_model.objects.create_user("member", password="member-pass-1")
+
+
+@pytest.fixture
+def member_client(client, member):
+    client.force_login(member)
+    return client
