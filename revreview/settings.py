@@ -5,9 +5,11 @@ Two modes from one codebase:
 - full: DATABASE_URL=postgres://... and REDIS_URL=redis://... (Postgres, Redis broker + cache).
 """
 
+import json
 import os
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -38,6 +40,16 @@ def envint(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+
+
+def envjson(name: str, default: Any) -> Any:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        raise ImproperlyConfigured(f"{name} must be JSON, got {value!r}") from None
 
 
 def envdecimal(name: str, default: str) -> Decimal:
@@ -186,6 +198,30 @@ REVIEW_RULES = {
     "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
     "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
 }
+
+# --- the model pass (reviews/llm/) -------------------------------------------------
+
+# An OpenAI-compatible gateway (OpenRouter, LiteLLM, vLLM, Ollama, ...). Empty: the
+# detectors alone review, and every AgentRun says "rules".
+LLM_BASE_URL = env("LLM_BASE_URL")
+LLM_API_KEY = env("LLM_API_KEY")  # never logged, never stored
+LLM_TIMEOUT_SECONDS = envint("LLM_TIMEOUT_SECONDS", 30)
+LLM_CALL_TOKEN_BUDGET = envint("LLM_CALL_TOKEN_BUDGET", 6000)  # estimated prompt tokens a call
+LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 2000)
+LLM_JSON_SCHEMA = envbool("LLM_JSON_SCHEMA", True)  # False: plain JSON mode
+# Within one family, one step deep (JSON object: model -> failback model or null).
+LLM_FAILBACK_CHAIN = envjson(
+    "LLM_FAILBACK_CHAIN",
+    {
+        "google/gemini-2.5-flash": "google/gemini-2.0-flash",
+        "google/gemini-2.5-flash-lite": "google/gemini-2.0-flash-lite",
+    },
+)
+LLM_ROSTER = envjson("LLM_ROSTER", {})  # agent -> model, under the admin's overrides
+LLM_NEAR_MISS_LIMIT = envint("LLM_NEAR_MISS_LIMIT", 50)
+BREAKER_FAILURE_THRESHOLD = envint("BREAKER_FAILURE_THRESHOLD", 3)
+BREAKER_COOLDOWN_SECONDS = envint("BREAKER_COOLDOWN_SECONDS", 120)
+RUN_DEADLINE_SECONDS = envint("RUN_DEADLINE_SECONDS", 600)
 
 # --- serving: budget and rate limit (reviews/serving.py, ledger/budget.py) ------------
 
