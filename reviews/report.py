@@ -80,6 +80,9 @@ def run_report(run: ReviewRun) -> dict:
     }
     if run.reason:
         report["run"]["reason"] = run.reason
+    if run.reused_run_id:
+        # An extra key: the run whose review a cached or failback run serves.
+        report["run"]["reused_run"] = run.reused_run_id
     if verdict and verdict.is_overridden:
         report["override"] = {
             "original_verdict": verdict.decision,
@@ -94,9 +97,7 @@ def text_report(report: dict) -> str:
     run, batch = report["run"], report["batch"]
     counts = batch["counts"]
     lines = [
-        f"revreview run {run['id']} ({run['mode']}, {run['tier']} tier"
-        + (", DEGRADED" if run["degraded"] else "")
-        + ")",
+        _header(run),
         f"batch {batch['id'] or '-'}: {counts['companies']} companies, "
         f"{counts['contacts']} contacts, {counts['deals']} deals",
         f"verdict: {report['verdict']}",
@@ -118,3 +119,11 @@ def text_report(report: dict) -> str:
         f"(analyst baseline ${ledger['analyst_usd']:,.2f})",
     ]
     return "\n".join(lines)
+
+
+def _header(run: dict) -> str:
+    """e.g. `revreview run 9 (failback of run 4, lite tier): daily token budget ...`"""
+    mode = run["mode"] + (f" of run {run['reused_run']}" if run.get("reused_run") else "")
+    degraded = ", DEGRADED" if run["degraded"] else ""
+    reason = f": {run['reason']}" if run.get("reason") else ""
+    return f"revreview run {run['id']} ({mode}, {run['tier']} tier{degraded}){reason}"

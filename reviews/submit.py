@@ -1,7 +1,9 @@
-"""From uploaded files to a queued review: store first, then parse, then plan the run.
+"""From uploaded files to a served review: store first, then parse, then decide how to
+serve it (reviews.serving) and make its run.
 
 Used by the dashboard, the CLI and (later) the API, so every entry point creates the
-same rows. Nothing is lost: the bytes are committed before parsing starts."""
+same rows. Nothing is lost: the bytes are committed before parsing starts, and a
+refused request keeps its accepted batch."""
 
 from __future__ import annotations
 
@@ -12,18 +14,35 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from reviews import batch as plain
+from reviews import serving
 from reviews.ingest import IngestError, UploadedFile, parse_upload
-from reviews.models import AgentRun, Batch, BatchFile, ReviewRun
+from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.risk import classify_risk
 from reviews.specialists import NAMES
 
 logger = logging.getLogger(__name__)
 
 
+# AgentRun.model of a run served from another run's review: no detector or model ran.
+REUSED_MODEL = "cached"
+
+
 class UploadTooLarge(Exception):
     pass
+
+
+class ServeRefused(Exception):
+    """The request is refused (its client is far over the rate limit): answer HTTP 429
+    with Retry-After, or exit 2 in the CLI. The batch is kept, accepted; no run is made."""
+
+    def __init__(self, reason: str, retry_after: int, *, batch: Batch | None = None) -> None:
+        super().__init__(f"{reason}; retry after {retry_after} s")
+        self.reason = reason
+        self.retry_after = retry_after  # seconds
+        self.batch = batch
 
 
 @dataclass(slots=True)
@@ -43,18 +62,57 @@ def submit(
     created_by=None,
     as_of: datetime | None = None,
     dispatch: bool = True,
+    client_ip: str | None = None,
+    no_cache: bool = False,
 ) -> Submission:
-    """Store, parse and (if valid) queue a review. `dispatch=False` leaves the run queued
-    for the caller to execute (the CLI runs it in-process)."""
+    """Store, parse and (if valid) serve a review: a finished run that reuses another
+    run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
+    execute (the CLI runs it in-process). `client_ip` is None where no rate limit
+    applies (the CLI). Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
     try:
         parsed = accept(batch, as_of=as_of)
     except IngestError as error:
         return Submission(batch=batch, errors=error.errors)
-    run = create_run(batch, parsed, created_by=created_by)
-    if dispatch:
+    run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
+    if dispatch and run.status == ReviewRun.Status.QUEUED:
         dispatch_review(run)
     return Submission(batch=batch, run=run)
+
+
+def serve(
+    batch: Batch,
+    parsed: plain.Batch,
+    *,
+    created_by=None,
+    client_ip: str | None = None,
+    no_cache: bool = False,
+) -> ReviewRun:
+    """Make the run decide_serve asks for: a copy of a finished review (cached, or
+    failback with a last good run) or a queued run (fresh, or failback reviewed by the
+    detectors alone). Raises ServeRefused when the request is refused."""
+    fingerprint = serving.config_fingerprint()
+    decision = serving.decide_serve(batch.content_key, fingerprint, client_ip, no_cache=no_cache)
+    if decision.is_error:
+        raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
+    mode = decision.mode
+    if decision.reuse_run_id is not None:
+        run = reuse_run(batch, decision, created_by=created_by)
+        if run is not None:
+            return run
+        # The reused run was deleted since the decision: review the batch instead (a
+        # failback one by the detectors alone). The runner's own budget reservations
+        # still guard the spend of a fresh one.
+        if mode == ReviewRun.Mode.CACHED:
+            mode = ReviewRun.Mode.FRESH
+    return create_run(
+        batch,
+        parsed,
+        created_by=created_by,
+        mode=mode,
+        reason=decision.reason,
+        fingerprint=fingerprint,
+    )
 
 
 def store_upload(files: list[UploadedFile], *, created_by=None) -> Batch:
@@ -115,6 +173,7 @@ def accept(batch: Batch, *, as_of: datetime | None = None) -> plain.Batch:
         len(parsed.contacts),
         len(parsed.deals),
     )
+    batch.content_key = serving.content_key(parsed)
     batch.save()
     _cache_parsed(batch.pk, parsed)
     return parsed
@@ -124,11 +183,27 @@ def stored_files(batch: Batch) -> list[UploadedFile]:
     return [UploadedFile(name=f.name, data=bytes(f.data)) for f in batch.files.all()]
 
 
-def create_run(batch: Batch, parsed: plain.Batch, *, created_by=None) -> ReviewRun:
+def create_run(
+    batch: Batch,
+    parsed: plain.Batch,
+    *,
+    created_by=None,
+    mode: str = ReviewRun.Mode.FRESH,
+    reason: str = "",
+    fingerprint: str = "",
+) -> ReviewRun:
+    """A queued run for the tasks. A failback run is reviewed by the detectors alone
+    (serving.models_allowed)."""
     risk = classify_risk(parsed, settings.REVIEW_RULES)
     with transaction.atomic():
         run = ReviewRun.objects.create(
-            batch=batch, tier=risk.tier, as_of=parsed.as_of, created_by=created_by
+            batch=batch,
+            mode=mode,
+            reason=reason[:300],
+            config_fingerprint=fingerprint,
+            tier=risk.tier,
+            as_of=parsed.as_of,
+            created_by=created_by,
         )
         AgentRun.objects.bulk_create(
             AgentRun(run=run, agent=name) for name in (*NAMES, AgentRun.COORDINATOR)
@@ -164,9 +239,89 @@ def load_parsed(batch: Batch) -> plain.Batch:
     return _parsed[batch.pk]
 
 
-def rerun(run: ReviewRun, *, created_by=None) -> ReviewRun:
-    """A fresh review of a run's batch (the re-run button; bypasses any cache)."""
-    parsed = load_parsed(run.batch)
-    new_run = create_run(run.batch, parsed, created_by=created_by)
-    dispatch_review(new_run)
+def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
+    """A new review of a run's batch (the re-run button). It is an explicit request for
+    a fresh review, so it skips the cache; like any request it counts against the rate
+    limit and the budget, so it may be served by failback. Raises ServeRefused."""
+    batch = run.batch
+    parsed = load_parsed(batch)
+    if not batch.content_key:  # accepted before batches had one
+        batch.content_key = serving.content_key(parsed)
+        batch.save(update_fields=["content_key"])
+    new_run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=True)
+    if new_run.status == ReviewRun.Status.QUEUED:
+        dispatch_review(new_run)
     return new_run
+
+
+# --- serving another run's review ----------------------------------------------------
+# A cached or failback run gets its own copy of the reused run's findings and verdict,
+# so every view (dashboard, admin, CSV, JSON) shows it like any other run. Its agent
+# rows are done with model REUSED_MODEL: nothing ran for it, and its ledger is empty.
+
+_NOT_COPIED = {"id", "run"}
+
+
+def reuse_run(
+    batch: Batch, decision: serving.ServeDecision, *, created_by=None
+) -> ReviewRun | None:
+    """A finished run of `batch` serving the review of run `decision.reuse_run_id`, or
+    None if that run is gone."""
+    now = timezone.now()
+    with transaction.atomic():
+        source = (
+            ReviewRun.objects.filter(pk=decision.reuse_run_id).select_related("verdict").first()
+        )
+        if source is None:
+            return None
+        run = ReviewRun.objects.create(
+            batch=batch,
+            mode=decision.mode,
+            reason=decision.reason[:300],
+            reused_run=source,
+            # The configuration the served findings were made under (for a cached run,
+            # today's; for a failback run, possibly an older one).
+            config_fingerprint=source.config_fingerprint,
+            tier=source.tier,
+            specialists=source.specialists,
+            status=ReviewRun.Status.DONE,
+            as_of=batch.as_of or source.as_of,
+            created_by=created_by,
+            started_at=now,
+            finished_at=now,
+        )
+        AgentRun.objects.bulk_create(
+            AgentRun(
+                run=run,
+                agent=agent,
+                status=AgentRun.Status.DONE,
+                model=REUSED_MODEL,
+                started_at=now,
+                finished_at=now,
+            )
+            for agent in source.agents.values_list("agent", flat=True)
+        )
+        _copy_findings(source, run)
+        _copy_verdict(source, run)
+    return run
+
+
+def _copy_findings(source: ReviewRun, run: ReviewRun) -> None:
+    names = [f.attname for f in Finding._meta.concrete_fields if f.name not in _NOT_COPIED]
+    rows = source.findings.order_by("position").values(*names)
+    Finding.objects.bulk_create(
+        (Finding(run=run, **row) for row in rows.iterator(chunk_size=2000)), batch_size=2000
+    )
+
+
+def _copy_verdict(source: ReviewRun, run: ReviewRun) -> None:
+    verdict = getattr(source, "verdict", None)
+    if verdict is None:
+        return
+    # Not the break-glass override: it was one person's call about that run.
+    Verdict.objects.create(
+        run=run,
+        decision=verdict.decision,
+        summary=verdict.summary,
+        pipeline_at_risk=verdict.pipeline_at_risk,
+    )

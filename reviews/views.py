@@ -28,10 +28,11 @@ from django_htmx.http import HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from ledger.ratelimit import client_ip
 from reviews.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
-from reviews.submit import UploadTooLarge, rerun, submit
+from reviews.submit import ServeRefused, UploadTooLarge, rerun, submit
 
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
@@ -70,7 +71,14 @@ def upload(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         files = [UploadedFile(name=f.name, data=f.read()) for f in form.cleaned_data["files"]]
         try:
-            submission = submit(files, created_by=request.user, as_of=form.cleaned_data["as_of"])
+            submission = submit(
+                files,
+                created_by=request.user,
+                as_of=form.cleaned_data["as_of"],
+                client_ip=client_ip(request),
+            )
+        except ServeRefused as error:
+            return refused(request, error)
         except (UploadTooLarge, IngestError) as error:
             form.add_error("files", str(error))
         else:
@@ -86,6 +94,16 @@ def upload(request: HttpRequest) -> HttpResponse:
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
     return render(request, "reviews/upload.html", context)
+
+
+def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
+    """Even failback cannot serve (a client far over its rate limit): 429, and when to
+    come back. The upload itself is kept."""
+    response = render(
+        request, "reviews/refused.html", {"error": error, "batch": error.batch}, status=429
+    )
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 @login_required
@@ -252,7 +270,10 @@ def ledger_context(run: ReviewRun, agents: list[AgentRow]) -> dict:
 @require_POST
 def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run(run_id)
-    new_run = rerun(run, created_by=request.user)
+    try:
+        new_run = rerun(run, created_by=request.user, client_ip=client_ip(request))
+    except ServeRefused as error:
+        return refused(request, error)
     messages.success(request, f"Fresh re-run of run #{run.pk} started.")
     return redirect("reviews:run", new_run.pk)
 

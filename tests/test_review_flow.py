@@ -1,19 +1,22 @@
 """The review path through the database: submit, specialists, coordinator (tasks eager)."""
 
 import pytest
+from django.utils import timezone
 
-from reviews import runner
+from reviews import runner, serving
 from reviews.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
-from reviews.submit import submit
+from reviews.submit import ServeRefused, load_parsed, rerun, reuse_run, submit
 from reviews.tasks import start_review
 from tests.factories import json_upload, upload
 
 pytestmark = pytest.mark.django_db
 
+IP = "203.0.113.7"
 
-def run_eagerly(files):
-    submission = submit(files, dispatch=False)
+
+def run_eagerly(files, **options):
+    submission = submit(files, dispatch=False, **options)
     start_review.apply(kwargs={"run_id": submission.run.pk})
     submission.run.refresh_from_db()
     return submission.run
@@ -92,3 +95,111 @@ def test_a_specialist_that_never_reported_counts_as_failed():
     assert run.status == ReviewRun.Status.DONE
     assert run.degraded
     assert run.agents.get(agent="attribution").status == AgentRun.Status.FAILED
+
+
+# --- how a request is served (reviews.serving, wired in reviews.submit) ---------------
+
+
+def findings_of(run: ReviewRun) -> list[tuple]:
+    return list(
+        run.findings.values_list("position", "kind", "severity", "title", "record_ids", "source")
+    )
+
+
+def test_accepted_batch_keeps_its_content_key_and_fresh_run_its_fingerprint(postgres):
+    run = run_eagerly([upload("seed-example.json")])
+    assert run.batch.content_key == serving.content_key(load_parsed(run.batch))
+    assert (run.mode, run.config_fingerprint) == ("fresh", serving.config_fingerprint())
+    assert run.reused_run is None
+
+
+def test_cached_run_copies_the_review_and_dispatches_nothing(
+    postgres, django_user_model, django_capture_on_commit_callbacks
+):
+    first = run_eagerly([upload("seed-example.json")])
+    boss = django_user_model.objects.create_user("boss", password="x" * 12)
+    first.verdict.overridden_by, first.verdict.overridden_at = boss, timezone.now()
+    first.verdict.override_reason = "ship it"
+    first.verdict.save()
+    with django_capture_on_commit_callbacks() as dispatched:
+        run = submit([upload("seed-example.json")]).run
+    assert dispatched == []
+    assert (run.mode, run.status, run.reused_run_id, run.reason) == ("cached", "done", first.pk, "")
+    assert (run.tier, run.specialists, run.degraded) == (first.tier, first.specialists, False)
+    assert run.batch_id != first.batch_id
+    assert run.started_at and run.finished_at
+    assert findings_of(run) == findings_of(first)
+    assert (run.verdict.decision, run.verdict.summary, run.verdict.pipeline_at_risk) == (
+        first.verdict.decision, first.verdict.summary, first.verdict.pipeline_at_risk,
+    )  # fmt: skip
+    assert not run.verdict.is_overridden  # the override was about the other run
+    assert sorted(run.agents.values_list("agent", flat=True)) == sorted(
+        first.agents.values_list("agent", flat=True)
+    )
+    assert set(run.agents.values_list("status", "model")) == {("done", "cached")}
+    assert not serving.models_allowed(run)
+
+
+def test_a_cached_run_is_never_itself_reused(postgres):
+    first = run_eagerly([upload("seed-example.json")])
+    submit([upload("seed-example.json")])
+    third = submit([upload("seed-example.json")]).run
+    assert (third.mode, third.reused_run_id) == ("cached", first.pk)
+
+
+def test_rerun_bypasses_the_cache(postgres, django_capture_on_commit_callbacks):
+    first = run_eagerly([upload("seed-example.json")])
+    with django_capture_on_commit_callbacks(execute=True):
+        run = rerun(first)
+    run.refresh_from_db()
+    assert (run.mode, run.status, run.reused_run) == ("fresh", "done", None)
+    assert findings_of(run) == findings_of(first)
+
+
+def test_rate_limit_serves_failback_then_refuses_with_retry_after(postgres, redis_url, settings):
+    settings.RATE_LIMIT_PER_HOUR = 1
+    first = run_eagerly([upload("seed-example.json")], client_ip=IP)
+    assert (first.mode, first.status) == ("fresh", "done")
+
+    # The re-run button skips the cache but not the limit: 2 of 1 is served by failback.
+    second = rerun(first, client_ip=IP)
+    assert (second.mode, second.reused_run_id) == ("failback", first.pk)
+    assert second.reason == "rate limit exceeded: 2 requests this hour, limit 1"
+    assert findings_of(second) == findings_of(first)
+
+    with pytest.raises(ServeRefused) as refused:  # 3 of 1: far over
+        submit([upload("seed-example.json")], client_ip=IP)
+    error = refused.value
+    assert error.reason == "rate limit: 3 requests this hour, limit 1"
+    assert 0 < error.retry_after <= 3600
+    assert error.batch.status == Batch.Status.ACCEPTED  # kept, but not reviewed
+    assert not error.batch.runs.exists()
+    with pytest.raises(ServeRefused):
+        rerun(first, client_ip=IP)
+    # The CLI has no address: never limited.
+    assert submit([upload("seed-example.json")]).run.mode == "cached"
+
+
+def test_failback_without_a_good_run_is_reviewed_by_the_detectors(postgres, redis_url, settings):
+    settings.RATE_LIMIT_PER_HOUR = 1
+    submit([upload("seed-example.json")], client_ip=IP, dispatch=False)  # queued, not good yet
+    run = submit([upload("seed-example.json")], client_ip=IP, dispatch=False).run
+    assert (run.mode, run.status, run.reused_run) == ("failback", "queued", None)
+    assert run.reason.startswith("rate limit exceeded")
+    assert run.config_fingerprint == serving.config_fingerprint()
+    assert not serving.models_allowed(run)
+    start_review.apply(kwargs={"run_id": run.pk})
+    run.refresh_from_db()
+    assert (run.mode, run.status) == ("failback", "done")
+    assert {"company_same_domain", "contact_same_email"} <= set(
+        run.findings.values_list("kind", flat=True)
+    )
+    # A failback run is not served from the cache to anyone.
+    assert serving.reusable_run(run.batch.content_key, run.config_fingerprint) is None
+
+
+def test_reuse_of_a_run_deleted_since_the_decision_makes_no_run(postgres):
+    batch = submit([upload("seed-example.json")], dispatch=False).batch
+    decision = serving.ServeDecision(ReviewRun.Mode.CACHED, reuse_run_id=10**9)
+    assert reuse_run(batch, decision) is None
+    assert batch.runs.count() == 1

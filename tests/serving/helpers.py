@@ -10,8 +10,7 @@ from ledger.models import LedgerEntry
 from reviews.batch import Batch as ParsedBatch
 from reviews.ingest import UploadedFile, parse_upload
 from reviews.models import Batch, ReviewRun
-from reviews.serving import config_fingerprint, content_key
-from reviews.submit import load_parsed, submit
+from reviews.submit import submit
 from reviews.tasks import start_review
 
 EXPORTED_AT = "2026-08-01T09:00:00Z"
@@ -45,11 +44,10 @@ def parse(data: bytes | str) -> ParsedBatch:
 
 
 def reviewed_run(batch: dict, *, degraded: bool = False) -> ReviewRun:
-    """A finished fresh run of `batch`, keyed as the serving wiring will key it."""
-    submission = submit([UploadedFile("batch.json", json.dumps(batch).encode())], dispatch=False)
-    run = submission.run
-    Batch.objects.filter(pk=run.batch_id).update(content_key=content_key(load_parsed(run.batch)))
-    ReviewRun.objects.filter(pk=run.pk).update(config_fingerprint=config_fingerprint())
+    """A finished fresh run of `batch` (no_cache: a second one of the same content too)."""
+    files = [UploadedFile("batch.json", json.dumps(batch).encode())]
+    run = submit(files, dispatch=False, no_cache=True).run
+    assert run.mode == ReviewRun.Mode.FRESH
     start_review.apply(kwargs={"run_id": run.pk})
     if degraded:
         ReviewRun.objects.filter(pk=run.pk).update(degraded=True)

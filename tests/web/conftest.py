@@ -13,7 +13,7 @@ from tests.factories import upload
 
 def reviewed(files: list[UploadedFile] | None = None) -> ReviewRun:
     """A finished run: submitted, then reviewed in-process (tasks are eager in tests)."""
-    submission = submit(files or [upload("seed-example.json")], dispatch=False)
+    submission = submit(files or [upload("seed-example.json")], dispatch=False, no_cache=True)
     start_review.apply(kwargs={"run_id": submission.run.pk})
     submission.run.refresh_from_db()
     return submission.run
@@ -21,7 +21,7 @@ def reviewed(files: list[UploadedFile] | None = None) -> ReviewRun:
 
 def queued(files: list[UploadedFile] | None = None) -> ReviewRun:
     """A run that no worker has picked up yet."""
-    return submit(files or [upload("seed-example.json")], dispatch=False).run
+    return submit(files or [upload("seed-example.json")], dispatch=False, no_cache=True).run
 
 
 @pytest.fixture

@@ -134,6 +134,34 @@ def test_upload_larger_than_the_limit_shows_a_clear_error(member_client, setting
     assert Batch.objects.count() == 0
 
 
+def test_upload_over_the_rate_limit_is_served_by_failback_then_refused_with_429(
+    member_client, settings, redis_url, django_capture_on_commit_callbacks
+):
+    settings.RATE_LIMIT_PER_HOUR = 1
+    with django_capture_on_commit_callbacks(execute=True):
+        first = member_client.post(reverse("reviews:upload"), {"files": seed_file()})
+        second = member_client.post(reverse("reviews:upload"), {"files": seed_file()})
+    third = member_client.post(reverse("reviews:upload"), {"files": seed_file()})
+    assert (first.status_code, second.status_code) == (302, 302)
+    failback = ReviewRun.objects.get(pk=int(second.url.rstrip("/").rsplit("/", 1)[1]))
+    assert failback.mode == ReviewRun.Mode.FAILBACK
+    assert "rate limit" in failback.reason
+    assert "failback" in member_client.get(second.url).content.decode()
+    assert third.status_code == 429
+    assert int(third["Retry-After"]) > 0
+    assert Batch.objects.count() == 3  # the refused upload is kept too
+    assert ReviewRun.objects.count() == 2
+
+
+def test_rerun_over_the_rate_limit_is_refused_with_429(member_client, settings, redis_url):
+    run = reviewed()
+    settings.RATE_LIMIT_PER_HOUR = 1
+    codes = [
+        member_client.post(reverse("reviews:rerun", args=[run.pk])).status_code for _ in range(3)
+    ]
+    assert codes == [302, 302, 429]
+
+
 def test_upload_without_a_file_is_refused(member_client):
     response = member_client.post(reverse("reviews:upload"), {})
     assert response.status_code == 200

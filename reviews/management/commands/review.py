@@ -1,6 +1,11 @@
 """manage.py review FILE [FILE ...]: review a batch and print spec §5 JSON or a text report.
 
-Exit codes (spec §5): 0 approve / approve_with_comments, 1 request_changes, 2 bad input."""
+The review is served like an upload (reviews.serving): from the cache when this content
+was reviewed under the same configuration, by failback when the daily token budget is
+spent. The CLI has no client address, so it is never rate limited.
+
+Exit codes (spec §5): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
+(or a refused request)."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from reviews.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
 from reviews.report import run_report, text_report
-from reviews.submit import UploadTooLarge, submit
+from reviews.submit import ServeRefused, UploadTooLarge, submit
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
@@ -37,27 +42,29 @@ class Command(BaseCommand):
             help="send the review through the broker to a Celery worker and wait",
         )
         parser.add_argument("--timeout", type=float, default=600, help="seconds, with --worker")
+        parser.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="review afresh even if this content was reviewed under the same configuration",
+        )
 
     def handle(self, *args, files: list[Path], format: str, **options) -> None:
         as_of = _parse_as_of(options["as_of"])
         uploads = [_read(path) for path in files]
         try:
-            submission = submit(uploads, as_of=as_of, dispatch=options["worker"])
+            submission = submit(
+                uploads, as_of=as_of, dispatch=options["worker"], no_cache=options["no_cache"]
+            )
         except (IngestError, UploadTooLarge) as error:
             self._bad_input(format, [str(error)], batch=None)
+        except ServeRefused as error:
+            self._bad_input(format, [str(error)], batch=error.batch)
         if not submission.accepted:
             self._bad_input(format, submission.errors, batch=submission.batch)
 
         run = submission.run
-        if options["worker"]:
-            run = _wait(run, options["timeout"])
-        else:
-            # The same task code, executed eagerly in this process: no worker needed.
-            app.conf.task_always_eager = True
-            from reviews.tasks import start_review
-
-            start_review.apply(kwargs={"run_id": run.pk})
-            run.refresh_from_db()
+        if not run.is_finished:  # else served from another run's review: nothing to run
+            run = _wait(run, options["timeout"]) if options["worker"] else _run_in_process(run)
 
         report = run_report(run)
         if format == "json":
@@ -68,8 +75,10 @@ class Command(BaseCommand):
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
-            payload = {"batch": {"id": batch.pk, "sha256": batch.sha256} if batch else None,
-                       "errors": errors}
+            payload = {
+                "batch": {"id": batch.pk, "sha256": batch.sha256} if batch else None,
+                "errors": errors,
+            }
             self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
         for error in errors:
             self.stderr.write(f"error: {error}")
@@ -92,6 +101,16 @@ def _parse_as_of(value: str | None) -> datetime | None:
     if parsed is None:
         raise CommandError(f"--as-of: not an ISO date-time: {value!r}", returncode=EXIT_BAD_INPUT)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _run_in_process(run: ReviewRun) -> ReviewRun:
+    # The same task code, executed eagerly in this process: no worker needed.
+    app.conf.task_always_eager = True
+    from reviews.tasks import start_review
+
+    start_review.apply(kwargs={"run_id": run.pk})
+    run.refresh_from_db()
+    return run
 
 
 def _wait(run: ReviewRun, timeout: float) -> ReviewRun:
