@@ -28,11 +28,11 @@ run: install
 test: install
 	$(VENV)/bin/pytest
 
-lint:
+lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format:
+format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
