@@ -16,8 +16,11 @@ SAMPLES_DIR = settings.BASE_DIR / "samples"
 
 def sample_uploads(directory: Path = SAMPLES_DIR) -> list[list[UploadedFile]]:
     """Each JSON sample on its own; each folder of CSV exports as one upload."""
-    uploads = [[_upload(p)] for p in sorted(directory.glob("*.json"))
-               if not p.name.endswith(".truth.json") and p.name != "broken.json"]
+    uploads = [
+        [_upload(p)]
+        for p in sorted(directory.glob("*.json"))
+        if not p.name.endswith(".truth.json") and p.name != "broken.json"
+    ]
     for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
         csvs = sorted(folder.glob("*.csv"))
         if csvs:
