@@ -6,12 +6,23 @@ from django.db import models
 
 
 class LedgerEntry(models.Model):
+    # One row per attempt. `model_requested` is always the agent's own model (the first
+    # of its failback chain), `model` the one that served the attempt (None if none
+    # did), so a failed-back call reads as in spec §5: requested 2.5-flash-lite, served
+    # by 2.0-flash-lite, outcome "failback".
     class Outcome(models.TextChoices):
+        # Served by the model requested.
         OK = "ok"
+        # The attempt failed, with its real cause: no reply in time, an HTTP or
+        # transport error, an open breaker (nothing was sent) or a reply that was not
+        # the JSON asked for (then repaired once: the repair has a row of its own).
+        # Whether the chain moved on to a failback model shows in the next row.
         TIMEOUT = "timeout"
         HTTP_ERROR = "http_error"
         BREAKER_OPEN = "breaker_open"
         INVALID_OUTPUT = "invalid_output"
+        # Served, by a failback model, after the requested one failed or its breaker
+        # was open.
         FAILBACK = "failback"
 
     run = models.ForeignKey(

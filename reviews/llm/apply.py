@@ -3,8 +3,9 @@
 A specialist may add findings, adjust a severity or dismiss a fuzzy rule finding, each
 with a reason; the coordinator may merge, re-categorise and drop. Whatever the reply
 says, the guards here hold: a finding naming a record that is not in the batch is
-dropped, an exact rule's finding is never dismissed or dropped, and every change says
-in the finding's detail that the model made it, and why.
+dropped, an exact rule's finding is never dismissed or dropped, a finding the model
+adds is at most a warning (MAX_MODEL_SEVERITY), and every change says in the finding's
+detail that the model made it, and why.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ _MAX_TITLE = 300
 _MAX_TEXT = 2000
 _MAX_REASON = 500
 _MAX_SUMMARY = 1500
+# The verdict is approval-biased (spec §4): only a critical finding requests changes,
+# and a model's word alone should not block a batch. What a model adds is at most a
+# warning; a rule's finding may still be raised to critical, as a rule found it.
+MAX_MODEL_SEVERITY = Severity.WARNING
 
 
 @dataclass(slots=True)
@@ -136,13 +141,18 @@ def _new_findings(
             continue  # the rule already reports it
         already.add((kind, tuple(ids)))
         exposure = exposure or Exposure(batch)
+        severity, detail = item.severity, _clip(item.detail, _MAX_TEXT)
+        if Severity(severity).rank < MAX_MODEL_SEVERITY.rank:
+            severity = MAX_MODEL_SEVERITY.value
+            detail += f" The model review rated this {item.severity}; a finding only a model "
+            detail += f"made is at most a {severity}."
         result.append(
             RawFinding(
                 category=agent,
                 kind=kind,
-                severity=item.severity,
+                severity=severity,
                 title=_clip(item.title, _MAX_TITLE),
-                detail=_clip(item.detail, _MAX_TEXT),
+                detail=detail,
                 record_ids=ids,
                 suggested_fix=_clip(item.suggested_fix, _MAX_TEXT),
                 confidence=round(item.confidence, 3),

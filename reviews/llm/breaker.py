@@ -23,9 +23,8 @@ from __future__ import annotations
 import logging
 from enum import StrEnum
 
+from django.conf import settings
 from django.core.cache import cache as default_cache
-
-from reviews.llm.config import setting
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +49,9 @@ class Breaker:
     def __init__(self, model: str, *, cache=None) -> None:
         self.model = model
         self.cache = cache or default_cache
-        self.threshold = int(setting("BREAKER_FAILURE_THRESHOLD"))
-        self.cooldown = int(setting("BREAKER_COOLDOWN_SECONDS"))
-        self.probe_ttl = int(setting("LLM_TIMEOUT_SECONDS")) + PROBE_GRACE_SECONDS
+        self.threshold = int(settings.BREAKER_FAILURE_THRESHOLD)
+        self.cooldown = int(settings.BREAKER_COOLDOWN_SECONDS)
+        self.probe_ttl = int(settings.LLM_TIMEOUT_SECONDS) + PROBE_GRACE_SECONDS
         prefix = f"llm-breaker:{model}"
         self._open = f"{prefix}:open"
         self._tripped = f"{prefix}:tripped"

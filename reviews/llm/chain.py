@@ -1,14 +1,19 @@
-"""Call a model, failing back within its family, and write one LedgerEntry per attempt.
+"""Call a model, failing back within its family, within the daily token budget, and
+write one LedgerEntry per attempt (ledger.models.LedgerEntry.Outcome says how rows read).
 
 For each model in the chain (the requested one, then its failbacks):
 - breaker open: a `breaker_open` row, straight on to the next model;
-- the call succeeds: an `ok` row with the served model, tokens and cost; done;
-- a retryable error (timeout, connection, 429, 5xx) with a next model to try: a
-  `failback` row, on to the next model; with none left: a `timeout` / `http_error`
-  row and the error is raised;
+- the run's deadline passed: DeadlineExceeded, nothing sent, no row;
+- the daily budget grants no reservation: BudgetSpent, nothing sent, no row;
+- the call succeeds: an `ok` row (`failback` when a failback model served it); done;
+- a retryable error (timeout, connection, 429, 5xx): a `timeout` / `http_error` row,
+  then on to the next model, or the error is raised when none is left;
 - any other error (401/403, context overflow, invalid output): its row, raised at once.
 Earlier exchanges of one attempt (a rejected JSON schema, an invalid reply before its
 repair) get rows of their own, so the ledger holds every request that was sent.
+
+Every attempt reserves BUDGET_RESERVATION_TOKENS of the day's budget before it is
+sent and settles to the tokens its rows record after they are written (ledger.budget).
 """
 
 from __future__ import annotations
@@ -16,20 +21,21 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from functools import partial
 from typing import Generic, TypeVar
 
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from pydantic import BaseModel
 
+from ledger import budget
 from ledger.models import LedgerEntry
 from ledger.rates import price_micros, rate_for
 from reviews.llm.breaker import Breaker, Decision
-from reviews.llm.client import Gateway
-from reviews.llm.config import setting
+from reviews.llm.client import Completion, Gateway
 from reviews.llm.errors import (
     BreakerOpen,
+    BudgetSpent,
     DeadlineExceeded,
     LLMError,
     Outcome,
@@ -51,7 +57,7 @@ class ChainResult(Generic[T]):
 
 def failback_models(model: str, chain: dict[str, str | None] | None = None) -> list[str]:
     """`model` and its failbacks in order, each once."""
-    chain = setting("LLM_FAILBACK_CHAIN") if chain is None else chain
+    chain = settings.LLM_FAILBACK_CHAIN if chain is None else chain
     models = [model]
     while (nxt := chain.get(models[-1])) and nxt not in models:
         models.append(nxt)
@@ -75,9 +81,8 @@ def call_with_failback(
     last_error: LLMError | None = None
     with Gateway.from_settings(transport=transport) as gateway:
         for position, candidate in enumerate(models):
-            has_next = position + 1 < len(models)
-            # One ledger row: (model served, usage, latency_ms, outcome).
-            ledger = partial(record, run_id, agent, candidate)
+            served_outcome = Outcome.OK if position == 0 else Outcome.FAILBACK
+            ledger = _Attempt(run_id, agent, model, candidate, served_outcome)
             breaker = Breaker(candidate)
             decision = breaker.allow()
             if decision is Decision.REJECT:
@@ -87,20 +92,21 @@ def call_with_failback(
                 continue
             try:
                 timeout = _time_left(deadline_at, gateway.timeout)
-            except DeadlineExceeded:
+                reservation = budget.reserve()
+                if reservation is None:
+                    raise BudgetSpent("daily token budget spent")
+            except LLMError:
                 breaker.release(decision)
                 raise
-            started = time.monotonic()
             try:
-                completion = gateway.complete(
-                    candidate, messages, schema, timeout=timeout, on_attempt=ledger
-                )
+                completion = _attempt(gateway, breaker, decision, ledger, messages, schema, timeout)
             except LLMError as error:
-                _settle(breaker, decision, error)
-                failing_back = error.failback and has_next
-                outcome = Outcome.FAILBACK if failing_back else error.outcome
-                ledger(error.model_served, error.usage, error.latency_ms, outcome)
-                then = f"; failing back to {models[position + 1]}" if failing_back else ""
+                has_next = position + 1 < len(models)
+                then = (
+                    f"; failing back to {models[position + 1]}"
+                    if error.failback and has_next
+                    else ""
+                )
                 logger.warning(
                     "%s: %s failed (%s: %s)%s", agent, candidate, type(error).__name__, error, then
                 )
@@ -108,16 +114,68 @@ def call_with_failback(
                     raise
                 last_error = error
                 continue
-            except SoftTimeLimitExceeded:
-                # The task's soft limit cut the call short: still an attempt to account for.
-                breaker.release(decision)
-                ledger(None, Usage(), int((time.monotonic() - started) * 1000), Outcome.TIMEOUT)
-                raise
-            breaker.record_success(decision)
-            ledger(completion.model_served, completion.usage, completion.latency_ms, Outcome.OK)
+            finally:
+                # After the rows are written: were the counter rebuilt meanwhile, the
+                # ledger would already hold this attempt.
+                budget.settle(reservation, ledger.tokens)
             return ChainResult(completion.data, model, completion.model_served)
     assert last_error is not None  # the loop ran at least once
     raise last_error
+
+
+def _attempt(
+    gateway: Gateway,
+    breaker: Breaker,
+    decision: Decision,
+    ledger: _Attempt,
+    messages: list[dict],
+    schema: type[T],
+    timeout: float,
+) -> Completion[T]:
+    """One model's attempt: its rows written, its breaker told how it went."""
+    started = time.monotonic()
+    try:
+        completion = gateway.complete(
+            ledger.candidate, messages, schema, timeout=timeout, on_attempt=ledger
+        )
+    except LLMError as error:
+        _settle(breaker, decision, error)
+        ledger(error.model_served, error.usage, error.latency_ms, error.outcome)
+        raise
+    except SoftTimeLimitExceeded:
+        # The task's soft limit cut the call short: still an attempt to account for.
+        breaker.release(decision)
+        ledger(None, Usage(), int((time.monotonic() - started) * 1000), Outcome.TIMEOUT)
+        raise
+    breaker.record_success(decision)
+    ledger(completion.model_served, completion.usage, completion.latency_ms, ledger.served_outcome)
+    return completion
+
+
+class _Attempt:
+    """Writes the rows of one model's attempt and adds up their tokens for the budget:
+    the client's on_attempt hook, then called once more for the attempt's last row."""
+
+    def __init__(
+        self, run_id: int | None, agent: str, requested: str, candidate: str, served_outcome: str
+    ) -> None:
+        self.run_id, self.agent = run_id, agent
+        self.requested, self.candidate = requested, candidate
+        self.served_outcome = served_outcome
+        self.tokens = 0
+
+    def __call__(self, served: str | None, usage: Usage, latency_ms: int, outcome: str) -> None:
+        record(
+            self.run_id,
+            self.agent,
+            self.requested,
+            served,
+            usage,
+            latency_ms,
+            outcome,
+            priced_as=self.candidate,
+        )
+        self.tokens += usage.prompt_tokens + usage.completion_tokens
 
 
 def record(
@@ -128,9 +186,13 @@ def record(
     usage: Usage,
     latency_ms: int,
     outcome: str,
+    *,
+    priced_as: str | None = None,
 ) -> LedgerEntry:
-    """One ledger row, priced at the served model's rate (else the requested one's)."""
-    priced = model_served if model_served and rate_for(model_served) else model_requested
+    """One ledger row, priced at the served model's rate, else at the rate of the model
+    the attempt asked for (`priced_as`, by default the requested one)."""
+    attempted = priced_as or model_requested
+    priced = model_served if model_served and rate_for(model_served) else attempted
     return LedgerEntry.objects.create(
         run_id=run_id,
         agent=agent,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import httpx
+from django.conf import settings
 from pydantic import BaseModel, ValidationError
 
-from reviews.llm.config import setting
 from reviews.llm.errors import (
     AuthFailed,
     BadRequest,
@@ -100,11 +100,11 @@ class Gateway:
     @classmethod
     def from_settings(cls, transport: httpx.BaseTransport | None = None) -> Gateway:
         return cls(
-            setting("LLM_BASE_URL"),
-            setting("LLM_API_KEY"),
-            timeout=float(setting("LLM_TIMEOUT_SECONDS")),
-            max_output_tokens=int(setting("LLM_MAX_OUTPUT_TOKENS")),
-            json_schema=bool(setting("LLM_JSON_SCHEMA")),
+            settings.LLM_BASE_URL,
+            settings.LLM_API_KEY,
+            timeout=float(settings.LLM_TIMEOUT_SECONDS),
+            max_output_tokens=int(settings.LLM_MAX_OUTPUT_TOKENS),
+            json_schema=bool(settings.LLM_JSON_SCHEMA),
             transport=transport,
         )
 

@@ -39,10 +39,12 @@ def is_exact(finding: RawFinding) -> bool:
     return finding.source == "rule" and finding.confidence >= 1.0
 
 
-def shared_context(batch: Batch, rules: dict) -> str:
+def shared_context(as_of: datetime, counts: dict[str, int], rules: dict) -> str:
+    """The run's facts, not the parsed batch, so the coordinator builds the same block
+    without parsing the upload again."""
     facts = {
-        "as_of": batch.as_of.isoformat(),
-        "counts": batch.counts,
+        "as_of": as_of.isoformat(),
+        "counts": {kind: counts[kind] for kind in _KINDS},
         "review_rules": {key: _plain(rules[key]) for key in sorted(rules)},
     }
     return f"{load('shared')}\n\n<shared_context>\n{to_json(facts)}\n</shared_context>\n"

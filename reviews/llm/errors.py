@@ -90,3 +90,8 @@ class DeadlineExceeded(LLMError):
     """The run's deadline has passed: no call is started, the run goes on without it."""
 
     outcome = Outcome.TIMEOUT
+
+
+class BudgetSpent(LLMError):
+    """The daily token budget granted no reservation: no call is started (and so no
+    ledger row is written). The next model would need budget too: no failback."""

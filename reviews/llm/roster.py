@@ -4,8 +4,9 @@ takes effect on the next call without a restart."""
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from ledger.models import AgentModelOverride
-from reviews.llm.config import setting
 
 CHEAP = "google/gemini-2.5-flash-lite"
 MID = "google/gemini-2.5-flash"
@@ -27,7 +28,7 @@ def model_for(agent: str) -> str:
     chosen = override.first()
     if chosen:
         return chosen
-    roster = {**DEFAULT_ROSTER, **setting("LLM_ROSTER")}
+    roster = {**DEFAULT_ROSTER, **settings.LLM_ROSTER}
     return roster[agent]
 
 

@@ -1,15 +1,10 @@
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 import pytest
-import redis
 
 from reviews.llm.breaker import Breaker
-from reviews.llm.config import DEFAULT_FAILBACK_CHAIN
 from tests.llm.fake_gateway import FakeGateway
-
-API_KEY = "sk-test-5e3c1a9f-never-log-me"
+from tests.llm.helpers import API_KEY, MODELS, own_redis
 
 
 @pytest.fixture
@@ -30,11 +25,10 @@ def llm_settings(settings, fake_gateway):
     settings.LLM_TIMEOUT_SECONDS = 1
     settings.BREAKER_FAILURE_THRESHOLD = 3
     settings.BREAKER_COOLDOWN_SECONDS = 1
+    # Unlimited, so a budget counter other test runs share never refuses these calls
+    # (reservations are still made and settled).
+    settings.DAILY_TOKEN_BUDGET = 0
     return settings
-
-
-# Every model the tests call: the default roster and its failbacks.
-MODELS = {*DEFAULT_FAILBACK_CHAIN, *DEFAULT_FAILBACK_CHAIN.values()}
 
 
 @pytest.fixture(autouse=True)
@@ -50,15 +44,6 @@ def _fresh_breakers():
 
 @pytest.fixture
 def breaker_redis(settings, redis_url):
-    """The breaker's cache on a Redis database of its own, returned as a URL.
-
-    Every test that asks for `redis_url` flushes the test database, and suites run side
-    by side on one machine share it: a breaker test that waits out a cooldown would see
-    its state vanish. The next database down is used by these tests only."""
-    parts = urlsplit(redis_url)
-    own = urlunsplit(parts._replace(path=f"/{int(parts.path.strip('/') or 0) - 1}"))
-    redis.Redis.from_url(own).flushdb()
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": own}
-    }
-    return own
+    """Breakers and budget on a Redis database of their own, returned as a URL (see
+    tests.llm.helpers.own_redis)."""
+    return own_redis(settings, redis_url)

@@ -26,7 +26,7 @@ MESSAGES = [{"role": "user", "content": "review"}]
 
 @pytest.fixture
 def breaker_settings(settings, breaker_redis):
-    settings.REDIS_URL = breaker_redis  # for the second process
+    # breaker_redis set REDIS_URL too, which the second process is given.
     settings.BREAKER_FAILURE_THRESHOLD = 3
     settings.BREAKER_COOLDOWN_SECONDS = 1
     settings.LLM_TIMEOUT_SECONDS = 1
@@ -123,7 +123,7 @@ def test_an_open_breaker_sends_calls_straight_to_the_failback(
     assert len(fake_gateway.requests_for(LITE)) == 3  # the fourth call never reached it
     skipped, served = LedgerEntry.objects.order_by("-id")[:2][::-1]
     assert (skipped.model_requested, skipped.model, skipped.outcome) == (LITE, None, "breaker_open")
-    assert (served.model, served.outcome) == (LITE_BACK, "ok")
+    assert (served.model_requested, served.model, served.outcome) == (LITE, LITE_BACK, "failback")
 
 
 @pytest.mark.django_db(transaction=True)

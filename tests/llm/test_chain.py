@@ -1,5 +1,6 @@
 """call_with_failback over a real socket to the loopback gateway, through the real
-httpx client: one ledger row per attempt, failback only where it can help."""
+httpx client: one ledger row per attempt, failback only where it can help, every
+attempt within the daily token budget."""
 
 import logging
 import time
@@ -7,12 +8,13 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
+from ledger import budget
 from ledger.models import LedgerEntry
 from reviews.llm import errors
 from reviews.llm.chain import call_with_failback, failback_models
 from reviews.llm.schemas import SpecialistReply
-from tests.llm.conftest import API_KEY
-from tests.llm.fake_gateway import completion, error
+from tests.llm.fake_gateway import Reply, completion, error
+from tests.llm.helpers import API_KEY
 
 pytestmark = pytest.mark.django_db
 
@@ -70,9 +72,11 @@ def test_retryable_status_fails_back_to_the_family_model(llm_settings, fake_gate
     result = call()
     assert (result.model_requested, result.model_served) == (LITE, LITE_BACK)
     failed, served = rows()
-    assert (failed.model_requested, failed.model, failed.outcome) == (LITE, None, "failback")
+    # As in spec §5: the attempt that failed says why; the call the failback model
+    # served is requested by the agent's model, served by the failback, "failback".
+    assert (failed.model_requested, failed.model, failed.outcome) == (LITE, None, "http_error")
     assert (failed.input_tokens, failed.output_tokens, failed.cost_micros) == (0, 0, 0)
-    assert (served.model_requested, served.model, served.outcome) == (LITE_BACK, LITE_BACK, "ok")
+    assert (served.model_requested, served.model, served.outcome) == (LITE, LITE_BACK, "failback")
     assert served.cost_micros == micros(1000, 0, 100, ("0.075", "0.01875", "0.30"))
 
 
@@ -83,8 +87,8 @@ def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
     assert call().model_served == LITE_BACK
     assert time.monotonic() - started < 2.5  # the 1 s timeout cut the slow reply short
     failed, served = rows()
-    assert failed.outcome == "failback" and failed.latency_ms >= 900
-    assert served.outcome == "ok"
+    assert failed.outcome == "timeout" and failed.latency_ms >= 900
+    assert (served.model, served.outcome) == (LITE_BACK, "failback")
 
 
 def test_the_last_model_timing_out_is_a_timeout(llm_settings, fake_gateway):
@@ -99,10 +103,11 @@ def test_every_model_failing_raises_the_last_error(llm_settings, fake_gateway):
     fake_gateway.script(LITE_BACK, error(503))
     with pytest.raises(errors.ProviderUnavailable):
         call()
-    assert [(r.model_requested, r.outcome) for r in rows()] == [
-        (LITE, "failback"),
-        (LITE_BACK, "http_error"),
+    assert [(r.model_requested, r.model, r.outcome) for r in rows()] == [
+        (LITE, None, "http_error"),
+        (LITE, None, "http_error"),
     ]
+    assert len(fake_gateway.requests_for(LITE_BACK)) == 1
 
 
 def test_401_does_not_fail_back(llm_settings, fake_gateway):
@@ -188,3 +193,54 @@ def test_the_api_key_reaches_no_log_and_no_ledger_row(llm_settings, fake_gateway
     assert API_KEY not in str(raised.value)
     row = LedgerEntry.objects.values().get()
     assert all(API_KEY not in str(value) for value in row.values())
+
+
+# --- the daily token budget ---------------------------------------------------------
+
+
+def test_each_attempt_reserves_and_settles_to_its_real_usage(
+    llm_settings, breaker_redis, fake_gateway
+):
+    llm_settings.DAILY_TOKEN_BUDGET = 100_000
+    fake_gateway.script(LITE, error(503))
+    fake_gateway.script(
+        LITE_BACK,
+        completion("not json", prompt_tokens=900, completion_tokens=30),
+        completion(GOOD, prompt_tokens=1000, completion_tokens=70),
+    )
+    before = budget.spent_today()
+    assert call().model_served == LITE_BACK
+    # Three exchanges in two attempts, each attempt settled to what its rows hold.
+    assert [r.outcome for r in rows()] == ["http_error", "invalid_output", "failback"]
+    assert budget.spent_today() - before == 900 + 30 + 1000 + 70
+    assert budget.spent_today() == budget.ledger_tokens(budget.utc_today())
+
+
+def test_a_spent_budget_sends_nothing_and_writes_no_row(llm_settings, breaker_redis, fake_gateway):
+    llm_settings.DAILY_TOKEN_BUDGET = 1_000  # less than one reservation
+    with pytest.raises(errors.BudgetSpent, match="daily token budget spent"):
+        call()
+    assert fake_gateway.requests == [] and rows() == []
+    assert budget.spent_today() == 0
+
+
+def test_a_spent_budget_stops_the_chain_before_the_failback(
+    llm_settings, breaker_redis, fake_gateway
+):
+    llm_settings.DAILY_TOKEN_BUDGET = 10_000
+    llm_settings.BUDGET_RESERVATION_TOKENS = 8_000
+    # A gateway that bills a failed upstream call: 200 with only an error, and usage.
+    billed_failure = Reply(
+        200,
+        {
+            "error": {"code": 503, "message": "upstream overloaded"},
+            "usage": {"prompt_tokens": 5000},
+        },
+    )
+    fake_gateway.script(LITE, billed_failure)
+    with pytest.raises(errors.BudgetSpent):
+        call()
+    # 5,000 spent, so the failback's 8,000 reservation did not fit: it was never sent.
+    assert [(r.outcome, r.input_tokens) for r in rows()] == [("http_error", 5000)]
+    assert fake_gateway.requests_for(LITE_BACK) == []
+    assert budget.spent_today() == 5000

@@ -11,9 +11,13 @@ from tests.specialists.factories import company, contact, make_batch
 RULES = {"STALE_ENRICHMENT_DAYS": 180, "PERSON_NAME_FUZZY_RATIO": 92}
 
 
+def shared(batch, rules=RULES) -> str:
+    return context.shared_context(batch.as_of, batch.counts, rules)
+
+
 def test_shared_context_is_byte_identical_for_the_same_run():
-    first = context.shared_context(sample_batch(), RULES)
-    again = context.shared_context(sample_batch(), dict(reversed(list(RULES.items()))))
+    first = shared(sample_batch())
+    again = shared(sample_batch(), dict(reversed(list(RULES.items()))))
     assert first == again
     assert "2026-08-01T09:00:00+00:00" in first
     assert '"STALE_ENRICHMENT_DAYS":180' in first
@@ -22,9 +26,9 @@ def test_shared_context_is_byte_identical_for_the_same_run():
 
 
 def test_shared_context_holds_no_record_content():
-    shared = context.shared_context(sample_batch(), RULES)
+    block = shared(sample_batch())
     for text in ("Vertex", "Dana", "co_1", "dl_1", "approve</system>"):
-        assert text not in shared
+        assert text not in block
 
 
 def test_a_slice_puts_fuzzy_findings_first_with_their_records_and_neighbours():

@@ -13,6 +13,7 @@ from reviews.findings import RawFinding
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
     RunContext,
+    candidate_counts,
     coordinator_model_for,
     judge_coordinator,
     judge_specialist,
@@ -24,6 +25,7 @@ from tests.llm.builders import (
     INJECTED_EMAIL,
     INJECTED_NAME,
     detect,
+    near_misses,
     reply,
     sample_batch,
 )
@@ -38,7 +40,7 @@ RULES = {"STALE_ENRICHMENT_DAYS": 180, "PERSON_NAME_FUZZY_RATIO": 92}
 
 
 def run(tier="full") -> RunContext:
-    return RunContext(run_id=None, rules=RULES, tier=tier)
+    return RunContext.for_batch(sample_batch(), RULES, tier)
 
 
 def user_message(request) -> str:
@@ -59,8 +61,8 @@ def test_without_a_gateway_the_detectors_review_alone(settings, fake_gateway):
     batch = sample_batch()
     findings = detect("dedup", batch)
     result = judge_specialist(run(), "dedup", findings, [], batch)
-    assert (result.findings, result.model_served, result.degraded) == (findings, None, False)
-    assert judge_coordinator(run(), findings, batch) is None
+    assert (result.findings, result.model_served, result.model_failed) == (findings, None, False)
+    assert judge_coordinator(run(), findings) is None
     assert fake_gateway.requests == [] and not LedgerEntry.objects.exists()
 
 
@@ -70,7 +72,7 @@ def test_a_fuzzy_finding_can_be_dismissed_with_its_reason(llm_settings, fake_gat
         fake_gateway,
         reply(dismiss=[{"ref": "f1", "reason": "Different people: distinct email local parts."}]),
     )
-    assert result.model_served == LITE and not result.degraded
+    assert result.model_served == LITE and not result.model_failed
     assert [f.kind for f in result.findings] == ["company_same_domain"]
     (dismissed,) = result.dismissed
     assert dismissed.kind == "contact_same_person"
@@ -141,19 +143,35 @@ def test_added_findings_naming_ids_not_in_the_batch_are_dropped(llm_settings, fa
     assert len(result.findings) == len(findings) + 1
 
 
-def test_a_failed_model_pass_keeps_the_findings_and_degrades(llm_settings, fake_gateway):
+def test_a_finding_only_the_model_made_is_at_most_a_warning(llm_settings, fake_gateway):
+    alarm = {
+        "kind": "deal_owner_left",
+        "severity": "critical",
+        "title": "Deal owner left",
+        "detail": "The owner of dl_2 left the company.",
+        "record_ids": ["dl_2"],
+    }
+    result, _ = dedup(llm_settings, fake_gateway, reply(add=[alarm]))
+    (added,) = [f for f in result.findings if f.source == "model"]
+    assert added.severity == "warning"
+    assert added.detail.endswith(
+        "The model review rated this critical; a finding only a model made is at most a warning."
+    )
+
+
+def test_a_failed_model_pass_keeps_the_findings_and_says_why(llm_settings, fake_gateway):
     batch = sample_batch()
     findings = detect("dedup", batch)
     fake_gateway.script(LITE, error(401))
     result = judge_specialist(run(), "dedup", findings, [], batch)
-    assert (result.findings, result.model_served, result.degraded) == (findings, None, True)
+    assert (result.findings, result.model_served, result.model_failed) == (findings, None, True)
     assert "401" in result.error
 
 
 def test_nothing_to_judge_means_no_call(llm_settings, fake_gateway):
     batch = sample_batch()
     result = judge_specialist(run(), "freshness", [], [], batch)
-    assert (result.model_served, result.degraded) == (None, False)
+    assert (result.model_served, result.model_failed) == (None, False)
     assert fake_gateway.requests == []
 
 
@@ -249,8 +267,24 @@ def tier_batch():
     return batch
 
 
+def test_candidates_are_findings_and_near_misses_of_each_detector(settings):
+    batch = tier_batch()
+    counts = candidate_counts(batch, settings.REVIEW_RULES)
+    for agent in NAMES:
+        assert counts[agent] == len(detect(agent, batch)) + len(
+            near_misses(agent, batch, settings.LLM_NEAR_MISS_LIMIT)
+        )
+    assert all(counts.values())
+
+
+def test_a_failing_detector_counts_no_candidates(settings):
+    rules = {k: v for k, v in settings.REVIEW_RULES.items() if k != "STALE_ENRICHMENT_DAYS"}
+    counts = candidate_counts(tier_batch(), rules)
+    assert counts["freshness"] == 0 and counts["dedup"] > 0
+
+
 def test_staffing_follows_the_tier_and_the_number_of_candidates():
-    by_agent = {"dedup": [1], "attribution": [1, 2, 3], "pipeline": [], "freshness": [1, 2]}
+    by_agent = {"dedup": 1, "attribution": 3, "pipeline": 0, "freshness": 2}
     assert staff_for_tier("trivial", by_agent) == ["attribution", "freshness"]
     assert staff_for_tier("lite", by_agent) == ["attribution", "freshness", "dedup"]
     assert staff_for_tier("full", by_agent) == ["attribution", "freshness", "dedup", "pipeline"]
@@ -267,14 +301,14 @@ def test_a_tier_decides_the_calls_and_their_models(
     batch = tier_batch()
     found = {agent: detect(agent, batch) for agent in NAMES}
     assert all(found.values())
-    staffed = staff_for_tier(tier, found)
+    staffed = staff_for_tier(tier, {agent: len(found[agent]) for agent in NAMES})
     fake_gateway.script(LITE, *(completion(reply()) for _ in staffed))
     fake_gateway.script(coordinator, completion({"summary": "Fine."}))
     context = run(tier)
     for agent in staffed:
         judge_specialist(context, agent, found[agent], [], batch)
     every = [f for agent in NAMES for f in found[agent]]
-    assert judge_coordinator(context, every, batch).model_served == coordinator
+    assert judge_coordinator(context, every).model_served == coordinator
     assert coordinator_model_for(tier) == coordinator
     assert [r.model for r in fake_gateway.requests] == [LITE] * specialists + [coordinator]
     assert len(staffed) == specialists
@@ -289,7 +323,7 @@ def coordinator_findings():
     f2 contact_same_person (fuzzy), f3 company_same_domain (exact)."""
     batch = sample_batch()
     dedup_findings = detect("dedup", batch)
-    return batch, [
+    return [
         *detect("pipeline", batch),
         next(f for f in dedup_findings if f.kind == "contact_same_person"),
         next(f for f in dedup_findings if f.kind == "company_same_domain"),
@@ -297,7 +331,7 @@ def coordinator_findings():
 
 
 def test_the_coordinator_drops_and_recategorises_with_reasons(llm_settings, fake_gateway):
-    batch, findings = coordinator_findings()
+    findings = coordinator_findings()
     fake_gateway.script(
         FLASH,
         completion(
@@ -313,7 +347,7 @@ def test_the_coordinator_drops_and_recategorises_with_reasons(llm_settings, fake
             }
         ),
     )
-    result = judge_coordinator(run(), findings, batch)
+    result = judge_coordinator(run(), findings)
     assert [(f.category, f.kind) for f in result.findings] == [
         ("pipeline", "won_without_close_date"),  # exact: not dropped
         ("attribution", "company_same_domain"),
@@ -326,7 +360,7 @@ def test_the_coordinator_drops_and_recategorises_with_reasons(llm_settings, fake
 
 
 def test_the_coordinator_merges_findings_into_one(llm_settings, fake_gateway):
-    batch, findings = coordinator_findings()
+    findings = coordinator_findings()
     fake_gateway.script(
         FLASH,
         completion(
@@ -336,7 +370,7 @@ def test_the_coordinator_merges_findings_into_one(llm_settings, fake_gateway):
             }
         ),
     )
-    result = judge_coordinator(run(), findings, batch)
+    result = judge_coordinator(run(), findings)
     assert len(result.findings) == 2
     merged = result.findings[1]
     assert merged.record_ids == ["co_1", "co_2", "ct_1", "ct_2"]
@@ -344,15 +378,20 @@ def test_the_coordinator_merges_findings_into_one(llm_settings, fake_gateway):
 
 
 def test_a_failed_coordinator_call_raises_for_the_rules_coordinator(llm_settings, fake_gateway):
-    batch, findings = coordinator_findings()
+    findings = coordinator_findings()
     fake_gateway.script(FLASH, error(503))
     fake_gateway.script("google/gemini-2.0-flash", error(503))
     with pytest.raises(LLMError):
-        judge_coordinator(run(), findings, batch)
+        judge_coordinator(run(), findings)
     assert list(LedgerEntry.objects.order_by("id").values_list("agent", "outcome")) == [
-        ("coordinator", "failback"),
+        ("coordinator", "http_error"),
         ("coordinator", "http_error"),
     ]
+
+
+def test_no_findings_means_no_coordinator_call(llm_settings, fake_gateway):
+    assert judge_coordinator(run(), []) is None
+    assert fake_gateway.requests == []
 
 
 def test_the_coordinator_of_a_trivial_batch_is_cheap(llm_settings):
