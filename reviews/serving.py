@@ -28,10 +28,11 @@ from typing import Any
 import redis
 from django.apps import apps
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
 from ledger import budget, ratelimit
 from reviews.batch import Batch
-from reviews.models import ReviewRun
+from reviews.models import AgentRun, ReviewRun
 from reviews.specialists import NAMES
 
 logger = logging.getLogger(__name__)
@@ -139,12 +140,19 @@ def _budget_exhausted_reason() -> str:
 
 
 def _good_runs(content_key: str):
-    return ReviewRun.objects.filter(
-        batch__content_key=content_key,
-        mode=ReviewRun.Mode.FRESH,
-        status=ReviewRun.Status.DONE,
-        degraded=False,
-    ).order_by("-finished_at", "-pk")
+    """Finished fresh runs that reviewed in full: not degraded, and no agent with an
+    error note (a model pass that was due and did not judge is not worth reusing)."""
+    agent_with_error = AgentRun.objects.filter(run=OuterRef("pk")).exclude(error="")
+    return (
+        ReviewRun.objects.filter(
+            batch__content_key=content_key,
+            mode=ReviewRun.Mode.FRESH,
+            status=ReviewRun.Status.DONE,
+            degraded=False,
+        )
+        .exclude(Exists(agent_with_error))
+        .order_by("-finished_at", "-pk")
+    )
 
 
 def reusable_run(content_key: str, fingerprint: str) -> int | None:

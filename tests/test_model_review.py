@@ -250,6 +250,11 @@ def test_a_401_does_not_fail_back_and_the_agent_stands_on_its_rules(llm, gateway
     dedup_kinds = {f["kind"] for f in report["findings"] if f["category"] == "dedup"}
     assert dedup_kinds == {"deal_entered_twice", "company_same_domain", "contact_same_email"}
     assert (code, report["run"]["degraded"], report["run"]["status"]) == (1, False, "done")
+    # A review missing a model judgement is not served again from the cache.
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("review", str(FULL), "--format", "json", stdout=out)
+    assert json.loads(out.getvalue())["run"]["mode"] == "fresh"
 
 
 def test_a_failed_coordinator_call_leaves_the_rules_coordinator_and_a_degraded_run(llm, gateway):
