@@ -13,7 +13,11 @@ from reviews.specialists import NAMES
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="reviews.start_review")
+@shared_task(
+    name="reviews.start_review",
+    soft_time_limit=settings.SPECIALIST_SOFT_TIME_LIMIT,
+    time_limit=settings.SPECIALIST_TIME_LIMIT,
+)
 def start_review(*, run_id: int) -> None:
     if not runner.claim_run(run_id):
         logger.info("run %s is gone or already started", run_id)
@@ -47,6 +51,10 @@ def coordinate(*, run_id: int) -> None:
         raise
 
 
-@shared_task(name="reviews.coordinate_after_chord_error")
+@shared_task(
+    name="reviews.coordinate_after_chord_error",
+    soft_time_limit=settings.COORDINATOR_SOFT_TIME_LIMIT,
+    time_limit=settings.COORDINATOR_TIME_LIMIT,
+)
 def coordinate_after_chord_error(*, run_id: int) -> None:
     coordinate(run_id=run_id)

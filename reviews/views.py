@@ -168,7 +168,8 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
         "batch": run.batch,
         "verdict": verdict,
         "verdict_label": VERDICT_LABELS.get(verdict.decision, "") if verdict else "",
-        "agents": agent_rows(run),
+        "agents": (agents := agent_rows(run)),
+        "call_count": sum(a.calls for a in agents),
         "can_break_glass": bool(
             request.user.is_staff
             and verdict
@@ -179,7 +180,7 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
     }
     if run.is_finished:
         context |= findings_context(run, request.GET)
-        context |= ledger_context(run, context["agents"])
+        context |= ledger_context(run)
     return context
 
 
@@ -243,7 +244,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
     }
 
 
-def ledger_context(run: ReviewRun, agents: list[AgentRow]) -> dict:
+def ledger_context(run: ReviewRun) -> dict:
     calls = list(
         LedgerEntry.objects.filter(run=run).order_by("created_at", "id")[:LEDGER_CALLS_SHOWN]
     )
@@ -254,7 +255,6 @@ def ledger_context(run: ReviewRun, agents: list[AgentRow]) -> dict:
     analyst = analyst_cost_usd(records)
     return {
         "cost": cost,
-        "call_count": sum(a.calls for a in agents),
         "calls": calls,
         "records": records,
         "analyst_usd": analyst,

@@ -240,6 +240,13 @@ def test_run_page_shows_each_agent_with_its_ledger_usage(member_client):
     assert "$0.000500" in page
     assert "Analyst baseline" in page
     assert response.context["call_count"] == 2
+    assert "model pass: <strong>" in page and "(rules only)" not in page
+
+
+def test_run_page_says_when_no_model_reviewed(member_client):
+    run = reviewed()
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert "model pass: <strong>none</strong> (rules only)" in page
 
 
 def test_run_page_labels_a_failback_run_with_its_reason(member_client):
