@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import operator
 import re
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
@@ -189,32 +190,42 @@ def content_key(batch: Batch) -> str:
     content because every date rule counts from it: a batch without exportedAt (and a
     CSV export without --as-of) is dated by its upload time and so hits the cache only
     when the as-of is given."""
-    canonical = {
+    digest = hashlib.sha256()
+    header = {
         "id": batch.id,
         "source": batch.source,
         "as_of": batch.as_of,
-        "companies": _records(batch.companies),
-        "contacts": _records(batch.contacts),
-        "deals": _records(batch.deals),
         "pipelines": [asdict(batch.pipelines[key]) for key in sorted(batch.pipelines)],
         "value_problems": sorted(
             (p.category, p.record_id, _INDEX.sub("", p.path), p.message)
             for p in batch.value_problems
         ),
     }
-    return _sha256(canonical)
+    digest.update(_canonical(header))
+    for name, records in (
+        ("companies", batch.companies),
+        ("contacts", batch.contacts),
+        ("deals", batch.deals),
+    ):
+        _hash_records(digest, name, records)
+    return digest.hexdigest()
 
 
-def _records(records: list) -> list[dict]:
+def _hash_records(digest, name: str, records: list) -> None:
+    """Each record as a tuple of its fields (not a dict: a million of them is slow and
+    large), in chunks, so the canonical text of a big batch is never held whole."""
+    digest.update(f"\n{name}".encode())
     if not records:
-        return []
-    # Not asdict(): it deep-copies every value, slow on a million records.
-    names = [f.name for f in fields(records[0]) if f.name != "index"]  # index: a position
-    return [{name: getattr(r, name) for name in names} for r in sorted(records, key=_by_id)]
+        return
+    columns = [f.name for f in fields(records[0]) if f.name != "index"]  # index: a position
+    digest.update(_canonical(columns))
+    values = operator.attrgetter(*columns)
+    ordered = sorted(records, key=operator.attrgetter("id"))
+    for start in range(0, len(ordered), _CHUNK):
+        digest.update(_canonical([values(r) for r in ordered[start : start + _CHUNK]]))
 
 
-def _by_id(record) -> str:
-    return record.id
+_CHUNK = 10_000
 
 
 # --- the configuration fingerprint ----------------------------------------------------
@@ -264,8 +275,11 @@ def _table_rows(app_label: str, model_name: str) -> list[dict] | None:
 
 
 def _sha256(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
 
 
 def _json_default(value: Any) -> Any:

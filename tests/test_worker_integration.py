@@ -1,12 +1,15 @@
 """A real Celery worker process on Redis reviews a batch submitted through the broker."""
 
+import io
+import json
 import time
 
 import pytest
+from django.core.management import call_command
 
 from reviews.models import AgentRun, ReviewRun
 from reviews.submit import submit
-from tests.factories import upload
+from tests.factories import DATA, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -36,3 +39,25 @@ def test_worker_reviews_a_batch_sent_through_the_broker(worker):
     agents = {a.agent: a for a in run.agents.all()}
     assert {a.status for a in agents.values()} == {AgentRun.Status.DONE}
     assert all(a.started_at and a.finished_at for a in agents.values())
+
+
+def test_cli_worker_flag_sends_the_review_through_the_broker_and_waits(worker):
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        call_command(
+            "review",
+            str(DATA / "seed-example.json"),
+            "--format",
+            "json",
+            "--worker",
+            "--timeout",
+            "90",
+            stdout=out,
+        )
+    report = json.loads(out.getvalue())
+    assert exit_.value.code == 0
+    assert (report["run"]["status"], report["verdict"]) == ("done", "approve_with_comments")
+    run = ReviewRun.objects.get(pk=report["run"]["id"])
+    # Eager execution is off here (the worker fixture), so only the worker can finish it.
+    assert {a.status for a in run.agents.all()} == {AgentRun.Status.DONE}
+    assert worker.poll() is None
