@@ -11,6 +11,7 @@ from django.db import connection
 
 from revreview.celery import app
 from tests import services
+from tests.llm.fake_gateway import FakeGateway
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,3 +86,13 @@ def worker(postgres, redis_url):
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture
+def fake_gateway():
+    """A real OpenAI-compatible HTTP server on 127.0.0.1, replies scripted per model."""
+    gateway = FakeGateway().start()
+    try:
+        yield gateway
+    finally:
+        gateway.stop()

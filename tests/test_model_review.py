@@ -21,7 +21,7 @@ from reviews.specialists import NAMES, SPECIALISTS
 from reviews.submit import submit
 from reviews.tasks import start_review
 from tests.factories import DATA, json_upload, upload
-from tests.llm.fake_gateway import FakeGateway, completion, error
+from tests.llm.fake_gateway import completion, error
 from tests.llm.helpers import API_KEY, own_redis
 
 pytestmark = pytest.mark.django_db
@@ -44,12 +44,8 @@ NOTHING = {"add": [], "adjust": [], "dismiss": []}
 
 
 @pytest.fixture
-def gateway():
-    gateway = FakeGateway().start()
-    try:
-        yield gateway
-    finally:
-        gateway.stop()
+def gateway(fake_gateway):
+    return fake_gateway
 
 
 @pytest.fixture

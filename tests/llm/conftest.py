@@ -3,18 +3,7 @@ from __future__ import annotations
 import pytest
 
 from reviews.llm.breaker import Breaker
-from tests.llm.fake_gateway import FakeGateway
 from tests.llm.helpers import API_KEY, MODELS, own_redis
-
-
-@pytest.fixture
-def fake_gateway():
-    """A real OpenAI-compatible HTTP server on 127.0.0.1, replies scripted per model."""
-    gateway = FakeGateway().start()
-    try:
-        yield gateway
-    finally:
-        gateway.stop()
 
 
 @pytest.fixture
