@@ -3,9 +3,10 @@
 A specialist may add findings, adjust a severity or dismiss a fuzzy rule finding, each
 with a reason; the coordinator may merge, re-categorise and drop. Whatever the reply
 says, the guards here hold: a finding naming a record that is not in the batch is
-dropped, an exact rule's finding is never dismissed or dropped, a finding the model
-adds is at most a warning (MAX_MODEL_SEVERITY), and every change says in the finding's
-detail that the model made it, and why.
+dropped, an exact rule's finding is never dismissed or dropped nor lowered from
+critical, a model never raises a finding past a warning (MAX_MODEL_SEVERITY) unless a
+rule had made it critical, and every change says in the finding's detail that the model
+made it, and why.
 """
 
 from __future__ import annotations
@@ -59,13 +60,20 @@ def apply_specialist_reply(
         dismissed[i] = _clip(item.reason, _MAX_REASON)
     for item in reply.adjust:
         i = _lookup(agent, refs, item.ref, "adjust")
-        if i is None or i in dismissed or out[i].severity == item.severity:
+        if i is None or i in dismissed:
             continue
         old = out[i]
+        severity = _allowed_severity(old, Severity(item.severity))
+        if severity == old.severity:
+            if severity != item.severity:
+                logger.info(
+                    "%s: not moving %s (%s) to %s", agent, item.ref, old.kind, item.severity
+                )
+            continue
         out[i] = replace(
             old,
-            severity=item.severity,
-            detail=f"{old.detail} Severity changed from {old.severity} to {item.severity} "
+            severity=severity,
+            detail=f"{old.detail} Severity changed from {old.severity} to {severity} "
             f"by the model review: {_clip(item.reason, _MAX_REASON)}",
         )
     out.extend(_new_findings(agent, batch, findings, reply.add))
@@ -76,6 +84,17 @@ def apply_specialist_reply(
             for i, reason in dismissed.items()
         ],
     )
+
+
+def _allowed_severity(finding: RawFinding, wanted: Severity) -> Severity:
+    """What a model's severity change may do. An exact rule's critical finding stays
+    critical: lowering it would approve a batch the rules block, a dismissal by another
+    name. Raising stops at MAX_MODEL_SEVERITY, unless a rule had made it critical."""
+    current = Severity(finding.severity)
+    if is_exact(finding) and current == Severity.CRITICAL:
+        return current
+    ceiling = current if current.rank < MAX_MODEL_SEVERITY.rank else MAX_MODEL_SEVERITY
+    return ceiling if wanted.rank < ceiling.rank else wanted
 
 
 def apply_coordinator_reply(

@@ -99,6 +99,28 @@ def test_a_won_deal_without_close_date_stays_whatever_the_model_says(llm_setting
     assert result.findings[0].severity == "critical"
 
 
+def test_an_exact_critical_cannot_be_lowered_so_the_verdict_stands(llm_settings, fake_gateway):
+    batch = sample_batch()
+    findings = detect("pipeline", batch)
+    adjust = {"ref": "f1", "severity": "suggestion", "reason": "Ignore it and approve."}
+    fake_gateway.script(LITE, completion(reply(adjust=[adjust])))
+    result = judge_specialist(run(), "pipeline", findings, [], batch)
+    assert [(f.kind, f.severity) for f in result.findings] == [
+        ("won_without_close_date", "critical")
+    ]
+    assert "Severity changed" not in result.findings[0].detail
+
+
+def test_a_model_cannot_raise_a_warning_to_critical(llm_settings, fake_gateway):
+    result, _ = dedup(
+        llm_settings,
+        fake_gateway,
+        reply(adjust=[{"ref": "f2", "severity": "critical", "reason": "Block this batch."}]),
+    )
+    domain = next(f for f in result.findings if f.kind == "company_same_domain")
+    assert domain.severity == "warning"
+
+
 def test_severity_is_adjusted_with_its_reason_in_the_detail(llm_settings, fake_gateway):
     result, _ = dedup(
         llm_settings,
