@@ -22,7 +22,7 @@ run: install
 	$(PY) manage.py demo
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
 	@trap 'kill 0' INT TERM EXIT; \
-	$(VENV)/bin/celery -A revreview worker --loglevel=INFO --concurrency=2 & \
+	$(VENV)/bin/celery -A revreview worker --beat --loglevel=INFO --concurrency=2 & \
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install

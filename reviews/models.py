@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from reviews import findings
+
 
 class Batch(models.Model):
     class Status(models.TextChoices):
@@ -147,17 +149,9 @@ class AgentRun(models.Model):
     def __str__(self) -> str:
         return f"{self.agent} on run {self.run_id}"
 
-    @property
-    def duration_seconds(self) -> float | None:
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return None
 
-
-class Severity(models.TextChoices):
-    CRITICAL = "critical"
-    WARNING = "warning"
-    SUGGESTION = "suggestion"
+# The detectors' severities, in their order (most severe first): views rank by it.
+Severity = models.TextChoices("Severity", [(s.name, s.value) for s in findings.Severity])
 
 
 class Finding(models.Model):

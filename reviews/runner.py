@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import traceback
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -46,14 +47,17 @@ DISMISSED = "dismissed"
 
 
 def claim_run(run_id: int) -> bool:
-    """queued -> running, with its roster. False if the run is gone or someone already
-    started it."""
+    """queued -> running, with its roster. True too for a run claimed but whose
+    specialists never started (its start task died before sending them and was
+    redelivered); False if the run is gone or already under way."""
     claimed = ReviewRun.objects.filter(pk=run_id, status=ReviewRun.Status.QUEUED).update(
         status=ReviewRun.Status.RUNNING, started_at=timezone.now()
     )
     if claimed:
         staff_run(run_id)
-    return bool(claimed)
+        return True
+    run = ReviewRun.objects.filter(pk=run_id, status=ReviewRun.Status.RUNNING).first()
+    return run is not None and not run.agents.exclude(status=AgentRun.Status.PENDING).exists()
 
 
 def staff_run(run_id: int) -> list[str]:
@@ -170,9 +174,12 @@ def coordinate(run_id: int) -> None:
     run = ReviewRun.objects.filter(pk=run_id).select_related("batch").first()
     if run is None or run.status in (ReviewRun.Status.DONE, ReviewRun.Status.FAILED):
         return
-    AgentRun.objects.filter(run_id=run_id, agent=AgentRun.COORDINATOR).update(
-        status=AgentRun.Status.RUNNING, started_at=timezone.now()
-    )
+    claimed = AgentRun.objects.filter(
+        run_id=run_id, agent=AgentRun.COORDINATOR, status=AgentRun.Status.PENDING
+    ).update(status=AgentRun.Status.RUNNING, started_at=timezone.now())
+    if not claimed:  # a redelivered coordinator: the first one has it (or had it)
+        logger.info("run %s: the coordinator is already under way", run_id)
+        return
     agents = {a.agent: a for a in run.agents.all()}
     # A specialist that never reported (its task was lost or killed) counts as failed.
     for name in NAMES:
@@ -274,6 +281,26 @@ def save_review(
         ReviewRun.objects.filter(pk=run.pk).update(
             status=ReviewRun.Status.DONE, degraded=degraded, finished_at=now
         )
+
+
+def sweep_stuck_runs() -> list[int]:
+    """Fail runs that stopped making progress (a worker killed mid-run, a coordinator
+    killed at its hard limit): running for longer than any run can legitimately take.
+    They stay visible as failed, with the reason, and can be re-run."""
+    longest = (
+        settings.RUN_DEADLINE_SECONDS
+        + settings.SPECIALIST_TIME_LIMIT
+        + settings.COORDINATOR_TIME_LIMIT
+    )
+    cutoff = timezone.now() - timedelta(seconds=longest)
+    stuck = list(
+        ReviewRun.objects.filter(
+            status=ReviewRun.Status.RUNNING, started_at__lt=cutoff
+        ).values_list("pk", flat=True)
+    )
+    for run_id in stuck:
+        fail_run(run_id, RuntimeError(f"no progress for over {longest} s; re-run it"))
+    return stuck
 
 
 def fail_run(run_id: int, error: BaseException) -> None:

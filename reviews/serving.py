@@ -23,16 +23,16 @@ import re
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import redis
-from django.apps import apps
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, Model, OuterRef
 
 from ledger import budget, ratelimit
+from ledger.models import AgentModelOverride, ModelRate
 from reviews.batch import Batch
+from reviews.llm.prompts import PROMPTS_DIR
 from reviews.models import AgentRun, ReviewRun
 from reviews.specialists import NAMES
 
@@ -43,7 +43,6 @@ ERROR = "error"  # not a ReviewRun.Mode: no run is created
 # Bump when detector or coordinator code changes what a review finds, so runs made by
 # the old code stop being served from the cache.
 FINGERPRINT_VERSION = 1
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 # Settings that change what a review finds (not keys or timeouts). Absent ones are
 # skipped: their code defaults are covered by FINGERPRINT_VERSION.
 CONFIG_SETTINGS: tuple[str, ...] = (
@@ -56,11 +55,8 @@ CONFIG_SETTINGS: tuple[str, ...] = (
     "LLM_JSON_SCHEMA",
     "LLM_NEAR_MISS_LIMIT",
 )
-# Tables that change what a review finds or costs ("rates version"), when they exist.
-CONFIG_TABLES: tuple[tuple[str, str], ...] = (
-    ("ledger", "ModelRate"),
-    ("ledger", "AgentModelOverride"),
-)
+# Tables that change what a review finds or costs ("rates version").
+CONFIG_TABLES: tuple[type[Model], ...] = (ModelRate, AgentModelOverride)
 _VOLATILE_COLUMNS = {"id", "created_at", "updated_at"}
 
 
@@ -233,8 +229,8 @@ _CHUNK = 10_000
 
 def config_fingerprint() -> str:
     """sha256 of everything besides the batch that decides what a review finds: the
-    rule thresholds (settings.REVIEW_RULES), the specialist roster, the prompt files
-    and, once they exist, the model rate and per-agent override tables."""
+    rule thresholds (settings.REVIEW_RULES), the specialist roster, the prompt files,
+    and the model rate and per-agent override tables."""
     parts: dict[str, Any] = {
         "version": FINGERPRINT_VERSION,
         "roster": list(NAMES),
@@ -242,18 +238,12 @@ def config_fingerprint() -> str:
             name: getattr(settings, name) for name in CONFIG_SETTINGS if hasattr(settings, name)
         },
         "prompts": _prompt_hashes(),
-        "tables": {
-            f"{app}.{name}": rows
-            for app, name in CONFIG_TABLES
-            if (rows := _table_rows(app, name)) is not None
-        },
+        "tables": {model._meta.label: _table_rows(model) for model in CONFIG_TABLES},
     }
     return _sha256(parts)
 
 
 def _prompt_hashes() -> dict[str, str]:
-    if not PROMPTS_DIR.is_dir():
-        return {}
     return {
         path.relative_to(PROMPTS_DIR).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(PROMPTS_DIR.rglob("*"))
@@ -261,12 +251,7 @@ def _prompt_hashes() -> dict[str, str]:
     }
 
 
-def _table_rows(app_label: str, model_name: str) -> list[dict] | None:
-    # Looked up by name: these models are added by another change and may not exist.
-    try:
-        model = apps.get_model(app_label, model_name)
-    except LookupError:
-        return None
+def _table_rows(model: type[Model]) -> list[dict]:
     columns = [f.attname for f in model._meta.concrete_fields if f.attname not in _VOLATILE_COLUMNS]
     return list(model.objects.order_by(*columns).values(*columns))
 

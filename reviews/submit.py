@@ -75,8 +75,11 @@ def submit(
     except IngestError as error:
         return Submission(batch=batch, errors=error.errors)
     run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
-    if dispatch and run.status == ReviewRun.Status.QUEUED:
-        dispatch_review(run)
+    if run.status == ReviewRun.Status.QUEUED:
+        if dispatch:
+            dispatch_review(run)
+        else:  # the caller reviews it in this process: spare its tasks a second parse
+            keep_parsed(batch.pk, parsed)
     return Submission(batch=batch, run=run)
 
 
@@ -179,7 +182,6 @@ def accept(
     )
     batch.content_key = serving.content_key(parsed)
     batch.save()
-    _cache_parsed(batch.pk, parsed)
     return parsed
 
 
@@ -224,23 +226,28 @@ def dispatch_review(run: ReviewRun) -> None:
 
 # --- the parsed batch, for the tasks ----------------------------------------------
 # Parsing a large batch takes seconds; the specialists of one run (and the coordinator)
-# in the same process share one parse. Stored batches never change, so the id is the key.
+# in the same worker process share one parse. Stored batches never change, so the id is
+# the key. Web processes keep nothing: a million-record batch is over a gigabyte.
 
 _parsed: dict[int, plain.Batch] = {}
 
 
-def _cache_parsed(batch_id: int, parsed: plain.Batch) -> None:
-    _parsed.clear()  # keep one: a million-record batch is large
+def keep_parsed(batch_id: int, parsed: plain.Batch) -> None:
+    _parsed.clear()  # keep one
     _parsed[batch_id] = parsed
 
 
+def parse_stored(batch: Batch) -> plain.Batch:
+    return parse_upload(stored_files(batch), as_of=batch.as_of, received_at=batch.created_at)
+
+
 def load_parsed(batch: Batch) -> plain.Batch:
-    if batch.pk not in _parsed:
-        files = stored_files(batch)
-        _cache_parsed(
-            batch.pk, parse_upload(files, as_of=batch.as_of, received_at=batch.created_at)
-        )
-    return _parsed[batch.pk]
+    """The parsed batch, kept for the next task of the same run in this process."""
+    parsed = _parsed.get(batch.pk)
+    if parsed is None:
+        parsed = parse_stored(batch)
+        keep_parsed(batch.pk, parsed)
+    return parsed
 
 
 def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
@@ -248,7 +255,7 @@ def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> R
     a fresh review, so it skips the cache; like any request it counts against the rate
     limit and the budget, so it may be served by failback. Raises ServeRefused."""
     batch = run.batch
-    parsed = load_parsed(batch)
+    parsed = parse_stored(batch)
     if not batch.content_key:  # accepted before batches had one
         batch.content_key = serving.content_key(parsed)
         batch.save(update_fields=["content_key"])

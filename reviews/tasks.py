@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 )
 def start_review(*, run_id: int) -> None:
     if not runner.claim_run(run_id):
-        logger.info("run %s is gone or already started", run_id)
+        logger.info("run %s is gone or already under way", run_id)
         return
     header = [run_specialist.si(run_id=run_id, agent=name) for name in NAMES]
     body = coordinate.si(run_id=run_id)
@@ -58,3 +58,10 @@ def coordinate(*, run_id: int) -> None:
 )
 def coordinate_after_chord_error(*, run_id: int) -> None:
     coordinate(run_id=run_id)
+
+
+@shared_task(name="reviews.sweep_stuck_runs")
+def sweep_stuck_runs() -> None:
+    failed = runner.sweep_stuck_runs()
+    if failed:
+        logger.warning("failed stuck runs %s", failed)

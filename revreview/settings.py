@@ -65,7 +65,8 @@ SECRET_KEY = env("SECRET_KEY", "dev-only-insecure-key-change-me")
 ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS").split(",") if o]
 
-DATA_DIR = Path(env("DATA_DIR", str(BASE_DIR / "var")))
+DATA_DIR = Path(env("DATA_DIR", str(BASE_DIR / "var")))  # SQLite, broker folders, beat
+DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -116,7 +117,6 @@ DATABASE_URL = env("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 else:
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -169,6 +169,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
+
+# Beat (embedded in the worker with -B) sweeps runs that stopped making progress.
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-runs": {"task": "reviews.sweep_stuck_runs", "schedule": 300.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # Per-task limits (seconds): the soft limit lets a task record its failure.
 SPECIALIST_SOFT_TIME_LIMIT = envint("SPECIALIST_SOFT_TIME_LIMIT", 300)
@@ -255,8 +261,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "revreview" / "static"]
-STATIC_ROOT = DATA_DIR / "static"  # filled by collectstatic; served by whitenoise
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Filled by collectstatic (`make run`, the Docker build); served by whitenoise. Not under
+# DATA_DIR: that is a volume in compose, which would hide the files the image built.
+STATIC_ROOT = BASE_DIR / "staticfiles"
 
 LOGGING = {
     "version": 1,

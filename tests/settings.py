@@ -31,3 +31,6 @@ if not REDIS_PROBLEM:
 # Unit tests run tasks in-process; the integration tests start a real worker.
 CELERY_TASK_ALWAYS_EAGER = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Whitenoise warns at every test client's first request when STATIC_ROOT is missing
+# (collectstatic fills it for `make run` and the Docker image, not for tests).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

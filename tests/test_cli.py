@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from ledger import budget
-from reviews.models import AgentRun, ReviewRun
+from reviews.models import AgentRun, Batch, ReviewRun
 from tests.factories import DATA
 from tests.serving.helpers import make_entry
 
@@ -101,7 +101,10 @@ def test_review_clean_sample_approves_with_exit_0(postgres):
 def test_review_broken_sample_exits_2_naming_record_and_field(postgres):
     code, out, err = review(SAMPLES / "broken.json", "--format", "json")
     assert code == 2
-    errors = json.loads(out)["errors"]
+    payload = json.loads(out)
+    batch = Batch.objects.get()
+    assert payload["batch"] == {"id": None, "db_id": batch.pk, "sha256": batch.sha256}
+    errors = payload["errors"]
     assert any(e.startswith("companies[1].id") for e in errors)
     assert any(e.startswith("contacts[1].id") and "ct_501" in e for e in errors)
     assert "error: companies[1].id" in err

@@ -1,5 +1,7 @@
 """The review path through the database: submit, specialists, coordinator (tasks eager)."""
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -63,7 +65,6 @@ def test_redelivered_tasks_write_no_duplicate_findings(postgres):
     assert before > 0
     for agent in ("dedup", "attribution", "pipeline", "freshness"):
         runner.run_specialist(run.pk, agent)  # a redelivered specialist task
-    ReviewRun.objects.filter(pk=run.pk).update(status=ReviewRun.Status.RUNNING)
     runner.coordinate(run.pk)  # a redelivered coordinator
     assert Finding.objects.filter(run=run).count() == before
     assert ReviewRun.objects.get(pk=run.pk).status == ReviewRun.Status.DONE
@@ -203,3 +204,64 @@ def test_reuse_of_a_run_deleted_since_the_decision_makes_no_run(postgres):
     decision = serving.ServeDecision(ReviewRun.Mode.CACHED, reuse_run_id=10**9)
     assert reuse_run(batch, decision) is None
     assert batch.runs.count() == 1
+
+
+def test_a_redelivered_start_resumes_a_run_whose_specialists_never_started():
+    submission = submit([upload("seed-example.json")], dispatch=False)
+    run = submission.run
+    assert runner.claim_run(run.pk)  # the first delivery claimed it, then died
+    start_review.apply(kwargs={"run_id": run.pk})  # the redelivery
+    run.refresh_from_db()
+    assert run.status == ReviewRun.Status.DONE
+    assert set(run.agents.values_list("status", flat=True)) == {AgentRun.Status.DONE}
+
+
+def test_a_started_run_is_not_started_twice():
+    run = run_eagerly([upload("seed-example.json")])
+    assert not runner.claim_run(run.pk)
+
+
+def test_a_redelivered_coordinator_does_not_run_again():
+    submission = submit([upload("seed-example.json")], dispatch=False)
+    run = submission.run
+    runner.claim_run(run.pk)
+    AgentRun.objects.filter(run=run, agent=AgentRun.COORDINATOR).update(
+        status=AgentRun.Status.RUNNING
+    )  # the first coordinator is at work
+    runner.coordinate(run.pk)
+    run.refresh_from_db()
+    assert run.status == ReviewRun.Status.RUNNING
+    assert not Finding.objects.filter(run=run).exists()
+
+
+def test_the_sweeper_fails_runs_that_stopped_making_progress(settings):
+    submission = submit([upload("seed-example.json")], dispatch=False)
+    stuck, fresh = submission.run, submit([upload("seed-example.json")], dispatch=False).run
+    longest = (
+        settings.RUN_DEADLINE_SECONDS
+        + settings.SPECIALIST_TIME_LIMIT
+        + settings.COORDINATOR_TIME_LIMIT
+    )
+    ReviewRun.objects.filter(pk=stuck.pk).update(
+        status=ReviewRun.Status.RUNNING,
+        started_at=timezone.now() - timedelta(seconds=longest + 1),
+    )
+    ReviewRun.objects.filter(pk=fresh.pk).update(
+        status=ReviewRun.Status.RUNNING, started_at=timezone.now()
+    )
+    assert runner.sweep_stuck_runs() == [stuck.pk]
+    stuck.refresh_from_db()
+    assert (stuck.status, stuck.degraded) == (ReviewRun.Status.FAILED, True)
+    assert "no progress" in stuck.error
+    assert ReviewRun.objects.get(pk=fresh.pk).status == ReviewRun.Status.RUNNING
+
+
+def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
+    django_capture_on_commit_callbacks,
+):
+    from reviews import submit as submit_module
+
+    submit_module.keep_parsed(0, None)  # whatever an earlier review left
+    with django_capture_on_commit_callbacks(execute=False):
+        submit([upload("seed-example.json")], no_cache=True)
+    assert submit_module._parsed == {0: None}  # nothing new: the workers parse it

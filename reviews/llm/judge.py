@@ -110,10 +110,6 @@ def staff_for_tier(tier: str, counts: Mapping[str, int]) -> list[str]:
     return ranked[: SPECIALISTS_PER_TIER[tier]]
 
 
-def coordinator_model_for(tier: str) -> str:
-    return roster.coordinator_model_for(tier)
-
-
 def judge_specialist(
     run_context: RunContext,
     agent: str,
@@ -180,7 +176,7 @@ def judge_coordinator(
     ]
     result = call_with_failback(
         "coordinator",
-        coordinator_model_for(run_context.tier),
+        roster.coordinator_model_for(run_context.tier),
         messages,
         CoordinatorReply,
         run_id=run_context.run_id,

@@ -194,12 +194,11 @@ def _person_clusters(block: list[Contact], threshold: float) -> list[tuple[list[
 
 
 def _deals_entered_twice(batch: Batch, links: _Links, rules: dict) -> Iterator[RawFinding]:
-    lost: dict[tuple[str, str | None], bool] = {}
     for company_id, block in _groups(batch.deals, _each(batch.deals, "company_id")):
         candidates = [
             (key, deal)
             for deal in block
-            if (key := _deal_key(deal)) and not _closed_lost(batch, deal, lost)
+            if (key := _deal_key(deal)) and not _closed_lost(batch, deal)
         ]
         # Sorting by name, then date and amount, puts copies of one deal side by side
         # even in an account with many same-named deals (renewals).
@@ -216,14 +215,8 @@ def _deal_key(deal: Deal) -> str | None:
     return normalize.sorted_words(name) if name else None
 
 
-def _closed_lost(batch: Batch, deal: Deal, known: dict[tuple[str, str | None], bool]) -> bool:
-    # stage_of scans the pipeline's stages on every call, and a batch has few distinct
-    # (pipeline, stage) values, so each is looked up once.
-    key = (batch.pipeline_for(deal).id, deal.stage)
-    if key not in known:
-        stage = batch.stage_of(deal)
-        known[key] = stage is not None and stage.closed and not stage.won
-    return known[key]
+def _closed_lost(batch: Batch, deal: Deal) -> bool:
+    return (stage := batch.stage_of(deal)) is not None and stage.closed and not stage.won
 
 
 def _duplicate_deal_pairs(

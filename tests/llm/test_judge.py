@@ -14,11 +14,11 @@ from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
     RunContext,
     candidate_counts,
-    coordinator_model_for,
     judge_coordinator,
     judge_specialist,
     staff_for_tier,
 )
+from reviews.llm.roster import coordinator_model_for
 from reviews.specialists import NAMES
 from tests.llm.builders import (
     INJECTED_DEAL,

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from ledger.models import LedgerEntry
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from tests.factories import DATA, json_upload
+from reviews.submit import submit
+from tests.factories import DATA, json_upload, upload
 from tests.web.conftest import queued, reviewed
 
 pytestmark = pytest.mark.django_db
@@ -247,6 +248,18 @@ def test_run_page_says_when_no_model_reviewed(member_client):
     run = reviewed()
     page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
     assert "model pass: <strong>none</strong> (rules only)" in page
+
+
+def test_run_page_of_a_cached_run_links_the_run_it_reuses(member_client):
+    source = reviewed()
+    run = submit([upload("seed-example.json")], dispatch=False).run
+    assert run.mode == "cached" and run.reused_run_id == source.pk
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    link = f'served from <a href="{reverse("reviews:run", args=[source.pk])}">run #{source.pk}</a>'
+    assert link in page
+    assert "model pass:" not in page
+    assert "this run reuses the review of <a href=" in page
+    assert "the rule detectors reviewed this batch on their own" not in page
 
 
 def test_run_page_labels_a_failback_run_with_its_reason(member_client):

@@ -75,10 +75,14 @@ class Command(BaseCommand):
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
-            payload = {
-                "batch": {"id": batch.pk, "sha256": batch.sha256} if batch else None,
-                "errors": errors,
-            }
+            # As in spec §5, batch.id is the batch's own id (unknown when parsing
+            # failed); db_id is where the stored upload is kept (/batches/<db_id>/).
+            stored = (
+                {"id": batch.external_id or None, "db_id": batch.pk, "sha256": batch.sha256}
+                if batch
+                else None
+            )
+            payload = {"batch": stored, "errors": errors}
             self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
         for error in errors:
             self.stderr.write(f"error: {error}")
