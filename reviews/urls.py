@@ -11,4 +11,5 @@ urlpatterns = [
     path("runs/<int:run_id>/rerun/", views.rerun_run, name="rerun"),
     path("runs/<int:run_id>/break-glass/", views.break_glass, name="break_glass"),
     path("runs/<int:run_id>/findings.csv", views.findings_csv, name="findings_csv"),
+    path("runs/<int:run_id>.json", views.run_json, name="run_json"),
 ]

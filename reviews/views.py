@@ -5,10 +5,9 @@ below), render. The only htmx branch is `if request.htmx: template += "#partial"
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -19,7 +18,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum, Value, When
-from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -29,9 +34,11 @@ from django_htmx.http import HttpResponseStopPolling
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
+from reviews.exports import findings_csv_response
 from reviews.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.report import run_report
 from reviews.submit import ServeRefused, UploadTooLarge, rerun, submit
 
 RUNS_PER_PAGE = 25
@@ -302,12 +309,14 @@ def override_verdict(run: ReviewRun, user, reason: str) -> bool:
     return bool(updated)
 
 
-# --- findings as CSV ----------------------------------------------------------------
+# --- the run as data ----------------------------------------------------------------
 
-CSV_COLUMNS = tuple(
-    "position severity category kind title detail record_ids suggested_fix confidence "
-    "amount_at_risk source".split()
-)
+
+@login_required
+@require_GET
+def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    """The run as spec §5 JSON: the same document `manage.py review --format json` prints."""
+    return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
 
 
 @login_required
@@ -315,48 +324,6 @@ CSV_COLUMNS = tuple(
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
     return findings_csv_response(run.findings.order_by("position"), f"run-{run.pk}-findings.csv")
-
-
-def findings_csv_response(
-    findings: QuerySet[Finding], filename: str, *, with_run: bool = False
-) -> StreamingHttpResponse:
-    """Streamed, so a run with 100k findings never sits in memory as one string."""
-    return StreamingHttpResponse(
-        findings_csv_lines(findings.iterator(chunk_size=2000), with_run=with_run),
-        content_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow((("run",) if with_run else ()) + CSV_COLUMNS)
-    for f in findings:
-        row = [
-            f.position,
-            f.severity,
-            f.category,
-            f.kind,
-            _cell(f.title),
-            _cell(f.detail),
-            _cell(";".join(f.record_ids)),
-            _cell(f.suggested_fix),
-            f.confidence,
-            "" if f.amount_at_risk is None else f.amount_at_risk,
-            f.source,
-        ]
-        yield writer.writerow(([f.run_id] if with_run else []) + row)
-
-
-def _cell(text: str) -> str:
-    # Spreadsheets run a cell starting with = + - @ as a formula, and record data is
-    # untrusted: such text gets a leading apostrophe (OWASP "CSV injection").
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 # --- the runs list --------------------------------------------------------------------

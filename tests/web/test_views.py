@@ -42,6 +42,7 @@ def htmx_get(client, url: str, **params):
         ("get", "reviews:run", [1]),
         ("get", "reviews:batch", [1]),
         ("get", "reviews:findings_csv", [1]),
+        ("get", "reviews:run_json", [1]),
         ("post", "reviews:rerun", [1]),
         ("post", "reviews:break_glass", [1]),
     ],
@@ -348,6 +349,23 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
     ]
     assert rows[1][6] == ";".join(first.record_ids)
     assert rows[1][10] == first.source
+
+
+def test_run_json_is_the_spec_document_the_cli_prints(member_client):
+    run = reviewed()
+    response = member_client.get(reverse("reviews:run_json", args=[run.pk]))
+    assert response.status_code == 200
+    body = response.json()
+    assert list(body) == ["batch", "run", "verdict", "summary", "findings", "ledger"]
+    assert body["run"]["id"] == run.pk
+    assert body["verdict"] == run.verdict.decision
+    assert [f["kind"] for f in body["findings"]] == list(
+        run.findings.order_by("position").values_list("kind", flat=True)
+    )
+    assert (
+        reverse("reviews:run_json", args=[run.pk])
+        in member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    )
 
 
 def test_findings_csv_defuses_cells_a_spreadsheet_would_run(member_client):
