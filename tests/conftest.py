@@ -1,9 +1,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -12,8 +9,6 @@ from django.db import connection
 from revreview.celery import app
 from tests import services
 from tests.llm.fake_gateway import FakeGateway
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_report_header(config) -> list[str]:
@@ -56,36 +51,12 @@ def worker(postgres, redis_url):
         "REDIS_URL": redis_url,
         "CELERY_TASK_ALWAYS_EAGER": "false",
     }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "revreview",
-            "worker",
-            "--concurrency=2",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     app.conf.task_always_eager = False
     try:
-        yield process
+        with services.celery_worker(env) as process:
+            yield process
     finally:
         app.conf.task_always_eager = True
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture

@@ -4,6 +4,11 @@ error; elsewhere the tests that need it are skipped with a message naming it."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import urlsplit
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -44,3 +49,40 @@ def check_redis(url: str = REDIS_URL) -> str | None:
     except redis.RedisError as error:
         return f"Redis not reachable at {url}: {error}"
     return None
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def celery_worker(env: dict[str, str]) -> Iterator[subprocess.Popen]:
+    """A real worker process with this environment, stopped on exit. Its log is on
+    the process's stdout, for a failing test to show."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "revreview",
+            "worker",
+            "--concurrency=2",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

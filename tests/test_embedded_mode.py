@@ -5,11 +5,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import services
+from tests.services import ROOT
+
 pytestmark = pytest.mark.integration
 
 
@@ -32,27 +33,7 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
         )
 
     assert manage("migrate", "--noinput").returncode == 0
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "revreview",
-            "worker",
-            "--concurrency=2",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with services.celery_worker(env) as worker:
         review = manage(
             "review",
             "tests/data/seed-example.json",
@@ -62,12 +43,6 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
             "--timeout",
             "120",
         )
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
     assert review.returncode == 0, review.stderr[-2000:] + worker.stdout.read()[-3000:]
     report = json.loads(review.stdout)
     assert (report["run"]["status"], report["verdict"]) == ("done", "approve_with_comments")

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -16,8 +15,8 @@ from reviews.llm.breaker import Breaker, Decision, State
 from reviews.llm.chain import call_with_failback
 from reviews.llm.schemas import SpecialistReply
 from tests.llm.fake_gateway import completion, error
+from tests.services import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LITE = "google/gemini-2.5-flash-lite"
 LITE_BACK = "google/gemini-2.0-flash-lite"
 GOOD = {"add": [], "adjust": [], "dismiss": []}

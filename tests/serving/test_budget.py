@@ -6,7 +6,6 @@ import subprocess
 import sys
 import threading
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import redis
@@ -14,9 +13,9 @@ from django.db import connection
 
 from ledger import budget
 from ledger.models import BudgetDay
+from tests.services import ROOT
 from tests.serving.helpers import make_entry
 
-ROOT = Path(__file__).resolve().parents[2]
 ESTIMATE = 1_000
 CALLS_THAT_FIT = 5
 CONCURRENT = 20

@@ -17,6 +17,7 @@ from reviews.submit import submit
 from reviews.tasks import start_review
 from tests import services
 from tests.factories import DATA, upload
+from tests.services import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -30,7 +31,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ROOT = Path(__file__).resolve().parents[2]
 # README's pictures are refreshed on request (UPDATE_SCREENSHOTS=1 make test); every other
 # run keeps its screenshots out of the work tree.
 SCREENSHOTS = ROOT / (
