@@ -17,7 +17,7 @@ from reviews.submit import rerun
 FINDINGS_INLINE_LIMIT = 50
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnly:
     """What the factory recorded is evidence: shown, never edited by hand."""
 
     extra = 0
@@ -28,6 +28,10 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+
+class ReadOnlyInline(ReadOnly, admin.TabularInline):
+    pass
 
 
 def _changelist(model: str, **filters: object) -> str:
@@ -84,7 +88,7 @@ class BatchAdmin(admin.ModelAdmin):
 # --- runs ------------------------------------------------------------------------------
 
 
-class VerdictInline(admin.StackedInline):
+class VerdictInline(ReadOnly, admin.StackedInline):
     model = Verdict
     fields = (
         "decision",
@@ -96,14 +100,6 @@ class VerdictInline(admin.StackedInline):
         "created_at",
     )
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 class AgentRunInline(ReadOnlyInline):
