@@ -5,7 +5,7 @@ in one MULTI. Simple and atomic; the price is that a client can send up to twice
 limit across an hour boundary, which is acceptable for a cost guard.
 
 Just over the limit (up to HARD_FACTOR x limit) a request is served by failback; beyond
-that it is refused with 429 and Retry-After (reviews.serving decides).
+that it is refused with 429 and Retry-After (reviews.orchestration.serving decides).
 
 Embedded mode (REDIS_URL empty): the same counters in Django's cache, which there is
 the per-process local-memory cache: the web process limits its clients; CLI runs are

@@ -10,9 +10,9 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from reviews.exports import findings_csv_response
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from reviews.submit import rerun
+from reviews.orchestration.submit import rerun
+from reviews.web.exports import findings_csv_response
 
 FINDINGS_INLINE_LIMIT = 50
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from reviews import findings
+from reviews.engine import findings
 
 
 class Batch(models.Model):
@@ -19,7 +19,7 @@ class Batch(models.Model):
     sha256 = models.CharField(max_length=64, db_index=True)  # of the upload's bytes
     size_bytes = models.BigIntegerField()
     # Hash of the canonicalised parsed batch: the same records in any key or record
-    # order give the same key (reviews.serving.content_key). Empty until accepted.
+    # order give the same key (reviews.orchestration.serving.content_key). Empty until accepted.
     content_key = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
     errors = models.JSONField(default=list, blank=True)  # why it was rejected
@@ -81,7 +81,7 @@ class ReviewRun(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="runs")
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.FRESH)
     reason = models.CharField(max_length=300, blank=True)  # why failback, when it is
-    # The review configuration this run used (reviews.serving.config_fingerprint), and
+    # The review configuration this run used (reviews.orchestration.serving.config_fingerprint), and
     # for a cached or failback run, the finished run whose findings it serves.
     config_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
     reused_run = models.ForeignKey(

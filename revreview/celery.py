@@ -6,4 +6,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "revreview.settings")
 
 app = Celery("revreview")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# The review tasks live with the rest of the orchestration, not at the app root.
+app.autodiscover_tasks(["reviews.orchestration"])

@@ -229,7 +229,7 @@ BREAKER_FAILURE_THRESHOLD = envint("BREAKER_FAILURE_THRESHOLD", 3)
 BREAKER_COOLDOWN_SECONDS = envint("BREAKER_COOLDOWN_SECONDS", 120)
 RUN_DEADLINE_SECONDS = envint("RUN_DEADLINE_SECONDS", 600)
 
-# --- serving: budget and rate limit (reviews/serving.py, ledger/budget.py) ------------
+# --- serving: budget and rate limit (reviews/orchestration/serving.py, ledger/budget.py) ---
 
 # Input + output tokens per UTC day across all clients; 0 = unlimited (still counted).
 DAILY_TOKEN_BUDGET = envint("DAILY_TOKEN_BUDGET", 2_000_000)

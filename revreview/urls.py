@@ -5,5 +5,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("spend/", include("ledger.urls")),
-    path("", include("reviews.urls")),
+    path("", include("reviews.web.urls")),
 ]

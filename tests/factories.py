@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reviews.ingest import UploadedFile
+from reviews.engine.ingest import UploadedFile
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,7 +1,7 @@
 from decimal import Decimal
 
-from reviews.coordinator import decide, fuse, merge_overlapping, order
-from reviews.findings import RawFinding
+from reviews.engine.coordinator import decide, fuse, merge_overlapping, order
+from reviews.engine.findings import RawFinding
 
 COUNTS = {"companies": 2, "contacts": 2, "deals": 1}
 

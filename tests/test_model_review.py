@@ -16,10 +16,10 @@ import pytest
 from django.core.management import call_command
 
 from ledger.models import LedgerEntry
+from reviews.engine.specialists import NAMES, SPECIALISTS
 from reviews.models import AgentRun, ReviewRun
-from reviews.specialists import NAMES, SPECIALISTS
-from reviews.submit import submit
-from reviews.tasks import start_review
+from reviews.orchestration.submit import submit
+from reviews.orchestration.tasks import start_review
 from tests.factories import DATA, json_upload, upload
 from tests.llm.fake_gateway import completion, error
 from tests.llm.helpers import API_KEY, own_redis

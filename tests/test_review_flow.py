@@ -5,11 +5,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reviews import runner, serving
-from reviews.ingest import UploadedFile
+from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
-from reviews.submit import ServeRefused, load_parsed, rerun, reuse_run, submit
-from reviews.tasks import start_review
+from reviews.orchestration import runner, serving
+from reviews.orchestration.parsed import load_parsed
+from reviews.orchestration.submit import ServeRefused, rerun, reuse_run, submit
+from reviews.orchestration.tasks import start_review
 from tests.factories import json_upload, upload
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +99,7 @@ def test_a_specialist_that_never_reported_counts_as_failed():
     assert run.agents.get(agent="attribution").status == AgentRun.Status.FAILED
 
 
-# --- how a request is served (reviews.serving, wired in reviews.submit) ---------------
+# --- how a request is served (orchestration.serving, wired in orchestration.submit) ---
 
 
 def findings_of(run: ReviewRun) -> list[tuple]:
@@ -259,9 +260,9 @@ def test_the_sweeper_fails_runs_that_stopped_making_progress(settings):
 def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
     django_capture_on_commit_callbacks,
 ):
-    from reviews import submit as submit_module
+    from reviews.orchestration import parsed as parsed_module
 
-    submit_module.keep_parsed(0, None)  # whatever an earlier review left
+    parsed_module.keep_parsed(0, None)  # whatever an earlier review left
     with django_capture_on_commit_callbacks(execute=False):
         submit([upload("seed-example.json")], no_cache=True)
-    assert submit_module._parsed == {0: None}  # nothing new: the workers parse it
+    assert parsed_module._parsed == {0: None}  # nothing new: the workers parse it

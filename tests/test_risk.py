@@ -4,8 +4,8 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
-from reviews.batch import Batch, Company, Contact, Deal
-from reviews.risk import classify_risk
+from reviews.engine.batch import Batch, Company, Contact, Deal
+from reviews.engine.risk import classify_risk
 
 AS_OF = datetime(2026, 8, 1, 9, tzinfo=UTC)
 

@@ -14,11 +14,11 @@ import pytest
 from django.conf import settings
 from rapidfuzz import fuzz
 
-from reviews import normalize
+from reviews.engine import normalize
 from reviews.samplegen import generate, targets, truth_path, write_sample
-from reviews.samplegen_cases import FUZZY_PEOPLE
-from reviews.samplegen_decoys import INJECTIONS, MUST_NOT_FLAG
-from reviews.samplegen_words import BRANDS, PLACES, SECTORS
+from reviews.samplegen.cases import FUZZY_PEOPLE
+from reviews.samplegen.decoys import INJECTIONS, MUST_NOT_FLAG
+from reviews.samplegen.words import BRANDS, PLACES, SECTORS
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 LISTS = ("companies", "contacts", "deals")
@@ -184,8 +184,8 @@ def test_broken_sample_lacks_an_id_and_repeats_one() -> None:
 
 
 def _review(batch: dict) -> list:
-    from reviews.ingest import UploadedFile, parse_upload
-    from reviews.specialists import SPECIALISTS
+    from reviews.engine.ingest import UploadedFile, parse_upload
+    from reviews.engine.specialists import SPECIALISTS
 
     data = json.dumps(batch).encode()
     parsed = parse_upload(

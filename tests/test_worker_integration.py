@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from reviews.models import AgentRun, ReviewRun
-from reviews.submit import submit
+from reviews.orchestration.submit import submit
 from tests.factories import DATA, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from reviews.batch import Batch
-from reviews.findings import RawFinding, Severity
+from reviews.engine.batch import Batch
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.specialists.common import Exposure
 from reviews.llm.context import is_exact
 from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
-from reviews.specialists.common import Exposure
 
 logger = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from reviews.batch import Batch
-from reviews.findings import RawFinding, Severity
+from reviews.engine.batch import Batch
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.specialists import SPECIALISTS
 from reviews.llm.boundary import sanitize, to_json, wrap
 from reviews.llm.prompts import load
-from reviews.specialists import SPECIALISTS
 
 CHARS_PER_TOKEN = 4
 # Once less than this is left of the budget, no further item is tried.

@@ -19,16 +19,16 @@ from datetime import datetime
 
 from django.conf import settings
 
-from reviews.batch import Batch
-from reviews.findings import RawFinding, Severity
+from reviews.engine.batch import Batch
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.risk import SPECIALISTS_PER_TIER
+from reviews.engine.specialists import NAMES, SPECIALISTS
 from reviews.llm import apply, context, roster
 from reviews.llm.boundary import new_boundary, sanitize, to_json
 from reviews.llm.chain import call_with_failback
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
 from reviews.llm.schemas import CoordinatorReply, SpecialistReply
-from reviews.risk import SPECIALISTS_PER_TIER
-from reviews.specialists import NAMES, SPECIALISTS
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviews.batch import Batch
-from reviews.ingest import IngestError, UploadedFile, parse_upload
+from reviews.engine.batch import Batch
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.orchestration.parsed import parse  # the settings decide the limits
 
 RECEIVED = datetime(2026, 8, 2, 12, 0, tzinfo=UTC)
 
@@ -22,14 +23,14 @@ def batch_doc(**lists) -> dict:
 
 def parse_json(doc: object, *, as_of: datetime | None = None) -> Batch:
     data = json.dumps(doc).encode()
-    return parse_upload([UploadedFile("batch.json", data)], as_of=as_of, received_at=RECEIVED)
+    return parse([UploadedFile("batch.json", data)], as_of=as_of, received_at=RECEIVED)
 
 
 def parse_files(*files: tuple[str, bytes | str], as_of: datetime | None = None) -> Batch:
     uploads = [
         UploadedFile(name, data.encode() if isinstance(data, str) else data) for name, data in files
     ]
-    return parse_upload(uploads, as_of=as_of, received_at=RECEIVED)
+    return parse(uploads, as_of=as_of, received_at=RECEIVED)
 
 
 def errors_of(parse, *args, **kwargs) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from reviews.batch import Company, Contact, Deal, ValueProblem
-from reviews.ingest.hubspot_csv import HUBSPOT_COLUMNS
+from reviews.engine.batch import Company, Contact, Deal, ValueProblem
+from reviews.engine.ingest.hubspot_csv import HUBSPOT_COLUMNS
 from tests.ingest.helpers import RECEIVED, errors_of, parse_files
 
 COMPANIES_CSV = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
-from reviews.batch import Company, Contact, Deal, Pipeline, Stage, ValueProblem
+from reviews.engine.batch import Company, Contact, Deal, Pipeline, Stage, ValueProblem
 from tests.ingest.helpers import RECEIVED, batch_doc, parse_files, parse_json
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from reviews.ingest import UploadedFile, parse_upload
+from reviews.engine.ingest import UploadedFile
+from reviews.orchestration.parsed import parse  # the settings decide the limits
 from tests.ingest.helpers import RECEIVED, batch_doc, errors_of, parse_json
 
 
 def parse_bytes(data: bytes):
-    return parse_upload([UploadedFile("batch.json", data)], as_of=None, received_at=RECEIVED)
+    return parse([UploadedFile("batch.json", data)], as_of=None, received_at=RECEIVED)
 
 
 def test_json_not_json_names_position():

@@ -6,7 +6,7 @@ import io
 import json
 import zipfile
 
-from reviews.ingest import UploadedFile, file_type
+from reviews.engine.ingest import UploadedFile, file_type
 from tests.ingest.helpers import batch_doc, errors_of, parse_files, zipped
 
 JSON_DOC = json.dumps(batch_doc(deals=[{"id": "dl_1", "amount": "5"}]))

@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from reviews.ingest import UploadedFile, parse_upload
-from reviews.ingest.values import (
+from reviews.engine.ingest import UploadedFile, parse_upload
+from reviews.engine.ingest.values import (
     Invalid,
     describe,
     parse_amount,

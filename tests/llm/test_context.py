@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from reviews.findings import RawFinding
+from reviews.engine.findings import RawFinding
+from reviews.engine.specialists import NAMES
 from reviews.llm import context
-from reviews.specialists import NAMES
 from tests.llm.builders import detect, near_misses, sample_batch
 from tests.specialists.factories import company, contact, make_batch
 

@@ -9,7 +9,8 @@ from datetime import datetime
 import pytest
 
 from ledger.models import AgentModelOverride, LedgerEntry
-from reviews.findings import RawFinding
+from reviews.engine.findings import RawFinding
+from reviews.engine.specialists import NAMES
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
     RunContext,
@@ -19,7 +20,6 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.llm.roster import coordinator_model_for
-from reviews.specialists import NAMES
 from tests.llm.builders import (
     INJECTED_DEAL,
     INJECTED_EMAIL,

@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime
 
 from ledger.models import LedgerEntry
-from reviews.batch import Batch as ParsedBatch
-from reviews.ingest import UploadedFile, parse_upload
+from reviews.engine.batch import Batch as ParsedBatch
+from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.models import Batch, ReviewRun
-from reviews.submit import submit
-from reviews.tasks import start_review
+from reviews.orchestration.submit import submit
+from reviews.orchestration.tasks import start_review
 
 EXPORTED_AT = "2026-08-01T09:00:00Z"
 

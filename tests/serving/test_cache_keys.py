@@ -5,8 +5,8 @@ import json
 import pytest
 
 from ledger.models import ModelRate
-from reviews import serving
-from reviews.serving import config_fingerprint, content_key
+from reviews.orchestration import serving
+from reviews.orchestration.serving import config_fingerprint, content_key
 from tests.serving.helpers import parse, seed_batch
 
 

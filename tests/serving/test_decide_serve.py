@@ -6,7 +6,13 @@ import pytest
 
 from ledger import budget
 from reviews.models import ReviewRun
-from reviews.serving import ERROR, ServeDecision, config_fingerprint, content_key, decide_serve
+from reviews.orchestration.serving import (
+    ERROR,
+    ServeDecision,
+    config_fingerprint,
+    content_key,
+    decide_serve,
+)
 from tests.serving.helpers import parse, reviewed_run, seed_batch
 
 pytestmark = pytest.mark.django_db

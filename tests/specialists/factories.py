@@ -9,7 +9,7 @@ import itertools
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from reviews.batch import Batch, Company, Contact, Deal, Pipeline, Stage
+from reviews.engine.batch import Batch, Company, Contact, Deal, Pipeline, Stage
 
 AS_OF = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from reviews.batch import ValueProblem
-from reviews.specialists import attribution
+from reviews.engine.batch import ValueProblem
+from reviews.engine.specialists import attribution
 from tests.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = settings.REVIEW_RULES

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from reviews.batch import ValueProblem
-from reviews.specialists import dedup
+from reviews.engine.batch import ValueProblem
+from reviews.engine.specialists import dedup
 from tests.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = {

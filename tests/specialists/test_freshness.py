@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from reviews.batch import ValueProblem
-from reviews.specialists import freshness
+from reviews.engine.batch import ValueProblem
+from reviews.engine.specialists import freshness
 from tests.specialists.factories import AS_OF, company, deal, make_batch
 
 RULES = settings.REVIEW_RULES

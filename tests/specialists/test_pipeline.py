@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
-from reviews.batch import ValueProblem
-from reviews.specialists import pipeline
+from reviews.engine.batch import ValueProblem
+from reviews.engine.specialists import pipeline
 from tests.specialists.factories import day, deal, make_batch, stage
 from tests.specialists.factories import pipeline as make_pipeline
 

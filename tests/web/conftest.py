@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reviews.ingest import UploadedFile
+from reviews.engine.ingest import UploadedFile
 from reviews.models import ReviewRun
-from reviews.submit import submit
-from reviews.tasks import start_review
+from reviews.orchestration.submit import submit
+from reviews.orchestration.tasks import start_review
 from tests.factories import upload
 
 

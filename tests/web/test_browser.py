@@ -13,8 +13,8 @@ from django.db import connections
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from reviews.models import ReviewRun, Verdict
-from reviews.submit import submit
-from reviews.tasks import start_review
+from reviews.orchestration.submit import submit
+from reviews.orchestration.tasks import start_review
 from tests import services
 from tests.factories import DATA, upload
 from tests.services import ROOT

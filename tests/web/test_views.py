@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from ledger.models import LedgerEntry
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from reviews.submit import submit
+from reviews.orchestration.submit import submit
 from tests.factories import DATA, json_upload, upload
 from tests.web.conftest import queued, reviewed
 
@@ -179,7 +179,7 @@ def test_upload_page_lists_recent_uploads(member_client):
 
 
 def test_batch_page_lists_the_errors_of_a_rejected_batch(member_client):
-    from reviews.submit import submit
+    from reviews.orchestration.submit import submit
 
     batch = submit([json_upload(BROKEN)]).batch
     page = member_client.get(reverse("reviews:batch", args=[batch.pk])).content.decode()
@@ -199,7 +199,7 @@ def test_run_page_polls_with_200_while_running_and_stops_with_286_when_done(memb
     assert 'hx-trigger="every 1s"' in response.content.decode()
     assert "<html" not in response.content.decode()  # the partial only
 
-    from reviews.tasks import start_review
+    from reviews.orchestration.tasks import start_review
 
     start_review.apply(kwargs={"run_id": run.pk})
     response = htmx_get(member_client, url)
@@ -506,7 +506,7 @@ def test_runs_list_queries_do_not_grow_with_rows(member_client, django_assert_ma
 
 
 def test_runs_list_paginates(member_client, monkeypatch):
-    monkeypatch.setattr("reviews.views.RUNS_PER_PAGE", 2)
+    monkeypatch.setattr("reviews.web.views.RUNS_PER_PAGE", 2)
     for _ in range(3):
         reviewed()
     page = member_client.get(reverse("reviews:runs"), {"page": 2}).context["page"]

@@ -7,9 +7,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from reviews.ingest import UploadedFile
+from reviews.engine.ingest import UploadedFile
 from reviews.models import Batch
-from reviews.submit import stored_sha256, submit
+from reviews.orchestration.submit import stored_sha256, submit
 
 SAMPLES_DIR = settings.BASE_DIR / "samples"
 

@@ -1,8 +1,8 @@
 """manage.py review FILE [FILE ...]: review a batch and print spec §5 JSON or a text report.
 
-The review is served like an upload (reviews.serving): from the cache when this content
-was reviewed under the same configuration, by failback when the daily token budget is
-spent. The CLI has no client address, so it is never rate limited.
+The review is served like an upload (reviews.orchestration.serving): from the cache when
+this content was reviewed under the same configuration, by failback when the daily token
+budget is spent. The CLI has no client address, so it is never rate limited.
 
 Exit codes (spec §5): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
 (or a refused request)."""
@@ -18,10 +18,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from reviews.ingest import IngestError, UploadedFile
+from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
-from reviews.report import run_report, text_report
-from reviews.submit import ServeRefused, UploadTooLarge, submit
+from reviews.orchestration.submit import ServeRefused, UploadTooLarge, submit
+from reviews.web.report import run_report, text_report
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
@@ -110,7 +110,7 @@ def _parse_as_of(value: str | None) -> datetime | None:
 def _run_in_process(run: ReviewRun) -> ReviewRun:
     # The same task code, executed eagerly in this process: no worker needed.
     app.conf.task_always_eager = True
-    from reviews.tasks import start_review
+    from reviews.orchestration.tasks import start_review
 
     start_review.apply(kwargs={"run_id": run.pk})
     run.refresh_from_db()

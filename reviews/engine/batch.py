@@ -1,0 +1,154 @@
+"""A parsed batch as plain data: what every detector, the risk classifier and the
+coordinator read. Ingest builds it; nothing here touches the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+
+# The HubSpot default pipeline (spec §1), used when a batch carries no `pipelines`.
+DEFAULT_PIPELINE_ID = "default"
+
+
+@dataclass(slots=True)
+class Stage:
+    id: str
+    label: str = ""
+    closed: bool = False
+    won: bool = False
+
+
+@dataclass(slots=True)
+class Pipeline:
+    id: str
+    stages: list[Stage]
+    # stage key (id or label, folded) -> stage; built once, since every deal looks one up
+    _by_key: dict[str, Stage] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for stage in reversed(self.stages):  # reversed: the first stage wins a clash
+            if stage.label:
+                self._by_key[_stage_key(stage.label)] = stage
+        for stage in reversed(self.stages):  # ids win over labels
+            self._by_key[_stage_key(stage.id)] = stage
+
+    def find_stage(self, value: str | None) -> Stage | None:
+        """The stage named by id or by label, case- and space-insensitively."""
+        if not value:
+            return None
+        return self._by_key.get(_stage_key(value))
+
+
+def _stage_key(value: str) -> str:
+    return "".join(value.split()).casefold()
+
+
+HUBSPOT_DEFAULT_PIPELINE = Pipeline(
+    id=DEFAULT_PIPELINE_ID,
+    stages=[
+        Stage("appointmentscheduled", "Appointment Scheduled"),
+        Stage("qualifiedtobuy", "Qualified To Buy"),
+        Stage("presentationscheduled", "Presentation Scheduled"),
+        Stage("decisionmakerboughtin", "Decision Maker Bought-In"),
+        Stage("contractsent", "Contract Sent"),
+        Stage("closedwon", "Closed Won", closed=True, won=True),
+        Stage("closedlost", "Closed Lost", closed=True, won=False),
+    ],
+)
+
+
+@dataclass(slots=True)
+class Company:
+    id: str
+    index: int  # position in the batch's list, for error messages like companies[3]
+    name: str | None = None
+    domain: str | None = None  # as given; normalise with reviews.engine.normalize.domain
+    enriched_at: datetime | None = None
+    updated_at: datetime | None = None
+    extra: dict = field(default_factory=dict)  # every other field, kept as given
+
+
+@dataclass(slots=True)
+class Contact:
+    id: str
+    index: int
+    email: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    company_id: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Deal:
+    id: str
+    index: int
+    name: str | None = None
+    amount: Decimal | None = None
+    stage: str | None = None  # as given: an id or a label
+    close_date: date | None = None
+    company_id: str | None = None
+    contact_ids: list[str] = field(default_factory=list)
+    pipeline: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ValueProblem:
+    """A malformed value (spec §1): not a reason to reject, a finding of kind
+    `invalid_value` in the category of the specialist that owns the field."""
+
+    category: str
+    record_id: str
+    path: str  # e.g. deals[3].amount
+    message: str  # e.g. not a number: "41O000"
+
+
+@dataclass(slots=True)
+class Batch:
+    id: str | None
+    as_of: datetime
+    source: str | None
+    companies: list[Company]
+    contacts: list[Contact]
+    deals: list[Deal]
+    pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
+    value_problems: list[ValueProblem] = field(default_factory=list)
+    # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
+    # detector asks for the stage of every deal.
+    _stages: dict[tuple[str | None, str | None], Stage | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "companies": len(self.companies),
+            "contacts": len(self.contacts),
+            "deals": len(self.deals),
+        }
+
+    def pipeline_for(self, deal: Deal) -> Pipeline:
+        """The pipeline a deal's stage must belong to. A deal naming a pipeline the
+        batch does not define falls back to the only/default one."""
+        if not self.pipelines:
+            return HUBSPOT_DEFAULT_PIPELINE
+        if deal.pipeline and deal.pipeline in self.pipelines:
+            return self.pipelines[deal.pipeline]
+        if DEFAULT_PIPELINE_ID in self.pipelines:
+            return self.pipelines[DEFAULT_PIPELINE_ID]
+        return next(iter(self.pipelines.values()))
+
+    def stage_of(self, deal: Deal) -> Stage | None:
+        key = (deal.pipeline, deal.stage)
+        try:
+            return self._stages[key]
+        except KeyError:
+            stage = self._stages[key] = self.pipeline_for(deal).find_stage(deal.stage)
+            return stage
+
+    def is_open(self, deal: Deal) -> bool:
+        """Open = stage not closed. An unknown or missing stage counts as open."""
+        stage = self.stage_of(deal)
+        return stage is None or not stage.closed

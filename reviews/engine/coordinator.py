@@ -1,0 +1,166 @@
+"""The coordinator: fuse every specialist's findings into one ordered list, apply the
+verdict policy (spec §4) and write a plain-language summary. Plain data in, plain data out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.specialists.common import money
+
+CATEGORY_ORDER = ("pipeline", "dedup", "attribution", "freshness")
+
+
+@dataclass(slots=True)
+class Review:
+    findings: list[RawFinding]
+    decision: str
+    summary: str
+    pipeline_at_risk: Decimal
+    severity_counts: dict[str, int] = field(default_factory=dict)
+
+
+def decide(findings: list[RawFinding]) -> str:
+    """Approval-biased verdict policy of spec §4."""
+    severities = {f.severity for f in findings}
+    if Severity.CRITICAL in severities:
+        return "request_changes"
+    if severities:
+        return "approve_with_comments"
+    return "approve"
+
+
+def merge_overlapping(findings: list[RawFinding]) -> list[RawFinding]:
+    """Findings of the same kind that share a record describe one problem (a cluster of
+    three duplicate companies reported pairwise is one finding): union them."""
+    by_kind: dict[tuple[str, str], list[RawFinding]] = defaultdict(list)
+    for finding in findings:
+        by_kind[(finding.category, finding.kind)].append(finding)
+
+    merged: list[RawFinding] = []
+    for group in by_kind.values():
+        merged.extend(_merge_group(group))
+    return merged
+
+
+def _merge_group(group: list[RawFinding]) -> list[RawFinding]:
+    owner: dict[str, int] = {}  # record id -> index of the cluster that holds it
+    clusters: list[list[RawFinding] | None] = []
+    for finding in group:
+        hits = sorted({owner[r] for r in finding.record_ids if r in owner})
+        if not hits:
+            target = len(clusters)
+            clusters.append([finding])
+        else:
+            target = hits[0]
+            for other in hits[1:]:  # this finding bridges clusters: fold them into one
+                clusters[target].extend(clusters[other])  # type: ignore[union-attr]
+                for moved in clusters[other]:  # type: ignore[union-attr]
+                    for record_id in moved.record_ids:
+                        owner[record_id] = target
+                clusters[other] = None
+            clusters[target].append(finding)  # type: ignore[union-attr]
+        for record_id in finding.record_ids:
+            owner[record_id] = target
+    return [_combine(cluster) for cluster in clusters if cluster]
+
+
+def _combine(cluster: list[RawFinding]) -> RawFinding:
+    if len(cluster) == 1:
+        return cluster[0]
+    lead = min(cluster, key=lambda f: Severity(f.severity).rank)
+    record_ids = sorted({r for f in cluster for r in f.record_ids})
+    exposure: dict[str, Decimal] = {}
+    for finding in cluster:
+        exposure.update(finding.exposure)
+    details = list(dict.fromkeys(f.detail for f in cluster))
+    return RawFinding(
+        category=lead.category,
+        kind=lead.kind,
+        severity=lead.severity,
+        title=lead.title if len(details) == 1 else f"{lead.title} (and {len(cluster) - 1} related)",
+        detail=" ".join(details),
+        record_ids=record_ids,
+        suggested_fix=lead.suggested_fix,
+        confidence=min(f.confidence for f in cluster),
+        exposure=exposure,
+        source="model" if all(f.source == "model" for f in cluster) else "rule",
+    )
+
+
+def order(findings: list[RawFinding]) -> list[RawFinding]:
+    """Most severe first, then the most money at risk, then a stable tie-break."""
+    return sorted(
+        findings,
+        key=lambda f: (
+            Severity(f.severity).rank,
+            -f.amount_at_risk,
+            CATEGORY_ORDER.index(f.category) if f.category in CATEGORY_ORDER else 99,
+            f.kind,
+            f.record_ids,
+        ),
+    )
+
+
+def fuse(
+    findings: list[RawFinding], counts: dict[str, int], failed_specialists: list[str]
+) -> Review:
+    fused = order(merge_overlapping(findings))
+    exposure: dict[str, Decimal] = {}
+    for finding in fused:
+        exposure.update(finding.exposure)
+    pipeline_at_risk = sum(exposure.values(), Decimal(0))
+    severity_counts = {s.value: 0 for s in Severity}
+    for finding in fused:
+        severity_counts[finding.severity] += 1
+    return Review(
+        findings=fused,
+        decision=decide(fused),
+        summary=summarise(
+            fused, counts, severity_counts, len(exposure), pipeline_at_risk, failed_specialists
+        ),
+        pipeline_at_risk=pipeline_at_risk,
+        severity_counts=severity_counts,
+    )
+
+
+def summarise(
+    findings: list[RawFinding],
+    counts: dict[str, int],
+    severity_counts: dict[str, int],
+    deals_at_risk: int,
+    pipeline_at_risk: Decimal,
+    failed_specialists: list[str],
+) -> str:
+    scope = (
+        f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
+        f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
+    )
+    if not findings:
+        sentences = [f"{scope}: no problems found."]
+    else:
+        # "2 critical, 3 warnings, 1 suggestion"
+        tally = ", ".join(
+            _plural(n, severity, "critical" if severity == "critical" else None)
+            for severity, n in severity_counts.items()
+            if n
+        )
+        sentences = [f"{scope}: {tally}."]
+        if deals_at_risk:
+            sentences.append(
+                f"They touch {money(pipeline_at_risk)} of pipeline across "
+                f"{_plural(deals_at_risk, 'deal')}."
+            )
+        sentences.append(f"Most urgent: {findings[0].title}.")
+    if failed_specialists:
+        sentences.append(
+            f"Degraded: the {', '.join(failed_specialists)} review failed, so this verdict "
+            "was reached without it."
+        )
+    return " ".join(sentences)
+
+
+def _plural(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"

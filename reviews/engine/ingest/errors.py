@@ -1,0 +1,52 @@
+"""Structural errors: collected, capped, raised once with every one listed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class IngestError(Exception):
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("; ".join(errors[:3]))
+        self.errors = errors
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The ingest's limits (MAX_UPLOAD_BYTES and MAX_REPORTED_ERRORS in the settings)."""
+
+    max_bytes: int = 200 * 1024 * 1024
+    max_errors: int = 100
+
+
+class ErrorList:
+    """Every structural problem of one upload, up to a cap (Limits.max_errors); past
+    the cap only counted, so a broken million-record file yields a short report."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.messages: list[str] = []
+        self.more = 0
+
+    def add(self, message: str) -> None:
+        if len(self.messages) < self.cap:
+            self.messages.append(message)
+        else:
+            self.more += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.messages) or self.more > 0
+
+    def raise_if_any(self) -> None:
+        if not self:
+            return
+        lines = list(self.messages)
+        if self.more:
+            lines.append(f"and {self.more:,} more errors (only the first {self.cap} are listed)")
+        raise IngestError(lines)
+
+
+def not_utf8(data: bytes, error: UnicodeDecodeError) -> str:
+    """Where decoding failed, counted in the file's bytes (a stripped BOM included)."""
+    position = len(data) - len(error.object) + error.start
+    return f"not UTF-8: byte 0x{data[position]:02x} at position {position}"

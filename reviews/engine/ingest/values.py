@@ -1,0 +1,211 @@
+"""Field values as they arrive (JSON or CSV cells) to typed values, or Invalid.
+
+Every parser takes one raw value and returns the typed value, None when the value is
+missing (null, "" or blank), or an Invalid carrying the message for a ValueProblem.
+They run once per field on batches of a million records, so the happy path is a few
+type checks and one constructor call, with no exceptions (email adds one measured regex)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+from dateutil.parser import isoparse
+from email_validator import EmailNotValidError, validate_email
+
+_MAX_SHOWN = 60  # characters of a bad value quoted in a message
+
+
+class Invalid:
+    """A malformed value. A plain class, not an exception: a batch may hold many."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"Invalid({self.message!r})"
+
+
+def describe(value: object) -> str:
+    """The value as it would read in the JSON (strings quoted), cut to a sane length."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def is_blank(value: object) -> bool:
+    return value is None or (value.__class__ is str and (not value or value.isspace()))
+
+
+def parse_text(value: object) -> str | None | Invalid:
+    """A string, kept as given."""
+    if value.__class__ is str:
+        return None if not value or value.isspace() else value
+    if value is None:
+        return None
+    return Invalid(f"not a string: {describe(value)}")
+
+
+def parse_domain(value: object) -> str | None | Invalid:
+    """A string, kept as given (URL forms are fine: reviews.engine.normalize.domain strips them),
+    but a domain has a dot and no inner spaces: "n/a" or "Vertex Robotics" is not one."""
+    text = parse_text(value)
+    if text is None or text.__class__ is Invalid:
+        return text
+    stripped = text.strip()
+    if "." not in stripped or " " in stripped:
+        return Invalid(f"not a domain: {describe(value)}")
+    return text
+
+
+# Plain ASCII addresses, checked strictly (dot-atom local part, host names with a
+# letter-led top-level label). Measured at ~0.4µs, the same as a hand-written split
+# check, against ~30µs for email-validator, which decides everything this does not
+# accept (international addresses, and the truly malformed ones).
+_PLAIN_EMAIL = re.compile(
+    r"(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+)
+
+
+def parse_email(value: object) -> str | None | Invalid:
+    """A syntactically valid address (no DNS look-up), kept as given."""
+    text = parse_text(value)
+    if text is None or text.__class__ is Invalid:
+        return text
+    stripped = text.strip()
+    if len(stripped) <= 254 and _PLAIN_EMAIL.fullmatch(stripped):
+        return text
+    try:
+        # test_environment: a reserved .test domain is well-formed, only undeliverable.
+        validate_email(stripped, check_deliverability=False, test_environment=True)
+    except EmailNotValidError:
+        return Invalid(f"not an email: {describe(value)}")
+    return text
+
+
+def parse_amount(value: object) -> Decimal | None | Invalid:
+    """A JSON number or a numeric string ("410000", " 410000.50 ") as a Decimal.
+    Booleans, NaN, infinities and anything with letters are not amounts."""
+    kind = value.__class__
+    if kind is int:
+        return Decimal(value)
+    if kind is str:
+        text = value.strip()
+        if not text:
+            return None
+        if _is_plain_number(text):
+            return Decimal(text)
+    elif kind is float:
+        if math.isfinite(value):
+            return Decimal(str(value))  # str: 0.1 stays 0.1, not its binary expansion
+    elif kind is Decimal:
+        if value.is_finite():
+            return value
+    elif value is None:
+        return None
+    return Invalid(f"not a number: {describe(value)}")
+
+
+def _is_plain_number(text: str) -> bool:
+    """[+-]digits[.digits]: what Decimal() accepts minus NaN, Infinity, exponents and
+    underscores, checked without raising."""
+    body = text[1:] if text[0] in "+-" else text
+    whole, _, fraction = body.partition(".")
+    return (
+        body.isascii()
+        and (whole.isdigit() if whole else bool(fraction))
+        and (fraction.isdigit() if fraction else True)
+    )
+
+
+def parse_datetime(value: object) -> datetime | None | Invalid:
+    """ISO 8601 date or date-time, or epoch milliseconds, as an aware UTC datetime.
+    A naive date-time is taken as UTC; a date is its midnight UTC."""
+    parsed = _parse_moment(value)
+    if parsed is None or parsed.__class__ is Invalid:
+        return parsed
+    zone = parsed.tzinfo
+    if zone is UTC:
+        return parsed
+    if zone is None:
+        # combine, not replace(tzinfo=UTC): the keyword path costs 2µs a call in 3.11.
+        return datetime.combine(parsed.date(), parsed.time(), UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 shifted out of range
+        return Invalid(f"not a date: {describe(value)}")
+
+
+def parse_date(value: object) -> date | None | Invalid:
+    """As parse_datetime, reduced to the UTC calendar date."""
+    parsed = _parse_moment(value)
+    if parsed is None or parsed.__class__ is Invalid:
+        return parsed
+    zone = parsed.tzinfo
+    if zone is None or zone is UTC:
+        return parsed.date()
+    try:
+        return parsed.astimezone(UTC).date()
+    except OverflowError:
+        return Invalid(f"not a date: {describe(value)}")
+
+
+def _parse_moment(value: object) -> datetime | None | Invalid:
+    """The datetime a value names, naive or aware as written."""
+    if value.__class__ is str:
+        text = value.strip()
+        if not text:
+            return None
+        if text.isdigit() and text.isascii():
+            parsed = _from_epoch_ms(int(text))
+        else:
+            parsed = _from_iso(text)
+    elif value.__class__ is int or value.__class__ is float:
+        parsed = _from_epoch_ms(value)
+    elif value is None:
+        return None
+    else:
+        parsed = None
+    if parsed is None:
+        return Invalid(f"not a date: {describe(value)}")
+    return parsed
+
+
+def _from_iso(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    # fromisoformat covers what HubSpot sends; isoparse the rarer ISO 8601 forms.
+    try:
+        return isoparse(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _from_epoch_ms(value: int | float) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(value / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def parse_id_list(value: object) -> list[str] | None | Invalid:
+    """A list of id strings; null and "" entries are skipped as missing."""
+    if value.__class__ is list:
+        ids = []
+        for item in value:
+            if item.__class__ is str:
+                if item and not item.isspace():
+                    ids.append(item)
+            elif item is not None:
+                return Invalid(f"not a list of ids: {describe(value)}")
+        return ids
+    if is_blank(value):
+        return None
+    return Invalid(f"not a list of ids: {describe(value)}")

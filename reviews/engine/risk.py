@@ -1,0 +1,59 @@
+"""Risk tiering (DESIGN principle 3): how much review a batch deserves, before any model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from reviews.engine.batch import Batch
+
+TIERS = ("trivial", "lite", "full")
+SPECIALISTS_PER_TIER = {"trivial": 2, "lite": 3, "full": 4}
+# Money-at-stake stages: a deal here is about to become (or is) booked revenue.
+MONEY_STAGES = ("closedwon", "contractsent")
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    tier: str
+    score: int
+    specialist_count: int
+    coordinator_role: str  # "cheap" for trivial, "mid" otherwise
+    reason: str
+
+
+def classify_risk(batch: Batch, rules: dict) -> Risk:
+    """score = companies + contacts + 2 * deals; trivial <= 8, lite <= 20, full above.
+    A won or contract-sent deal at or over HIGH_VALUE_DEAL_AMOUNT raises the tier by one."""
+    score = len(batch.companies) + len(batch.contacts) + 2 * len(batch.deals)
+    if score <= rules["TIER_TRIVIAL_MAX_SCORE"]:
+        tier = "trivial"
+    elif score <= rules["TIER_LITE_MAX_SCORE"]:
+        tier = "lite"
+    else:
+        tier = "full"
+    reason = f"score {score}"
+
+    big_deal = _largest_money_at_stake(batch)
+    if big_deal is not None and big_deal >= rules["HIGH_VALUE_DEAL_AMOUNT"] and tier != "full":
+        tier = TIERS[TIERS.index(tier) + 1]
+        reason += f"; raised for a ${big_deal:,.0f} deal at a won or contract-sent stage"
+
+    return Risk(
+        tier=tier,
+        score=score,
+        specialist_count=SPECIALISTS_PER_TIER[tier],
+        coordinator_role="cheap" if tier == "trivial" else "mid",
+        reason=reason,
+    )
+
+
+def _largest_money_at_stake(batch: Batch) -> Decimal | None:
+    amounts = [
+        deal.amount
+        for deal in batch.deals
+        if deal.amount is not None
+        and (stage := batch.stage_of(deal)) is not None
+        and (stage.won or stage.id in MONEY_STAGES)
+    ]
+    return max(amounts, default=None)

@@ -1,0 +1,286 @@
+"""attribution specialist: which company each contact and deal belongs to (spec §3).
+
+Decisions beyond the spec table:
+- contact_wrong_company is not raised when the contact's email domain and its
+  company's domain are a domain and its subdomain (eu.acme.com vs acme.com): that
+  is usually a subsidiary, left to near_misses for a model to judge.
+- A contact or deal whose company is not in the batch gets only the
+  dangling_reference, not also contact_wrong_company or deal_contact_elsewhere
+  (the missing id may be a merged-away duplicate of the other company).
+- A contact with no company whose email domain belongs to a company in the batch
+  is a `contact_missing_company` suggestion.
+- Missing ids are named in the title and detail; record_ids holds the records that
+  are in the batch.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from reviews.engine import normalize
+from reviews.engine.batch import Batch, Company, Contact, Deal
+from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.specialists.common import Exposure, invalid_value_findings
+
+CATEGORY = Category.ATTRIBUTION.value
+SLICE: dict[str, tuple[str, ...]] = {
+    "companies": ("id", "name", "domain"),
+    "contacts": ("id", "email", "company_id"),
+    "deals": ("id", "name", "company_id", "contact_ids", "amount", "stage"),
+}
+
+_MAX_LISTED = 10  # companies named per finding when many share one domain
+
+# near_misses relations, as read in a detail: "its email domain x is <phrase> co_1".
+_RELATIONS = {
+    "subdomain": "a subdomain of the domain of",
+    "near-spelling": "one letter or hyphen away from the domain of",
+    "subsidiary": "the domain of (its own company's domain is a parent or subdomain of it)",
+}
+
+
+class _Index:
+    """Companies by id and by normalised domain, contacts by id: one pass each."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.companies: dict[str, Company] = {c.id: c for c in batch.companies}
+        self.contacts: dict[str, Contact] = {c.id: c for c in batch.contacts}
+        self.domain_of: dict[str, str | None] = {}
+        self.by_domain: dict[str, list[str]] = defaultdict(list)
+        for company in batch.companies:
+            key = normalize.domain(company.domain)
+            self.domain_of[company.id] = key
+            if key:
+                self.by_domain[key].append(company.id)
+
+
+def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+    index = _Index(batch)
+    exposure = Exposure(batch)
+    findings = invalid_value_findings(batch, CATEGORY)
+    for contact in batch.contacts:
+        finding = _check_contact(contact, index)
+        if finding:
+            finding.exposure = exposure.of_contacts([contact.id])
+            findings.append(finding)
+    for deal in batch.deals:
+        for finding in _check_deal(deal, index):
+            own = exposure.by_deal.get(deal.id)
+            finding.exposure = {deal.id: own} if own is not None else {}
+            findings.append(finding)
+    return findings
+
+
+def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
+    """Contacts whose email domain is a subdomain or a one-letter / hyphen variant of
+    another company's domain, or that detect() let pass as a subsidiary: maybe
+    attached to the wrong company, for a model to judge."""
+    if limit <= 0:
+        return []
+    index = _Index(batch)
+    near: dict[str, tuple[str, list[str]] | None] = {}  # per email domain, computed once
+    found: list[dict] = []
+    for contact in batch.contacts:
+        if len(found) >= limit:
+            break
+        email_domain = normalize.email_domain(contact.email)
+        own_domain = index.domain_of.get(contact.company_id) if contact.company_id else None
+        if not email_domain or own_domain == email_domain or normalize.is_free_mail(email_domain):
+            continue
+        if email_domain not in near:
+            near[email_domain] = _near_domain(email_domain, index)
+        candidate = _subsidiary(email_domain, own_domain, index) or near[email_domain]
+        if candidate is None or contact.company_id in candidate[1]:
+            continue
+        relation, company_ids = candidate
+        found.append(
+            {
+                "kind": "email_domain_near_company",
+                "relation": relation,
+                "record_ids": sorted({contact.id, *company_ids[:_MAX_LISTED]}),
+                "detail": (
+                    f"Contact {contact.id} ({contact.email}) is attached to "
+                    f"{contact.company_id or 'no company'}; its email domain {email_domain} "
+                    f"is {_RELATIONS[relation]} {', '.join(company_ids[:_MAX_LISTED])}."
+                ),
+            }
+        )
+    return found
+
+
+def _subsidiary(
+    email_domain: str, own_domain: str | None, index: _Index
+) -> tuple[str, list[str]] | None:
+    """The case detect() lets pass: another company has the contact's email domain,
+    but the contact's own company has a parent or subdomain of it."""
+    owners = index.by_domain.get(email_domain)
+    if owners and own_domain and _related(own_domain, email_domain):
+        return "subsidiary", owners
+    return None
+
+
+def _check_contact(contact: Contact, index: _Index) -> RawFinding | None:
+    if contact.company_id and contact.company_id not in index.companies:
+        return _dangling(contact.id, [("companyId", contact.company_id)], "Contact")
+    email_domain = normalize.email_domain(contact.email)
+    if not email_domain:
+        return None
+    own_domain = index.domain_of[contact.company_id] if contact.company_id else None
+    if own_domain == email_domain:
+        return None  # the common case, settled before the dearer checks below
+    owners = index.by_domain.get(email_domain)
+    if not owners or normalize.is_free_mail(email_domain):
+        return None
+    if not contact.company_id:
+        return _missing_company(contact, email_domain, owners, index)
+    if own_domain and _related(own_domain, email_domain):
+        return None
+    return _wrong_company(contact, email_domain, own_domain, owners, index)
+
+
+def _check_deal(deal: Deal, index: _Index) -> list[RawFinding]:
+    found: list[RawFinding] = []
+    missing: list[tuple[str, str]] = []
+    if deal.company_id and deal.company_id not in index.companies:
+        missing.append(("companyId", deal.company_id))
+    elsewhere: list[Contact] = []
+    for contact_id in dict.fromkeys(deal.contact_ids):  # a repeated id is one reference
+        contact = index.contacts.get(contact_id)
+        if contact is None:
+            missing.append(("contactIds", contact_id))
+        elif _attached_elsewhere(deal, contact, index):
+            elsewhere.append(contact)
+    if missing:
+        found.append(_dangling(deal.id, missing, "Deal"))
+    if elsewhere:
+        found.append(_contact_elsewhere(deal, elsewhere, index))
+    return found
+
+
+def _attached_elsewhere(deal: Deal, contact: Contact, index: _Index) -> bool:
+    """Both companies known and different. A company id missing from the batch is
+    already a dangling_reference, and may be a merged-away duplicate of the other."""
+    return (
+        deal.company_id in index.companies
+        and contact.company_id in index.companies
+        and contact.company_id != deal.company_id
+    )
+
+
+def _related(a: str, b: str) -> bool:
+    """One domain is a subdomain of the other."""
+    return a.endswith("." + b) or b.endswith("." + a)
+
+
+def _dangling(record_id: str, missing: list[tuple[str, str]], noun: str) -> RawFinding:
+    fields = sorted({field for field, _ in missing})
+    listed = "; ".join(f"{field} {missing_id!r}" for field, missing_id in missing)
+    return RawFinding(
+        category=CATEGORY,
+        kind="dangling_reference",
+        severity=Severity.WARNING,
+        title=f"{noun} {record_id} references missing records ({', '.join(fields)})",
+        detail=f"{noun} {record_id} names records that are not in the batch: {listed}.",
+        record_ids=[record_id],
+        suggested_fix=(
+            "Include the referenced records in the export, or fix or remove the "
+            "association if they were deleted or merged."
+        ),
+    )
+
+
+def _wrong_company(
+    contact: Contact,
+    email_domain: str,
+    own_domain: str | None,
+    owners: list[str],
+    index: _Index,
+) -> RawFinding:
+    attached = index.companies[contact.company_id]
+    own = f"domain {own_domain}" if own_domain else "no domain"
+    return RawFinding(
+        category=CATEGORY,
+        kind="contact_wrong_company",
+        severity=Severity.WARNING,
+        title=f"Contact {contact.id} may be attached to the wrong company",
+        detail=(
+            f"Contact {contact.id} ({contact.email}) is attached to {_company(attached)}, "
+            f"which has {own}, but the email domain {email_domain} belongs to "
+            f"{_companies(owners, index)}."
+        ),
+        record_ids=sorted({contact.id, attached.id, *owners[:_MAX_LISTED]}),
+        suggested_fix=(
+            f"Re-associate the contact with {owners[0]} if that is their employer; "
+            "otherwise correct the email address."
+        ),
+    )
+
+
+def _missing_company(
+    contact: Contact, email_domain: str, owners: list[str], index: _Index
+) -> RawFinding:
+    return RawFinding(
+        category=CATEGORY,
+        kind="contact_missing_company",
+        severity=Severity.SUGGESTION,
+        title=f"Contact {contact.id} has no company but its email matches one",
+        detail=(
+            f"Contact {contact.id} ({contact.email}) is attached to no company; the email "
+            f"domain {email_domain} belongs to {_companies(owners, index)}."
+        ),
+        record_ids=sorted({contact.id, *owners[:_MAX_LISTED]}),
+        suggested_fix=f"Associate the contact with {owners[0]}.",
+    )
+
+
+def _contact_elsewhere(deal: Deal, contacts: list[Contact], index: _Index) -> RawFinding:
+    listed = ", ".join(f"{c.id} (at {c.company_id})" for c in contacts)
+    at = _company(index.companies[deal.company_id])
+    companies = {c.company_id for c in contacts}
+    return RawFinding(
+        category=CATEGORY,
+        kind="deal_contact_elsewhere",
+        severity=Severity.WARNING,
+        title=f"Deal {deal.id} lists contacts from another company",
+        detail=f"Deal {deal.id} ({deal.name!r}) is at {at} but lists {listed}.",
+        record_ids=sorted({deal.id, deal.company_id, *(c.id for c in contacts)} | companies),
+        suggested_fix=(
+            "Remove the contacts from the deal, or move the deal or the contacts to the "
+            "right company."
+        ),
+    )
+
+
+def _near_domain(email_domain: str, index: _Index) -> tuple[str, list[str]] | None:
+    """(relation, company ids) for a domain no company has but one nearly has."""
+    if email_domain in index.by_domain:
+        return None
+    parent = email_domain
+    while parent.count(".") >= 2:  # stop above the bare top-level domain
+        parent = parent.split(".", 1)[1]
+        if parent in index.by_domain:
+            return "subdomain", index.by_domain[parent]
+    for variant in _spelling_variants(email_domain):
+        if variant in index.by_domain:
+            return "near-spelling", index.by_domain[variant]
+    return None
+
+
+def _spelling_variants(value: str) -> list[str]:
+    """The domain without its hyphens, and with any one letter of its first label
+    dropped (catches a doubled or stray letter: vertexrobotiics -> vertexrobotics)."""
+    label, _, rest = value.partition(".")
+    suffix = f".{rest}" if rest else ""
+    variants = [value.replace("-", "")]
+    variants += [label[:i] + label[i + 1 :] + suffix for i in range(len(label))]
+    return [v for v in variants if v != value]
+
+
+def _company(company: Company) -> str:
+    return f"{company.id} ({company.name})" if company.name else company.id
+
+
+def _companies(ids: list[str], index: _Index) -> str:
+    named = ", ".join(_company(index.companies[i]) for i in ids[:_MAX_LISTED])
+    more = f" and {len(ids) - _MAX_LISTED} more" if len(ids) > _MAX_LISTED else ""
+    return named + more

@@ -1,0 +1,65 @@
+"""Helpers every specialist uses: invalid-value findings and pipeline exposure."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+
+from reviews.engine.batch import Batch
+from reviews.engine.findings import RawFinding, Severity
+
+
+def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
+    """Malformed values owned by this category (spec §1): warnings, never rejections."""
+    return [
+        RawFinding(
+            category=category,
+            kind="invalid_value",
+            severity=Severity.WARNING,
+            title=f"Invalid value in {problem.path}",
+            detail=f"{problem.path}: {problem.message}",
+            record_ids=[problem.record_id],
+            suggested_fix="Correct the value in the CRM; it was treated as missing.",
+        )
+        for problem in batch.value_problems
+        if problem.category == category
+    ]
+
+
+class Exposure:
+    """Which open deals (and their amounts) each company and contact carries, so a
+    finding on a company or contact can say how much pipeline it touches."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.by_company: dict[str, dict[str, Decimal]] = defaultdict(dict)
+        self.by_contact: dict[str, dict[str, Decimal]] = defaultdict(dict)
+        self.by_deal: dict[str, Decimal] = {}
+        for deal in batch.deals:
+            if not batch.is_open(deal) or not deal.amount or deal.amount <= 0:
+                continue
+            self.by_deal[deal.id] = deal.amount
+            if deal.company_id:
+                self.by_company[deal.company_id][deal.id] = deal.amount
+            for contact_id in deal.contact_ids:
+                self.by_contact[contact_id][deal.id] = deal.amount
+
+    def of_companies(self, company_ids: list[str]) -> dict[str, Decimal]:
+        merged: dict[str, Decimal] = {}
+        for company_id in company_ids:
+            merged.update(self.by_company.get(company_id, {}))
+        return merged
+
+    def of_contacts(self, contact_ids: list[str]) -> dict[str, Decimal]:
+        merged: dict[str, Decimal] = {}
+        for contact_id in contact_ids:
+            merged.update(self.by_contact.get(contact_id, {}))
+        return merged
+
+
+def money(amount: Decimal | None) -> str:
+    """$410,000 / $1,234.50 for titles and details."""
+    if amount is None:
+        return "no amount"
+    if amount == amount.to_integral_value():
+        return f"${amount:,.0f}"
+    return f"${amount:,.2f}"

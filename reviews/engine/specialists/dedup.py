@@ -1,0 +1,434 @@
+"""dedup specialist: one company, contact or deal entered more than once (spec §3).
+
+Exact rules group records by a normalised key in a dict: linear in the batch.
+Fuzzy rules (person names, deal names) compare only inside one company's block,
+and inside a block only each key with the next FUZZY_WINDOW keys in sorted order
+(the "sorted neighbourhood" method). A block of up to FUZZY_WINDOW + 1 keys, which
+is nearly every real account, is compared in full; a huge account costs
+n * FUZZY_WINDOW comparisons instead of n², at the price of missing two names that
+differ in their first letters and sort far apart. Names are compared as sorted
+words, so "Kim Dana" matches "Dana Kim".
+
+Deal copies are clustered (union-find), so a deal entered three times is one
+finding. Fuzzy person matches are reported pair by pair, not chained (see
+_person_clusters).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from datetime import date
+from decimal import Decimal
+from itertools import chain
+from operator import attrgetter, itemgetter
+from typing import TypeVar
+
+from rapidfuzz import fuzz, process
+
+from reviews.engine import normalize
+from reviews.engine.batch import Batch, Company, Contact, Deal
+from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.specialists.common import Exposure, invalid_value_findings, money
+
+CATEGORY = Category.DEDUP.value
+SLICE: dict[str, tuple[str, ...]] = {
+    "companies": ("id", "name", "domain"),
+    "contacts": ("id", "email", "first_name", "last_name", "company_id"),
+    "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
+}
+
+# Each key is fuzzy-compared with at most this many of its successors in sorted order.
+FUZZY_WINDOW = 50
+# Near misses are hints for a model, not findings: a narrower window keeps them cheap
+# (company names have no block to bound them).
+NEAR_MISS_WINDOW = 5
+# A near miss scores under the rule's threshold by less than this many points.
+NEAR_MISS_POINTS = 10
+# company_same_name is an exact rule: its threshold is a ratio of 100.
+COMPANY_NAME_THRESHOLD = 100.0
+
+R = TypeVar("R", Company, Contact, Deal)
+_DIGITS = re.compile(r"\d+")
+
+
+def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+    """Invalid dedup-owned values plus every dedup rule of spec §3."""
+    links = _Links(batch)
+    exposure = Exposure(batch)
+    return [
+        *invalid_value_findings(batch, CATEGORY),
+        *_company_same_domain(batch, links, exposure),
+        *_company_same_name(batch, links, exposure),
+        *_contact_same_email(batch, links, exposure),
+        *_contact_same_person(batch, links, exposure, rules["PERSON_NAME_FUZZY_RATIO"]),
+        *_deals_entered_twice(batch, links, rules),
+    ]
+
+
+class _Links:
+    """How many records point at each company and contact: the duplicate with the most
+    links is the one to keep, so a merge moves as little as possible."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.companies: dict[str, Company] = {c.id: c for c in batch.companies}
+        self.to_company = Counter(_each(batch.contacts, "company_id"))
+        self.to_company.update(_each(batch.deals, "company_id"))
+        self.to_contact = Counter(chain.from_iterable(_each(batch.deals, "contact_ids")))
+
+    def keeper(self, records: list[R]) -> R:
+        counts = self.to_company if isinstance(records[0], Company) else self.to_contact
+        return min(records, key=lambda r: (-counts[r.id], r.index))
+
+    def where(self, company_id: str) -> str:
+        """'Vertex Robotics (co_201)' for titles; the bare id if the company is not here."""
+        company = self.companies.get(company_id)
+        return f"{company.name} ({company_id})" if company and company.name else company_id
+
+
+# --- companies ------------------------------------------------------------------
+
+
+def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
+    domains = map(normalize.domain, _each(batch.companies, "domain"))
+    for domain, group in _groups(batch.companies, domains):
+        if normalize.is_free_mail(domain):
+            continue  # unrelated people's one-person businesses share gmail.com
+        yield _finding(
+            "company_same_domain",
+            title=f"{len(group)} companies share the domain {domain}",
+            detail=f"Companies with the domain {domain}: {_list(group, _company_label)}.",
+            records=group,
+            suggested_fix=_merge_fix(links.keeper(group), group, "contacts and deals"),
+            exposure=exposure.of_companies(_ids(group)),
+        )
+
+
+def _company_same_name(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
+    names = map(normalize.company_name, _each(batch.companies, "name"))
+    for _, group in _groups(batch.companies, names):
+        domains = {_company_domain(c) for c in group}
+        if len(domains) == 1 and None not in domains:
+            continue  # one shared domain: company_same_domain already reports them
+        keep = links.keeper(group)
+        merge = _merge_fix(keep, group, "contacts and deals")
+        yield _finding(
+            "company_same_name",
+            title=f'{len(group)} companies share the name "{keep.name}"',
+            detail=f"Same name, different or missing domains: {_list(group, _company_label)}.",
+            records=group,
+            suggested_fix=f"Check whether these are one company. If so: {merge} If not "
+            "(subsidiaries, regions), rename them so they can be told apart.",
+            exposure=exposure.of_companies(_ids(group)),
+        )
+
+
+def _company_domain(company: Company) -> str | None:
+    """The normalised domain, or None for a free-mail one (many companies share it)."""
+    value = normalize.domain(company.domain)
+    return None if normalize.is_free_mail(value) else value
+
+
+# --- contacts -------------------------------------------------------------------
+
+
+def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
+    emails = map(normalize.email, _each(batch.contacts, "email"))
+    for email, group in _groups(batch.contacts, emails):
+        yield _finding(
+            "contact_same_email",
+            title=f"{len(group)} contacts share the email {email}",
+            detail=f"Contacts with the email {email}: {_list(group, _contact_label)}.",
+            records=group,
+            suggested_fix=_merge_fix(links.keeper(group), group, "deal associations"),
+            exposure=exposure.of_contacts(_ids(group)),
+        )
+
+
+def _contact_same_person(
+    batch: Batch, links: _Links, exposure: Exposure, threshold: float
+) -> Iterator[RawFinding]:
+    for company_id, block in _groups(batch.contacts, _each(batch.contacts, "company_id")):
+        for group, score in _person_clusters(block, threshold):
+            emails = {normalize.email(c.email) for c in group}
+            if len(emails) == 1 and None not in emails:
+                continue  # one shared email: contact_same_email already reports them
+            merge = _merge_fix(links.keeper(group), group, "deal associations")
+            yield _finding(
+                "contact_same_person",
+                title=f"{len(group)} contacts at {links.where(company_id)} may be one person",
+                detail=f"Same or near-same name, not the same email: "
+                f"{_list(group, _contact_label)}.",
+                records=group,
+                suggested_fix=f"Check whether these are one person. If so: {merge}",
+                confidence=round(score / 100, 3),
+                exposure=exposure.of_contacts(_ids(group)),
+            )
+
+
+def _person_keys(block: list[Contact]) -> dict[str, list[Contact]]:
+    """Contacts of one company by sorted-word full name; contacts without a name are left out."""
+    by_name: dict[str, list[Contact]] = defaultdict(list)
+    for contact in block:
+        name = normalize.person_name(contact.first_name, contact.last_name)
+        if name:
+            by_name[normalize.sorted_words(name)].append(contact)
+    return by_name
+
+
+def _person_clusters(block: list[Contact], threshold: float) -> list[tuple[list[Contact], float]]:
+    """Exact name groups, then each fuzzy-matching pair of names with its ratio. Fuzzy
+    pairs are not chained: Jon ~ John and John ~ Joan does not make Jon and Joan one
+    person, and chaining would glue a large account's similar names into one blob."""
+    by_name = _person_keys(block)
+    clusters = [(group, 100.0) for group in by_name.values() if len(group) > 1]
+    keys = sorted(by_name)
+    for i, j, score in _similar_pairs(keys, threshold, FUZZY_WINDOW):
+        clusters.append((by_name[keys[i]] + by_name[keys[j]], score))
+    return clusters
+
+
+# --- deals ----------------------------------------------------------------------
+
+
+def _deals_entered_twice(batch: Batch, links: _Links, rules: dict) -> Iterator[RawFinding]:
+    for company_id, block in _groups(batch.deals, _each(batch.deals, "company_id")):
+        candidates = [
+            (key, deal)
+            for deal in block
+            if (key := _deal_key(deal)) and not _closed_lost(batch, deal)
+        ]
+        # Sorting by name, then date and amount, puts copies of one deal side by side
+        # even in an account with many same-named deals (renewals).
+        candidates.sort(key=lambda kd: (kd[0], kd[1].close_date or date.min, kd[1].amount or 0))
+        pairs = _duplicate_deal_pairs(candidates, rules)
+        for members, score in _clusters(len(candidates), pairs):
+            if len(members) > 1:
+                group = [candidates[i][1] for i in members]
+                yield _deal_finding(batch, group, score, links.where(company_id))
+
+
+def _deal_key(deal: Deal) -> str | None:
+    name = normalize.text(deal.name)
+    return normalize.sorted_words(name) if name else None
+
+
+def _closed_lost(batch: Batch, deal: Deal) -> bool:
+    return (stage := batch.stage_of(deal)) is not None and stage.closed and not stage.won
+
+
+def _duplicate_deal_pairs(
+    candidates: list[tuple[str, Deal]], rules: dict
+) -> Iterator[tuple[int, int, float]]:
+    pct = Decimal(rules["DEAL_AMOUNT_TOLERANCE_PCT"])
+    days = rules["DEAL_CLOSE_DATE_WINDOW_DAYS"]
+    keys = [key for key, _ in candidates]
+    # Names first: most neighbours differ by name, and that test runs in C.
+    for i, j, score in _similar_pairs(keys, rules["DEAL_NAME_FUZZY_RATIO"], FUZZY_WINDOW):
+        if _DIGITS.findall(keys[i]) != _DIGITS.findall(keys[j]):
+            continue  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
+        a, b = candidates[i][1], candidates[j][1]
+        if not _amounts_close(a.amount, b.amount, pct):
+            continue
+        if _dates_close(a.close_date, b.close_date, days):
+            yield i, j, score
+
+
+def _amounts_close(a: Decimal | None, b: Decimal | None, pct: Decimal) -> bool:
+    """Within pct percent of the larger amount. A missing amount only matches another
+    missing one: an amount filled in on one copy is a real difference."""
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) * 100 <= max(abs(a), abs(b)) * pct
+
+
+def _dates_close(a: date | None, b: date | None, days: int) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs((a - b).days) <= days
+
+
+def _deal_finding(batch: Batch, group: list[Deal], score: float, where: str) -> RawFinding:
+    # Keep the copy already booked as won, else the first in the export.
+    won = {d.id for d in group if (stage := batch.stage_of(d)) and stage.won}
+    keep = min(group, key=lambda d: (d.id not in won, d.index))
+    copies = [d for d in group if d is not keep]
+    # The money at risk is what the copies add on top of the deal that really exists:
+    # the double-counted pipeline (or bookings, for a won copy), not the kept deal.
+    exposure = {d.id: d.amount for d in copies if d.amount and d.amount > 0}
+    doubled = sum(exposure.values(), Decimal(0))
+    why = f"so {money(doubled)} is not counted twice" if doubled else "so it is counted once"
+    return _finding(
+        "deal_entered_twice",
+        severity=Severity.CRITICAL,
+        title=f'Deal "{keep.name}" entered {len(group)} times at {where}',
+        detail=f"Same company, same or near-same name, amount and close date: "
+        f"{_list(group, _deal_label)}.",
+        records=group,
+        suggested_fix=f"Keep {keep.id} and delete {', '.join(_ids(copies))} (or close them "
+        f'as lost with the reason "duplicate"), {why}.',
+        confidence=round(score / 100, 3),
+        exposure=exposure,
+    )
+
+
+# --- near misses ----------------------------------------------------------------
+
+
+def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
+    """Pairs the rules did not flag but that score less than NEAR_MISS_POINTS under the
+    threshold: company names anywhere in the batch, person names within one company.
+    Not findings: candidates for the model pass, the best `limit` by ratio."""
+    if limit <= 0:
+        return []
+    candidates = chain(
+        _company_near_misses(batch),
+        _person_near_misses(batch, rules["PERSON_NAME_FUZZY_RATIO"]),
+    )
+    # nlargest holds only `limit` candidates however many there are; dicts are built
+    # for those alone.
+    best = heapq.nlargest(limit, candidates, key=itemgetter(0))
+    return [_pair(kind, a, b, score) for score, kind, a, b in best]
+
+
+NearMiss = tuple[float, str, Company | Contact, Company | Contact]
+
+
+def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
+    first_by_name: dict[str, Company] = {}
+    for company in batch.companies:
+        name = normalize.company_name(company.name)
+        if name:
+            first_by_name.setdefault(name, company)
+    # Distinct names, so equal ones (already company_same_name) never pair up.
+    keyed = sorted(
+        ((normalize.sorted_words(name), c) for name, c in first_by_name.items()), key=itemgetter(0)
+    )
+    keys = [key for key, _ in keyed]
+    floor = COMPANY_NAME_THRESHOLD - NEAR_MISS_POINTS
+    for i, j, score in _similar_pairs(keys, floor, NEAR_MISS_WINDOW):
+        a, b = keyed[i][1], keyed[j][1]
+        domain = _company_domain(a)
+        if domain and domain == _company_domain(b):
+            continue  # already company_same_domain
+        yield score, "company_same_name", a, b
+
+
+def _person_near_misses(batch: Batch, threshold: float) -> Iterator[NearMiss]:
+    for _, block in _groups(batch.contacts, _each(batch.contacts, "company_id")):
+        by_name = _person_keys(block)
+        keys = sorted(by_name)
+        for i, j, score in _similar_pairs(keys, threshold - NEAR_MISS_POINTS, NEAR_MISS_WINDOW):
+            a, b = by_name[keys[i]][0], by_name[keys[j]][0]
+            if score >= threshold:
+                continue  # already contact_same_person
+            if normalize.email(a.email) and normalize.email(a.email) == normalize.email(b.email):
+                continue  # already contact_same_email
+            yield score, "contact_same_person", a, b
+
+
+def _pair(kind: str, a: Company | Contact, b: Company | Contact, score: float) -> dict:
+    first, second = sorted([a, b], key=attrgetter("id"))
+    pair = {"kind": kind, "record_ids": [first.id, second.id], "ratio": round(score, 1)}
+    if isinstance(first, Contact):
+        return {**pair, "names": [_person(first), _person(second)], "company_id": first.company_id}
+    return {**pair, "names": [first.name, second.name]}
+
+
+# --- shared helpers ---------------------------------------------------------------
+
+
+def _groups(records: list[R], keys: Iterable[str | None]) -> Iterator[tuple[str, list[R]]]:
+    """Records sharing a non-empty key (`keys` runs parallel to `records`), two or more
+    per group, in batch order within a group."""
+    first: dict[str, R] = {}
+    # Most keys are unique: a list is only built for a key seen twice (3x faster).
+    more: dict[str, list[R]] = defaultdict(list)
+    for value, record in zip(keys, records, strict=True):
+        if value in first:
+            more[value].append(record)
+        elif value:
+            first[value] = record
+    return ((value, [first[value], *rest]) for value, rest in more.items())
+
+
+def _each(records: list[R], field: str) -> Iterator:
+    """One field of every record. map + attrgetter run in C: this is the hot loop."""
+    return map(attrgetter(field), records)
+
+
+def _similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple[int, int, float]]:
+    """(i, j, ratio) for sorted `keys` scoring at least `cutoff`, each key compared with
+    the next `window` keys only (see the module docstring)."""
+    for i, key in enumerate(keys):
+        following = keys[i + 1 : i + 1 + window]
+        # process.extract loops in C: about 3x faster than calling fuzz.ratio per pair.
+        for _, score, offset in process.extract(
+            key, following, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
+        ):
+            yield i, i + 1 + offset, score
+
+
+def _clusters(size: int, pairs: Iterable[tuple[int, int, float]]) -> list[tuple[list[int], float]]:
+    """Connected components (union-find) of items 0..size-1 joined by scored pairs, so a
+    triple is one cluster; each with the score of its weakest link (100 if alone)."""
+    parent = list(range(size))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    edges = list(pairs)
+    for i, j, _ in edges:
+        parent[root(i)] = root(j)
+    weakest: dict[int, float] = {}
+    for i, _, score in edges:
+        r = root(i)
+        weakest[r] = min(weakest.get(r, 100.0), score)
+    members: dict[int, list[int]] = defaultdict(list)
+    for i in range(size):
+        members[root(i)].append(i)
+    return [(items, weakest.get(r, 100.0)) for r, items in members.items()]
+
+
+def _finding(kind: str, records: list, severity: str = Severity.WARNING, **fields) -> RawFinding:
+    """A dedup finding naming `records` by their sorted ids; `fields` are RawFinding's."""
+    return RawFinding(
+        category=CATEGORY, kind=kind, severity=severity, record_ids=_ids(records), **fields
+    )
+
+
+def _merge_fix(keep: R, group: list[R], moved: str) -> str:
+    others = ", ".join(_ids([r for r in group if r is not keep]))
+    return f"Merge {others} into {keep.id}: move their {moved} to {keep.id}, then delete {others}."
+
+
+def _ids(records: list) -> list[str]:
+    return sorted(r.id for r in records)
+
+
+def _list(records: list[R], label: Callable[[R], str]) -> str:
+    return "; ".join(label(r) for r in sorted(records, key=lambda r: r.id))
+
+
+def _company_label(company: Company) -> str:
+    name = f' "{company.name}"' if company.name else ""
+    return f"{company.id}{name} ({company.domain or 'no domain'})"
+
+
+def _person(contact: Contact) -> str:
+    return " ".join(p for p in (contact.first_name, contact.last_name) if p)
+
+
+def _contact_label(contact: Contact) -> str:
+    name = _person(contact) or "no name"
+    return f"{contact.id} {name} <{contact.email or 'no email'}> (company {contact.company_id})"
+
+
+def _deal_label(deal: Deal) -> str:
+    closes = deal.close_date.isoformat() if deal.close_date else "no close date"
+    return f'{deal.id} "{deal.name}" {money(deal.amount)}, closes {closes}, stage {deal.stage}'

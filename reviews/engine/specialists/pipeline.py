@@ -1,0 +1,241 @@
+"""pipeline specialist: deal stages, amounts and close dates (spec §3).
+
+Decisions beyond the spec table:
+- A deal with no stage is a `missing_stage` warning (it sits in no pipeline column
+  and no forecast), unless its stage was malformed: then the `invalid_value`
+  finding already says so.
+- A deal whose stage is unknown is reported once, as `unknown_stage`; the
+  won-deal and past-close-date rules only judge deals whose stage is known.
+- `amount_looks_like_typo` (suggestion): a deal whose amount is at least
+  rules["AMOUNT_TYPO_FACTOR"] (default 100) times the median amount of its
+  company's deals (three or more with a positive amount, so one outlier cannot
+  drag the median towards itself).
+- A malformed amount on a won deal gives both `invalid_value` and
+  `won_without_amount`: the won revenue is unknown either way.
+- Exposure is the deal's own positive amount; a negative amount exposes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, timedelta
+from decimal import Decimal
+from statistics import median
+
+from reviews.engine.batch import Batch, Deal, Stage
+from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.specialists.common import invalid_value_findings, money
+
+CATEGORY = Category.PIPELINE.value
+SLICE: dict[str, tuple[str, ...]] = {
+    "deals": ("id", "name", "amount", "stage", "close_date", "pipeline", "company_id"),
+}
+
+TYPO_MIN_DEALS = 3
+CLOSING_SOON_DAYS = 7
+
+
+def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+    findings = invalid_value_findings(batch, CATEGORY)
+    malformed_stage = _malformed(batch, "stage")
+    today = batch.as_of.date()
+    for deal in batch.deals:
+        stage = batch.stage_of(deal)
+        if stage is None:
+            if deal.stage and deal.stage.strip():
+                findings.append(_unknown_stage(batch, deal))
+            elif deal.id not in malformed_stage:
+                findings.append(_missing_stage(deal))
+        else:
+            findings.extend(_stage_rules(deal, stage, today))
+        if deal.amount is not None and deal.amount < 0:
+            findings.append(_negative_amount(deal))
+    findings.extend(_amount_typos(batch, rules["AMOUNT_TYPO_FACTOR"]))
+    return findings
+
+
+def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
+    """Open deals closing within a week of the as-of date with no amount: not wrong
+    yet, but a forecast is about to count them at zero."""
+    today = batch.as_of.date()
+    horizon = today + timedelta(days=CLOSING_SOON_DAYS)
+    found: list[dict] = []
+    for deal in batch.deals:
+        if len(found) >= limit:
+            break
+        stage = batch.stage_of(deal)
+        if stage is None or stage.closed or deal.amount or deal.close_date is None:
+            continue
+        if today <= deal.close_date <= horizon:
+            found.append(
+                {
+                    "kind": "closing_soon_without_amount",
+                    "record_ids": [deal.id],
+                    "detail": f"Deal {_name(deal)} closes {deal.close_date} with no amount.",
+                }
+            )
+    return found
+
+
+def _malformed(batch: Batch, field: str) -> set[str]:
+    """Ids of deals whose `field` had a malformed value (already an invalid_value)."""
+    return {
+        problem.record_id
+        for problem in batch.value_problems
+        if problem.category == CATEGORY and problem.path.rsplit(".", 1)[-1] == field
+    }
+
+
+def _stage_rules(deal: Deal, stage: Stage, today: date) -> list[RawFinding]:
+    found: list[RawFinding] = []
+    if stage.closed and stage.won:
+        if deal.close_date is None:
+            found.append(_won_without_close_date(deal))
+        if not deal.amount:
+            found.append(_won_without_amount(deal))
+    elif not stage.closed and deal.close_date is not None and deal.close_date < today:
+        found.append(_open_past_close_date(deal, stage, today))
+    return found
+
+
+def _won_without_close_date(deal: Deal) -> RawFinding:
+    return _finding(
+        deal,
+        kind="won_without_close_date",
+        severity=Severity.CRITICAL,
+        title=f"Won deal {deal.id} has no close date",
+        detail=(
+            f"Deal {_name(deal)} is closed-won (stage {deal.stage!r}, {money(deal.amount)}) "
+            "but has no close date, so its revenue falls in no period."
+        ),
+        fix="Set the close date to the day the deal was won.",
+    )
+
+
+def _won_without_amount(deal: Deal) -> RawFinding:
+    value = "amount 0" if deal.amount is not None else "no amount"
+    return _finding(
+        deal,
+        kind="won_without_amount",
+        severity=Severity.CRITICAL,
+        title=f"Won deal {deal.id} has {value}",
+        detail=(
+            f"Deal {_name(deal)} is closed-won (stage {deal.stage!r}) with {value}, "
+            "so won revenue is understated."
+        ),
+        fix="Enter the contracted amount from the signed order.",
+    )
+
+
+def _negative_amount(deal: Deal) -> RawFinding:
+    return _finding(
+        deal,
+        kind="negative_amount",
+        severity=Severity.CRITICAL,
+        title=f"Deal {deal.id} has a negative amount ({money(deal.amount)})",
+        detail=f"Deal {_name(deal)} has amount {deal.amount}; a deal amount cannot be below 0.",
+        fix="Correct the amount (credits and refunds belong in billing, not in a deal).",
+    )
+
+
+def _open_past_close_date(deal: Deal, stage: Stage, today: date) -> RawFinding:
+    days = (today - deal.close_date).days
+    return _finding(
+        deal,
+        kind="open_past_close_date",
+        severity=Severity.WARNING,
+        title=f"Open deal {deal.id} is {days} day{'s' if days != 1 else ''} past its close date",
+        detail=(
+            f"Deal {_name(deal)} is still open (stage {deal.stage!r}) but its close date "
+            f"{deal.close_date} is before the batch's as-of date {today}."
+        ),
+        fix="Close the deal as won or lost, or move the close date to a realistic date.",
+    )
+
+
+def _unknown_stage(batch: Batch, deal: Deal) -> RawFinding:
+    pipeline = batch.pipeline_for(deal)
+    known = ", ".join(stage.id for stage in pipeline.stages)
+    named = f" (deal names pipeline {deal.pipeline!r})" if deal.pipeline != pipeline.id else ""
+    return _finding(
+        deal,
+        kind="unknown_stage",
+        severity=Severity.WARNING,
+        title=f"Deal {deal.id} has unknown stage {deal.stage!r}",
+        detail=(
+            f"Deal {_name(deal)} has stage {deal.stage!r}, which is not a stage of pipeline "
+            f"{pipeline.id!r}{named}. Known stages: {known}."
+        ),
+        fix="Map the deal to one of the pipeline's stages, or add the stage to the pipeline.",
+    )
+
+
+def _missing_stage(deal: Deal) -> RawFinding:
+    return _finding(
+        deal,
+        kind="missing_stage",
+        severity=Severity.WARNING,
+        title=f"Deal {deal.id} has no stage",
+        detail=f"Deal {_name(deal)} has no stage, so it is in no pipeline column or forecast.",
+        fix="Set the deal's stage.",
+    )
+
+
+def _amount_typos(batch: Batch, factor: Decimal | int) -> list[RawFinding]:
+    by_company: dict[str, list[Deal]] = defaultdict(list)
+    for deal in batch.deals:
+        if deal.company_id and deal.amount and deal.amount > 0:
+            by_company[deal.company_id].append(deal)
+    found: list[RawFinding] = []
+    for company_id, deals in by_company.items():
+        if len(deals) < TYPO_MIN_DEALS:
+            continue
+        typical = median(deal.amount for deal in deals)
+        for deal in deals:
+            if deal.amount >= typical * factor:
+                found.append(_amount_typo(deal, company_id, typical, len(deals)))
+    return found
+
+
+def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> RawFinding:
+    ratio = deal.amount / typical
+    return _finding(
+        deal,
+        kind="amount_looks_like_typo",
+        severity=Severity.SUGGESTION,
+        title=f"Deal {deal.id} amount {money(deal.amount)} looks like a typo",
+        detail=(
+            f"Deal {_name(deal)} is {money(deal.amount)}, {ratio:.0f}x the median "
+            f"{money(typical)} of the {count} deals of company {company_id}."
+        ),
+        fix="Check the amount for extra digits against the quote or order.",
+        confidence=0.6,
+    )
+
+
+def _finding(
+    deal: Deal,
+    *,
+    kind: str,
+    severity: Severity,
+    title: str,
+    detail: str,
+    fix: str,
+    confidence: float = 1.0,
+) -> RawFinding:
+    exposure = {deal.id: deal.amount} if deal.amount and deal.amount > 0 else {}
+    return RawFinding(
+        category=CATEGORY,
+        kind=kind,
+        severity=severity,
+        title=title,
+        detail=detail,
+        record_ids=[deal.id],
+        suggested_fix=fix,
+        confidence=confidence,
+        exposure=exposure,
+    )
+
+
+def _name(deal: Deal) -> str:
+    return f"{deal.id} ({deal.name!r})" if deal.name else deal.id

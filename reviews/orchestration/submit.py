@@ -1,0 +1,308 @@
+"""From uploaded files to a served review: store first, then parse, then decide how to
+serve it (reviews.orchestration.serving) and make its run.
+
+Used by the dashboard, the CLI and (later) the API, so every entry point creates the
+same rows. Nothing is lost: the bytes are committed before parsing starts, and a
+refused request keeps its accepted batch."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from reviews.engine import batch as plain
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.engine.risk import classify_risk
+from reviews.engine.specialists import NAMES
+from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.orchestration import serving
+from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
+from reviews.orchestration.tasks import start_review
+
+logger = logging.getLogger(__name__)
+
+
+# AgentRun.model of a run served from another run's review: no detector or model ran.
+REUSED_MODEL = "cached"
+
+
+class UploadTooLarge(Exception):
+    pass
+
+
+class ServeRefused(Exception):
+    """The request is refused (its client is far over the rate limit): answer HTTP 429
+    with Retry-After, or exit 2 in the CLI. The batch is kept, accepted; no run is made."""
+
+    def __init__(self, reason: str, retry_after: int, *, batch: Batch | None = None) -> None:
+        super().__init__(f"{reason}; retry after {retry_after} s")
+        self.reason = reason
+        self.retry_after = retry_after  # seconds
+        self.batch = batch
+
+
+@dataclass(slots=True)
+class Submission:
+    batch: Batch
+    run: ReviewRun | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return self.run is not None
+
+
+def submit(
+    files: list[UploadedFile],
+    *,
+    created_by=None,
+    as_of: datetime | None = None,
+    dispatch: bool = True,
+    client_ip: str | None = None,
+    no_cache: bool = False,
+) -> Submission:
+    """Store, parse and (if valid) serve a review: a finished run that reuses another
+    run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
+    execute (the CLI runs it in-process). `client_ip` is None where no rate limit
+    applies (the CLI). Raises ServeRefused."""
+    batch = store_upload(files, created_by=created_by)
+    try:
+        parsed = accept(batch, as_of=as_of, files=files)
+    except IngestError as error:
+        return Submission(batch=batch, errors=error.errors)
+    run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
+    if run.status == ReviewRun.Status.QUEUED:
+        if dispatch:
+            dispatch_review(run)
+        else:  # the caller reviews it in this process: spare its tasks a second parse
+            keep_parsed(batch.pk, parsed)
+    return Submission(batch=batch, run=run)
+
+
+def serve(
+    batch: Batch,
+    parsed: plain.Batch,
+    *,
+    created_by=None,
+    client_ip: str | None = None,
+    no_cache: bool = False,
+) -> ReviewRun:
+    """Make the run decide_serve asks for: a copy of a finished review (cached, or
+    failback with a last good run) or a queued run (fresh, or failback reviewed by the
+    detectors alone). Raises ServeRefused when the request is refused."""
+    fingerprint = serving.config_fingerprint()
+    decision = serving.decide_serve(batch.content_key, fingerprint, client_ip, no_cache=no_cache)
+    if decision.is_error:
+        raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
+    mode = decision.mode
+    if decision.reuse_run_id is not None:
+        run = reuse_run(batch, decision, created_by=created_by)
+        if run is not None:
+            return run
+        # The reused run was deleted since the decision: review the batch instead (a
+        # failback one by the detectors alone). The runner's own budget reservations
+        # still guard the spend of a fresh one.
+        if mode == ReviewRun.Mode.CACHED:
+            mode = ReviewRun.Mode.FRESH
+    return create_run(
+        batch,
+        parsed,
+        created_by=created_by,
+        mode=mode,
+        reason=decision.reason,
+        fingerprint=fingerprint,
+    )
+
+
+def store_upload(files: list[UploadedFile], *, created_by=None) -> Batch:
+    """Keep the upload byte for byte, before anything reads it."""
+    if not files:
+        raise IngestError(["no file uploaded"])
+    total = sum(len(f.data) for f in files)
+    if total > settings.MAX_UPLOAD_BYTES:
+        raise UploadTooLarge(
+            f"upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes "
+            "(MAX_UPLOAD_BYTES)"
+        )
+    digests = [hashlib.sha256(f.data).hexdigest() for f in files]
+    sha256 = _combined_sha256(digests)
+    with transaction.atomic():
+        batch = Batch.objects.create(
+            file_name=", ".join(f.name for f in files)[:500],
+            sha256=sha256,
+            size_bytes=total,
+            created_by=created_by,
+        )
+        BatchFile.objects.bulk_create(
+            BatchFile(batch=batch, name=f.name, sha256=d, size_bytes=len(f.data), data=f.data)
+            for f, d in zip(files, digests, strict=True)
+        )
+    return batch
+
+
+def stored_sha256(files: list[UploadedFile]) -> str:
+    """The sha256 a Batch of these files gets."""
+    return _combined_sha256([hashlib.sha256(f.data).hexdigest() for f in files])
+
+
+def _combined_sha256(digests: list[str]) -> str:
+    # One file: its own hash. Several (a CSV export): a hash over the sorted file hashes.
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
+
+
+def accept(
+    batch: Batch, *, as_of: datetime | None = None, files: list[UploadedFile] | None = None
+) -> plain.Batch:
+    """Parse the stored files (or `files`, the same bytes still in memory, to spare a
+    read back); mark the batch accepted (with counts and its as-of time) or rejected
+    (with every error). Raises IngestError when rejected."""
+    files = files if files is not None else stored_files(batch)
+    try:
+        parsed = parse(files, as_of=as_of, received_at=batch.created_at)
+    except IngestError as error:
+        batch.status = Batch.Status.REJECTED
+        batch.errors = error.errors
+        batch.save(update_fields=["status", "errors"])
+        logger.info("batch %s rejected: %d errors", batch.pk, len(error.errors))
+        raise
+    batch.status = Batch.Status.ACCEPTED
+    batch.external_id = (parsed.id or "")[:200]
+    batch.source = (parsed.source or "")[:50]
+    batch.as_of = parsed.as_of
+    batch.companies, batch.contacts, batch.deals = (
+        len(parsed.companies),
+        len(parsed.contacts),
+        len(parsed.deals),
+    )
+    batch.content_key = serving.content_key(parsed)
+    batch.save()
+    return parsed
+
+
+def create_run(
+    batch: Batch,
+    parsed: plain.Batch,
+    *,
+    created_by=None,
+    mode: str = ReviewRun.Mode.FRESH,
+    reason: str = "",
+    fingerprint: str = "",
+) -> ReviewRun:
+    """A queued run for the tasks. A failback run is reviewed by the detectors alone
+    (serving.models_allowed)."""
+    risk = classify_risk(parsed, settings.REVIEW_RULES)
+    with transaction.atomic():
+        run = ReviewRun.objects.create(
+            batch=batch,
+            mode=mode,
+            reason=reason[:300],
+            config_fingerprint=fingerprint,
+            tier=risk.tier,
+            as_of=parsed.as_of,
+            created_by=created_by,
+        )
+        AgentRun.objects.bulk_create(
+            AgentRun(run=run, agent=name) for name in (*NAMES, AgentRun.COORDINATOR)
+        )
+    return run
+
+
+def dispatch_review(run: ReviewRun) -> None:
+    # On commit, so a worker never picks up a run it cannot see yet.
+    transaction.on_commit(lambda: start_review.delay(run_id=run.pk))
+
+
+def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
+    """A new review of a run's batch (the re-run button). It is an explicit request for
+    a fresh review, so it skips the cache; like any request it counts against the rate
+    limit and the budget, so it may be served by failback. Raises ServeRefused."""
+    batch = run.batch
+    parsed = parse_stored(batch)
+    if not batch.content_key:  # accepted before batches had one
+        batch.content_key = serving.content_key(parsed)
+        batch.save(update_fields=["content_key"])
+    new_run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=True)
+    if new_run.status == ReviewRun.Status.QUEUED:
+        dispatch_review(new_run)
+    return new_run
+
+
+# --- serving another run's review ----------------------------------------------------
+# A cached or failback run gets its own copy of the reused run's findings and verdict,
+# so every view (dashboard, admin, CSV, JSON) shows it like any other run. Its agent
+# rows are done with model REUSED_MODEL: nothing ran for it, and its ledger is empty.
+
+_NOT_COPIED = {"id", "run"}
+
+
+def reuse_run(
+    batch: Batch, decision: serving.ServeDecision, *, created_by=None
+) -> ReviewRun | None:
+    """A finished run of `batch` serving the review of run `decision.reuse_run_id`, or
+    None if that run is gone."""
+    now = timezone.now()
+    with transaction.atomic():
+        source = (
+            ReviewRun.objects.filter(pk=decision.reuse_run_id).select_related("verdict").first()
+        )
+        if source is None:
+            return None
+        run = ReviewRun.objects.create(
+            batch=batch,
+            mode=decision.mode,
+            reason=decision.reason[:300],
+            reused_run=source,
+            # The configuration the served findings were made under (for a cached run,
+            # today's; for a failback run, possibly an older one).
+            config_fingerprint=source.config_fingerprint,
+            tier=source.tier,
+            specialists=source.specialists,
+            status=ReviewRun.Status.DONE,
+            as_of=batch.as_of or source.as_of,
+            created_by=created_by,
+            started_at=now,
+            finished_at=now,
+        )
+        AgentRun.objects.bulk_create(
+            AgentRun(
+                run=run,
+                agent=agent,
+                status=AgentRun.Status.DONE,
+                model=REUSED_MODEL,
+                started_at=now,
+                finished_at=now,
+            )
+            for agent in source.agents.values_list("agent", flat=True)
+        )
+        _copy_findings(source, run)
+        _copy_verdict(source, run)
+    return run
+
+
+def _copy_findings(source: ReviewRun, run: ReviewRun) -> None:
+    names = [f.attname for f in Finding._meta.concrete_fields if f.name not in _NOT_COPIED]
+    rows = source.findings.order_by("position").values(*names)
+    Finding.objects.bulk_create(
+        (Finding(run=run, **row) for row in rows.iterator(chunk_size=2000)), batch_size=2000
+    )
+
+
+def _copy_verdict(source: ReviewRun, run: ReviewRun) -> None:
+    verdict = getattr(source, "verdict", None)
+    if verdict is None:
+        return
+    # Not the break-glass override: it was one person's call about that run.
+    Verdict.objects.create(
+        run=run,
+        decision=verdict.decision,
+        summary=verdict.summary,
+        pipeline_at_risk=verdict.pipeline_at_risk,
+    )

@@ -1,0 +1,394 @@
+"""The dashboard: upload a batch, watch its run live, read the verdict, act on it.
+
+Views stay thin: parse the request, call one function (reviews.orchestration.submit or a
+query helper below), render. The only htmx branch is `if request.htmx: template += "#partial"`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from ledger.models import LedgerEntry
+from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from ledger.ratelimit import client_ip
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
+from reviews.web.exports import findings_csv_response
+from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
+from reviews.web.report import run_report
+
+RUNS_PER_PAGE = 25
+FINDINGS_PER_PAGE = 100
+LEDGER_CALLS_SHOWN = 200
+
+VERDICT_LABELS = {
+    Verdict.Decision.APPROVE: "Approved",
+    Verdict.Decision.APPROVE_WITH_COMMENTS: "Approved with comments",
+    Verdict.Decision.REQUEST_CHANGES: "Changes requested",
+}
+
+# --- access helpers ---------------------------------------------------------------
+# Every signed-in member of the team sees every batch and run; break glass is for staff.
+
+
+def _get_run(run_id: int) -> ReviewRun:
+    runs = ReviewRun.objects.select_related(
+        "batch", "created_by", "verdict", "verdict__overridden_by"
+    )
+    return get_object_or_404(runs, pk=run_id)
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("break glass is for staff")
+
+
+# --- upload and batches ----------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    rejected: Batch | None = None
+    if form.is_valid():
+        files = [UploadedFile(name=f.name, data=f.read()) for f in form.cleaned_data["files"]]
+        try:
+            submission = submit(
+                files,
+                created_by=request.user,
+                as_of=form.cleaned_data["as_of"],
+                client_ip=client_ip(request),
+            )
+        except ServeRefused as error:
+            return refused(request, error)
+        except (UploadTooLarge, IngestError) as error:
+            form.add_error("files", str(error))
+        else:
+            if submission.accepted:
+                return redirect("reviews:run", submission.run.pk)
+            rejected = submission.batch  # stored as received; the errors are on it
+    recent = Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:8]
+    context = {
+        "form": form,
+        "rejected": rejected,
+        "errors": split_errors(rejected.errors) if rejected else [],
+        "recent": recent,
+        "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
+    }
+    return render(request, "reviews/upload.html", context)
+
+
+def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
+    """Even failback cannot serve (a client far over its rate limit): 429, and when to
+    come back. The upload itself is kept."""
+    response = render(
+        request, "reviews/refused.html", {"error": error, "batch": error.batch}, status=429
+    )
+    response["Retry-After"] = str(error.retry_after)
+    return response
+
+
+@login_required
+@require_GET
+def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = get_object_or_404(Batch.objects.select_related("created_by"), pk=batch_id)
+    context = {
+        "batch": batch,
+        "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names
+        "errors": split_errors(batch.errors),
+        "runs": with_page_totals(list(batch.runs.select_related("batch", "verdict"))),
+    }
+    return render(request, "reviews/batch.html", context)
+
+
+_LOCATION = re.compile(r"^[\w.\[\]-]+$")
+
+
+def split_errors(errors: list[str]) -> list[tuple[str, str]]:
+    """'deals[3].amount: not a number' -> ('deals[3].amount', 'not a number'), so the page
+    can set the record and field apart; messages without a location keep it empty."""
+    pairs = []
+    for error in errors:
+        location, _, message = error.partition(": ")
+        pairs.append((location, message) if message and _LOCATION.match(location) else ("", error))
+    return pairs
+
+
+# --- one run ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _get_run(run_id)
+    context = run_context(request, run)
+    template = "reviews/run.html"
+    if request.htmx:
+        template += "#live"
+        if run.is_finished:
+            # 286: htmx swaps in this final partial and stops polling.
+            return HttpResponseStopPolling(render_to_string(template, context, request))
+    return render(request, template, context)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    agent: str
+    status: str
+    model: str
+    seconds: float | None  # so far while running, in all once finished
+    calls: int
+    tokens: int
+    usd: Decimal
+    error: str
+
+
+def run_context(request: HttpRequest, run: ReviewRun) -> dict:
+    verdict = getattr(run, "verdict", None)
+    context = {
+        "run": run,
+        "batch": run.batch,
+        "verdict": verdict,
+        "verdict_label": VERDICT_LABELS.get(verdict.decision, "") if verdict else "",
+        "agents": (agents := agent_rows(run)),
+        "call_count": sum(a.calls for a in agents),
+        "can_break_glass": bool(
+            request.user.is_staff
+            and verdict
+            and not verdict.is_overridden
+            and verdict.decision != Verdict.Decision.APPROVE
+        ),
+        "break_glass_form": BreakGlassForm(),
+    }
+    if run.is_finished:
+        context |= findings_context(run, request.GET)
+        context |= ledger_context(run)
+    return context
+
+
+def agent_rows(run: ReviewRun) -> list[AgentRow]:
+    usage = {
+        row["agent"]: row
+        for row in LedgerEntry.objects.filter(run=run)
+        .order_by()
+        .values("agent")
+        .annotate(
+            calls=Count("id"),
+            tokens=Sum(F("input_tokens") + F("output_tokens")),
+            micros=Sum("cost_micros"),
+        )
+    }
+    now = timezone.now()
+    rows = []
+    for agent in run.agents.all():
+        used = usage.get(agent.agent, {})
+        end = agent.finished_at or now
+        rows.append(
+            AgentRow(
+                agent=agent.agent,
+                status=agent.status,
+                model=agent.model,
+                seconds=(end - agent.started_at).total_seconds() if agent.started_at else None,
+                calls=used.get("calls", 0),
+                tokens=used.get("tokens") or 0,
+                usd=micros_to_usd(used.get("micros") or 0),
+                error=agent.error,
+            )
+        )
+    return rows
+
+
+_SEVERITY_RANK = Case(
+    *(When(severity=s, then=Value(rank)) for rank, s in enumerate(Severity.values)),
+    output_field=IntegerField(),
+)
+
+
+def findings_context(run: ReviewRun, params: QueryDict) -> dict:
+    tally = run.findings.order_by().values("category", "severity").annotate(n=Count("id"))
+    categories: Counter[str] = Counter()
+    severities: Counter[str] = Counter()
+    for row in tally:
+        categories[row["category"]] += row["n"]
+        severities[row["severity"]] += row["n"]
+    category = params.get("category", "")
+    findings = run.findings.order_by(_SEVERITY_RANK, "position")
+    if category in categories:
+        findings = findings.filter(category=category)
+    else:
+        category = ""
+    return {
+        "category": category,
+        "categories": sorted(categories.items()),
+        "severity_counts": [(s, severities[s]) for s in Severity.values if severities[s]],
+        "findings_total": sum(categories.values()),
+        "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
+    }
+
+
+def ledger_context(run: ReviewRun) -> dict:
+    calls = list(
+        LedgerEntry.objects.filter(run=run).order_by("created_at", "id")[:LEDGER_CALLS_SHOWN]
+    )
+    for call in calls:
+        call.usd = micros_to_usd(call.cost_micros)
+    cost = run_cost(run.pk)
+    records = sum(run.batch.counts.values())
+    analyst = analyst_cost_usd(records)
+    return {
+        "cost": cost,
+        "calls": calls,
+        "records": records,
+        "analyst_usd": analyst,
+        "analyst_minutes": Decimal(records) * settings.ANALYST_MINUTES_PER_RECORD,
+        "savings_usd": analyst - cost.usd,
+    }
+
+
+# --- actions ------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _get_run(run_id)
+    try:
+        new_run = rerun(run, created_by=request.user, client_ip=client_ip(request))
+    except ServeRefused as error:
+        return refused(request, error)
+    messages.success(request, f"Fresh re-run of run #{run.pk} started.")
+    return redirect("reviews:run", new_run.pk)
+
+
+@login_required
+@require_POST
+def break_glass(request: HttpRequest, run_id: int) -> HttpResponse:
+    _require_staff(request)
+    run = _get_run(run_id)
+    form = BreakGlassForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Break glass needs a reason; nothing was changed.")
+    elif override_verdict(run, request.user, form.cleaned_data["reason"]):
+        messages.success(request, "Approved by break glass; the original verdict is kept.")
+    else:
+        messages.error(request, "This run has no verdict to override, or it already was.")
+    return redirect("reviews:run", run.pk)
+
+
+def override_verdict(run: ReviewRun, user, reason: str) -> bool:
+    """Record a break-glass approval beside the verdict; `decision` is never touched.
+    A conditional update, so two people breaking glass at once record one override."""
+    updated = Verdict.objects.filter(run=run, overridden_at__isnull=True).update(
+        overridden_by=user, override_reason=reason, overridden_at=timezone.now()
+    )
+    return bool(updated)
+
+
+# --- the run as data ----------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
+    """The run as spec §5 JSON: the same document `manage.py review --format json` prints."""
+    return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
+
+
+@login_required
+@require_GET
+def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
+    run = _get_run(run_id)
+    return findings_csv_response(run.findings.order_by("position"), f"run-{run.pk}-findings.csv")
+
+
+# --- the runs list --------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def run_list(request: HttpRequest) -> HttpResponse:
+    form = RunFilterForm(request.GET)
+    runs = filter_runs(ReviewRun.objects.select_related("batch", "verdict"), form)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page.object_list = with_page_totals(page.object_list)
+    template = "reviews/runs.html" + ("#results" if request.htmx else "")
+    return render(request, template, {"form": form, "page": page})
+
+
+def filter_runs(runs: QuerySet[ReviewRun], form: RunFilterForm) -> QuerySet[ReviewRun]:
+    if not form.is_valid():
+        return runs
+    data = form.cleaned_data
+    overridden = Q(verdict__overridden_at__isnull=False)
+    if data["verdict"] == BROKEN_GLASS:
+        runs = runs.filter(overridden)
+    elif data["verdict"] == Verdict.Decision.APPROVE:  # what counts is the effective verdict
+        runs = runs.filter(Q(verdict__decision=Verdict.Decision.APPROVE) | overridden)
+    elif data["verdict"]:
+        runs = runs.filter(verdict__decision=data["verdict"], verdict__overridden_at__isnull=True)
+    if data["mode"]:
+        runs = runs.filter(mode=data["mode"])
+    if data["tier"]:
+        runs = runs.filter(tier=data["tier"])
+    # Bounds as datetimes rather than created_at__date, so the index on created_at is used.
+    if data["date_from"]:
+        runs = runs.filter(created_at__gte=_start_of(data["date_from"]))
+    if data["date_to"]:
+        runs = runs.filter(created_at__lt=_start_of(data["date_to"] + timedelta(days=1)))
+    return runs
+
+
+def _start_of(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def with_page_totals(runs: Iterable[ReviewRun]) -> list[ReviewRun]:
+    """Set `usd` and `severity_counts` on each run of one page: two grouped queries for
+    the page, not two per row."""
+    runs = list(runs)
+    ids = [run.pk for run in runs]
+    costs = dict(
+        LedgerEntry.objects.filter(run_id__in=ids)
+        .order_by()
+        .values("run_id")
+        .annotate(micros=Sum("cost_micros"))
+        .values_list("run_id", "micros")
+    )
+    tally: dict[int, Counter[str]] = {pk: Counter() for pk in ids}
+    for row in (
+        Finding.objects.filter(run_id__in=ids)
+        .order_by()
+        .values("run_id", "severity")
+        .annotate(n=Count("id"))
+    ):
+        tally[row["run_id"]][row["severity"]] = row["n"]
+    for run in runs:
+        run.usd = micros_to_usd(costs.get(run.pk) or 0)
+        run.severity_counts = [(s, tally[run.pk][s]) for s in Severity.values]
+        run.findings_total = sum(tally[run.pk].values())
+    return runs
