@@ -1,7 +1,15 @@
 from django.contrib import admin
 
 from ledger import reports
-from ledger.models import AgentModelOverride, LedgerEntry, ModelRate
+from ledger.models import AgentModelOverride, LedgerEntry, ModelRate, UnavailableModel
+
+
+def _availability(model: str) -> str:
+    """'unavailable since …: <the gateway's words>' for a model the gateway said is gone."""
+    row = UnavailableModel.objects.filter(model=model).first()
+    if row is None:
+        return "ok"
+    return f"UNAVAILABLE since {row.first_seen_at:%Y-%m-%d %H:%M} UTC: {row.message}"
 
 
 @admin.register(LedgerEntry)
@@ -11,15 +19,17 @@ class LedgerEntryAdmin(admin.ModelAdmin):
         "run",
         "agent",
         "model_requested",
+        "model_attempted",
         "model",
         "input_tokens",
         "cached_tokens",
         "output_tokens",
         "cost_micros",
+        "gateway_cost_micros",
         "latency_ms",
         "outcome",
     )
-    list_filter = ("model", "agent", "outcome", "run__mode")
+    list_filter = ("model", "model_attempted", "agent", "outcome", "run__mode")
     date_hierarchy = "created_at"
     list_select_related = ("run",)
     change_list_template = "ledger/admin/ledgerentry_change_list.html"
@@ -45,15 +55,37 @@ class ModelRateAdmin(admin.ModelAdmin):
         "input_usd_per_m",
         "cached_input_usd_per_m",
         "output_usd_per_m",
+        "availability",
         "updated_at",
     )
     list_editable = ("input_usd_per_m", "cached_input_usd_per_m", "output_usd_per_m")
     search_fields = ("model",)
+
+    @admin.display(description="gateway says")
+    def availability(self, obj: ModelRate) -> str:
+        return _availability(obj.model)
 
 
 @admin.register(AgentModelOverride)
 class AgentModelOverrideAdmin(admin.ModelAdmin):
     """Which model each agent calls; read on every call, so no restart is needed."""
 
-    list_display = ("agent", "model", "updated_at")
+    list_display = ("agent", "model", "availability", "updated_at")
     list_editable = ("model",)
+
+    @admin.display(description="gateway says")
+    def availability(self, obj: AgentModelOverride) -> str:
+        return _availability(obj.model)
+
+
+@admin.register(UnavailableModel)
+class UnavailableModelAdmin(admin.ModelAdmin):
+    """Models the gateway named as unknown or retired. Rows come and go with the calls
+    (ledger.availability); deleting one only forgets it until the next failed call."""
+
+    list_display = ("model", "first_seen_at", "last_seen_at", "message")
+    readonly_fields = ("model", "message", "first_seen_at", "last_seen_at")
+    search_fields = ("model",)
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -7,9 +7,10 @@ from django.db import models
 
 class LedgerEntry(models.Model):
     # One row per attempt. `model_requested` is always the agent's own model (the first
-    # of its failback chain), `model` the one that served the attempt (None if none
-    # did), so a failed-back call reads as in spec §5: requested 2.5-flash-lite, served
-    # by 2.0-flash-lite, outcome "failback".
+    # of its failback chain), `model_attempted` the one this attempt called, `model` the
+    # one that served it (None if none did), so a failed-back call reads as in spec §5:
+    # requested 3.1-flash-lite, attempted and served by 2.5-flash-lite, "failback"; and
+    # the failed attempt before it names 3.1-flash-lite as attempted, served by none.
     class Outcome(models.TextChoices):
         # Served by the model requested.
         OK = "ok"
@@ -30,11 +31,14 @@ class LedgerEntry(models.Model):
     )
     agent = models.CharField(max_length=32, db_index=True)
     model_requested = models.CharField(max_length=200)
+    model_attempted = models.CharField(max_length=200, default="", blank=True)
     model = models.CharField(max_length=200, null=True, blank=True)  # served it; None if none
     input_tokens = models.IntegerField(default=0)
     cached_tokens = models.IntegerField(default=0)
     output_tokens = models.IntegerField(default=0)
-    cost_micros = models.BigIntegerField(default=0)  # integer micro-dollars
+    cost_micros = models.BigIntegerField(default=0)  # integer micro-dollars, our rate table
+    # What the gateway said the call cost (OpenRouter's usage.cost); None if it did not.
+    gateway_cost_micros = models.BigIntegerField(null=True, blank=True)
     latency_ms = models.IntegerField(default=0)
     outcome = models.CharField(max_length=20, choices=Outcome.choices, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -112,3 +116,21 @@ class AgentModelOverride(models.Model):
         # A model without a rate would be billed at zero: refuse it up front.
         if self.model and not ModelRate.objects.filter(model=self.model).exists():
             raise ValidationError({"model": "No rate for this model: add it under Model rates."})
+
+
+class UnavailableModel(models.Model):
+    """A model the gateway named as unknown, invalid, not found or retired, with its
+    words and when that was first and last seen. Written by ledger.availability when a
+    call fails that way, deleted when the model serves a call again; shown in the admin
+    and on the spend page so an operator knows to change the roster."""
+
+    model = models.CharField(max_length=200, unique=True)
+    message = models.TextField()  # the gateway's error, redacted and cut short
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["model"]
+
+    def __str__(self) -> str:
+        return f"{self.model} (unavailable since {self.first_seen_at:%Y-%m-%d %H:%M} UTC)"

@@ -12,14 +12,19 @@ from ledger.models import ModelRate
 
 logger = logging.getLogger(__name__)
 
-# USD per 1M tokens: (input, cached input, output). The 2.5 models are DESIGN.md's
-# defaults; the 2.0 models are their failbacks, at the providers' list prices. The
-# cached-input rate is 25% of the input rate, which is what Gemini charges for a
-# cache hit. The data migration ledger/0002 seeds the ModelRate table with a frozen
-# copy of these; the admin edits the table, not this dict.
+# USD per 1M tokens: (input, cached input, output), for the default roster
+# (reviews.llm.roster), its failbacks and the seed's models, so old ledger rows stay
+# priced. Cached input is each model's own cache-read rate (about a tenth of input for
+# Gemini). The data migrations seed ModelRate with frozen copies of these and say where
+# and when each was read (ledger/0003, ledger/0004); the admin edits the table, not this.
 DEFAULT_RATES: dict[str, tuple[Decimal, Decimal, Decimal]] = {
-    "google/gemini-2.5-flash-lite": (Decimal("0.10"), Decimal("0.025"), Decimal("0.40")),
-    "google/gemini-2.5-flash": (Decimal("0.30"), Decimal("0.075"), Decimal("2.50")),
+    # the default roster and its failbacks
+    "google/gemini-3.1-flash-lite": (Decimal("0.25"), Decimal("0.025"), Decimal("1.50")),
+    "google/gemini-2.5-flash-lite": (Decimal("0.10"), Decimal("0.01"), Decimal("0.40")),
+    "google/gemini-3.5-flash": (Decimal("1.50"), Decimal("0.15"), Decimal("9.00")),
+    "google/gemini-3-flash-preview": (Decimal("0.50"), Decimal("0.05"), Decimal("3.00")),
+    # the seed's, kept for old rows (2.0 Flash was shut down on 2026-06-01)
+    "google/gemini-2.5-flash": (Decimal("0.30"), Decimal("0.03"), Decimal("2.50")),
     "google/gemini-2.0-flash-lite": (Decimal("0.075"), Decimal("0.01875"), Decimal("0.30")),
     "google/gemini-2.0-flash": (Decimal("0.10"), Decimal("0.025"), Decimal("0.40")),
 }

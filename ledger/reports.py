@@ -13,6 +13,9 @@ Definitions (what each number counts):
   have done, cached and failback runs included, so the day's records are the sum of
   companies + contacts + deals over its done runs, priced by ledger.pricing.
 - analyst ratio: analyst baseline / model spend ("N times cheaper"); None without spend.
+- gateway cost: what the gateway itself said its calls cost (OpenRouter's usage.cost),
+  summed over the entries that carry it, beside our price of those same entries; the
+  difference is gateway minus ours, so a rate table that is wrong shows within a day.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from ledger.models import LedgerEntry
@@ -39,6 +42,11 @@ class Usage:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_micros: int = 0
+    # Reconciliation: entries whose gateway reported a cost, that cost, and our price of
+    # the same entries.
+    gateway_calls: int = 0
+    gateway_cost_micros: int = 0
+    reconciled_cost_micros: int = 0
 
     @property
     def tokens(self) -> int:
@@ -47,6 +55,19 @@ class Usage:
     @property
     def usd(self) -> Decimal:
         return micros_to_usd(self.cost_micros)
+
+    @property
+    def gateway_usd(self) -> Decimal:
+        return micros_to_usd(self.gateway_cost_micros)
+
+    @property
+    def reconciled_usd(self) -> Decimal:
+        return micros_to_usd(self.reconciled_cost_micros)
+
+    @property
+    def gateway_difference_usd(self) -> Decimal:
+        """Gateway's cost minus ours over the entries it reported: > 0, we under-price."""
+        return micros_to_usd(self.gateway_cost_micros - self.reconciled_cost_micros)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +135,8 @@ class SpendReport:
     total: Spend
     by_model: list[tuple[str, Usage]]
     by_agent: list[tuple[str, Usage]]
+    # Per model, only the entries whose gateway reported a cost.
+    reconciliation: list[tuple[str, Usage]] = field(default_factory=list)
 
 
 def spend_report(days: int = 30, *, today: date | None = None) -> SpendReport:
@@ -126,6 +149,7 @@ def spend_report(days: int = 30, *, today: date | None = None) -> SpendReport:
         total=period_spend(first, last),
         by_model=usage_by(entries, "model"),
         by_agent=usage_by(entries, "agent"),
+        reconciliation=usage_by(entries.filter(gateway_cost_micros__isnull=False), "model"),
     )
 
 
@@ -188,6 +212,9 @@ _USAGE_AGGREGATES = {
     "cached_tokens": Sum("cached_tokens"),
     "output_tokens": Sum("output_tokens"),
     "cost_micros": Sum("cost_micros"),
+    "gateway_calls": Count("gateway_cost_micros"),  # counts the non-null ones
+    "gateway_cost_micros": Sum("gateway_cost_micros"),
+    "reconciled_cost_micros": Sum("cost_micros", filter=Q(gateway_cost_micros__isnull=False)),
 }
 
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from ledger import reports
+from ledger import availability, reports
 from ledger.chart import bar_chart
 
 DEFAULT_DAYS = 30
@@ -36,7 +36,13 @@ def spend(request: HttpRequest) -> HttpResponse:
         ],
         max_label=f"${max((d.usage.usd for d in report.days), default=0)}",
     )
-    context = {"report": report, "days": days, "rows": report.days[::-1], "chart": chart}
+    context = {
+        "report": report,
+        "days": days,
+        "rows": report.days[::-1],
+        "chart": chart,
+        "unavailable": availability.unavailable(),
+    }
     return render(request, "ledger/spend.html", context)
 
 

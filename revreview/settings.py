@@ -215,18 +215,21 @@ LLM_TIMEOUT_SECONDS = envint("LLM_TIMEOUT_SECONDS", 30)
 LLM_CALL_TOKEN_BUDGET = envint("LLM_CALL_TOKEN_BUDGET", 6000)  # estimated prompt tokens a call
 LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 2000)
 LLM_JSON_SCHEMA = envbool("LLM_JSON_SCHEMA", True)  # False: plain JSON mode
-# Within one family, one step deep (JSON object: model -> failback model or null).
+# Within one family, one step deep, to a cheaper live model (JSON object: model ->
+# failback model or null). The defaults (reviews.llm.roster) and why: ledger/0004.
 LLM_FAILBACK_CHAIN = envjson(
     "LLM_FAILBACK_CHAIN",
     {
-        "google/gemini-2.5-flash": "google/gemini-2.0-flash",
-        "google/gemini-2.5-flash-lite": "google/gemini-2.0-flash-lite",
+        "google/gemini-3.5-flash": "google/gemini-3-flash-preview",
+        "google/gemini-3.1-flash-lite": "google/gemini-2.5-flash-lite",
     },
 )
 LLM_ROSTER = envjson("LLM_ROSTER", {})  # agent -> model, under the admin's overrides
 LLM_NEAR_MISS_LIMIT = envint("LLM_NEAR_MISS_LIMIT", 50)
 BREAKER_FAILURE_THRESHOLD = envint("BREAKER_FAILURE_THRESHOLD", 3)
 BREAKER_COOLDOWN_SECONDS = envint("BREAKER_COOLDOWN_SECONDS", 120)
+# A model the gateway calls unknown or retired: its breaker stays open this long.
+BREAKER_RETIRED_COOLDOWN_SECONDS = envint("BREAKER_RETIRED_COOLDOWN_SECONDS", 86_400)
 RUN_DEADLINE_SECONDS = envint("RUN_DEADLINE_SECONDS", 600)
 
 # --- serving: budget and rate limit (reviews/orchestration/serving.py, ledger/budget.py) ---

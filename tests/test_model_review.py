@@ -30,15 +30,15 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 FULL, LITE_SAMPLE, TRIVIAL = SAMPLES / "full.json", SAMPLES / "lite.json", SAMPLES / "trivial.json"
 SEED = DATA / "seed-example.json"
 
-LITE, LITE_BACK = "google/gemini-2.5-flash-lite", "google/gemini-2.0-flash-lite"
-FLASH, FLASH_BACK = "google/gemini-2.5-flash", "google/gemini-2.0-flash"
-# USD per 1M tokens (input, cached input, output): DESIGN.md's table and the providers'
-# list prices, written out here rather than read from ledger.rates.
+LITE, LITE_BACK = "google/gemini-3.1-flash-lite", "google/gemini-2.5-flash-lite"
+FLASH, FLASH_BACK = "google/gemini-3.5-flash", "google/gemini-3-flash-preview"
+# USD per 1M tokens (input, cached input, output): Google's pricing page as cited in
+# ledger/migrations/0004, written out here rather than read from ledger.rates.
 RATES = {
-    LITE: ("0.10", "0.025", "0.40"),
-    FLASH: ("0.30", "0.075", "2.50"),
-    LITE_BACK: ("0.075", "0.01875", "0.30"),
-    FLASH_BACK: ("0.10", "0.025", "0.40"),
+    LITE: ("0.25", "0.025", "1.50"),
+    FLASH: ("1.50", "0.15", "9.00"),
+    LITE_BACK: ("0.10", "0.01", "0.40"),
+    FLASH_BACK: ("0.50", "0.05", "3.00"),
 }
 NOTHING = {"add": [], "adjust": [], "dismiss": []}
 

@@ -105,13 +105,20 @@ class Breaker:
         if decision is Decision.PROBE:
             self.cache.delete(self._probe)
 
+    def open_for(self, seconds: int, why: str) -> None:
+        """Open now for `seconds`, whatever the count: the gateway said the model is
+        gone (reviews.llm.errors.ModelUnavailable), so retrying it soon is waste."""
+        self._trip(why, seconds)
+
     def reset(self) -> None:
         """Forget this breaker's state: closed, no failures counted."""
         self.cache.delete_many([self._tripped, self._open, self._probe, self._failures])
 
-    def _trip(self, why: str) -> None:
+    def _trip(self, why: str, cooldown: int | None = None) -> None:
+        cooldown = self.cooldown if cooldown is None else cooldown
         # `open` before `tripped`: in between, callers see open, never a free probe.
-        self.cache.set(self._open, 1, self.cooldown)
-        self.cache.set(self._tripped, 1, TRIPPED_SECONDS)
+        self.cache.set(self._open, 1, cooldown)
+        # `tripped` outlives `open`, so the half-open probe follows any cooldown.
+        self.cache.set(self._tripped, 1, cooldown + TRIPPED_SECONDS)
         self.cache.delete_many([self._failures, self._probe])
-        logger.warning("breaker for %s open for %ss: %s", self.model, self.cooldown, why)
+        logger.warning("breaker for %s open for %ss: %s", self.model, cooldown, why)

@@ -8,6 +8,9 @@ For each model in the chain (the requested one, then its failbacks):
 - the call succeeds: an `ok` row (`failback` when a failback model served it); done;
 - a retryable error (timeout, connection, 429, 5xx): a `timeout` / `http_error` row,
   then on to the next model, or the error is raised when none is left;
+- the gateway names the model as unknown or retired (ModelUnavailable): the same, and
+  the model's breaker opens for BREAKER_RETIRED_COOLDOWN_SECONDS and it is marked
+  unavailable (ledger.availability) until it serves a call again;
 - any other error (401/403, context overflow, invalid output): its row, raised at once.
 Earlier exchanges of one attempt (a rejected JSON schema, an invalid reply before its
 repair) get rows of their own, so the ledger holds every request that was sent.
@@ -28,7 +31,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from pydantic import BaseModel
 
-from ledger import budget
+from ledger import availability, budget
 from ledger.models import LedgerEntry
 from ledger.rates import price_micros, rate_for
 from reviews.llm.breaker import Breaker, Decision
@@ -38,6 +41,7 @@ from reviews.llm.errors import (
     BudgetSpent,
     DeadlineExceeded,
     LLMError,
+    ModelUnavailable,
     Outcome,
     StructuredOutputError,
     Usage,
@@ -140,6 +144,8 @@ def _attempt(
         )
     except LLMError as error:
         _settle(breaker, decision, error)
+        if isinstance(error, ModelUnavailable):
+            availability.mark_unavailable(ledger.candidate, str(error))
         ledger(error.model_served, error.usage, error.latency_ms, error.outcome)
         raise
     except SoftTimeLimitExceeded:
@@ -148,6 +154,7 @@ def _attempt(
         ledger(None, Usage(), int((time.monotonic() - started) * 1000), Outcome.TIMEOUT)
         raise
     breaker.record_success(decision)
+    availability.mark_available(ledger.candidate)
     ledger(completion.model_served, completion.usage, completion.latency_ms, ledger.served_outcome)
     return completion
 
@@ -190,13 +197,15 @@ def record(
     priced_as: str | None = None,
 ) -> LedgerEntry:
     """One ledger row, priced at the served model's rate, else at the rate of the model
-    the attempt asked for (`priced_as`, by default the requested one)."""
+    the attempt called (`priced_as`, by default the requested one), which the row names
+    as `model_attempted`."""
     attempted = priced_as or model_requested
     priced = model_served if model_served and rate_for(model_served) else attempted
     return LedgerEntry.objects.create(
         run_id=run_id,
         agent=agent,
         model_requested=model_requested,
+        model_attempted=attempted,
         model=model_served,
         input_tokens=usage.prompt_tokens,
         cached_tokens=usage.cached_tokens,
@@ -204,13 +213,17 @@ def record(
         cost_micros=price_micros(
             priced, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens
         ),
+        gateway_cost_micros=usage.gateway_cost_micros,
         latency_ms=latency_ms,
         outcome=outcome,
     )
 
 
 def _settle(breaker: Breaker, decision: Decision, error: LLMError) -> None:
-    if error.failback:
+    if isinstance(error, ModelUnavailable):
+        cooldown = int(settings.BREAKER_RETIRED_COOLDOWN_SECONDS)
+        breaker.open_for(cooldown, "the gateway says the model is unavailable")
+    elif error.failback:
         breaker.record_failure(decision)
     elif isinstance(error, StructuredOutputError):
         breaker.record_success(decision)  # it answered: the model is up

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -27,6 +28,7 @@ from reviews.llm.errors import (
     ConnectionFailed,
     ContextOverflow,
     LLMError,
+    ModelUnavailable,
     Outcome,
     ProviderUnavailable,
     RateLimited,
@@ -48,6 +50,36 @@ _CONTEXT_MARKERS = (
     "too many tokens",
     "prompt is too long",
 )
+# How gateways say a model id is unknown, misspelt or retired (lower-cased), as their
+# 400 / 404 bodies read (see tests/llm/test_model_unavailable.py for the bodies):
+# OpenRouter "X is not a valid model ID" (400) and "No endpoints found for X" (404);
+# LiteLLM "Invalid model name passed in model=X" (400); Google's OpenAI-compatible
+# endpoint "models/X is not found for API version v1main" (404, NOT_FOUND); Ollama
+# 'model "X" not found, try pulling it first' (404); OpenAI "The model `X` does not
+# exist" (404, model_not_found); retirement notices ("no longer available",
+# "decommissioned", "has been retired", "has been deprecated").
+_UNAVAILABLE_MARKERS = (
+    "not a valid model",
+    "invalid model",
+    "model_not_found",
+    "no endpoints found",
+    "is not found for api version",
+    "unknown model",
+)
+# Words that say the same only when the body is about a model (a wrong base URL's 404
+# "does not exist" is not).
+_UNAVAILABLE_WORDS = (
+    "not found",
+    "not_found",
+    "does not exist",
+    "no longer available",
+    "decommissioned",
+    "retired",
+    "deprecated",
+)
+_UNAVAILABLE_STATUSES = (400, 404, 410)
+# A gateway's cost above this many USD for one call is not believed (a garbled number).
+_MAX_GATEWAY_COST_USD = Decimal(10_000)
 _BAD_REPLY_CHARS = 4000  # of an invalid reply echoed back for its repair
 REPAIR_PROMPT = (
     "Your reply was not valid for the required JSON format: {problem}\n"
@@ -241,6 +273,8 @@ class Gateway:
             kind = RateLimited
         elif status >= 500 or status == 408:
             kind = ProviderUnavailable
+        elif _names_model_unavailable(status, lowered):
+            kind = ModelUnavailable
         elif status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
             kind = ContextOverflow
         elif used_schema and ("json_schema" in lowered or "response_format" in lowered):
@@ -262,7 +296,36 @@ def parse_usage(raw: Any) -> Usage:
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     # LiteLLM passes through Anthropic-style cache reads under this name.
     cached = cached or _count(raw.get("cache_read_input_tokens"))
-    return Usage(prompt, min(cached, prompt), _count(raw.get("completion_tokens")))
+    return Usage(
+        prompt,
+        min(cached, prompt),
+        _count(raw.get("completion_tokens")),
+        gateway_cost_micros(raw.get("cost")),
+    )
+
+
+def gateway_cost_micros(value: Any) -> int | None:
+    """OpenRouter's `usage.cost` (USD, a JSON number) in integer micro-dollars, or None
+    when absent or not a believable amount (a string, negative, NaN, infinite, huge)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        usd = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    if not usd.is_finite() or usd < 0 or usd > _MAX_GATEWAY_COST_USD:
+        return None
+    return int((usd * 1_000_000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _names_model_unavailable(status: int, lowered_body: str) -> bool:
+    """A 400/404/410 whose body says the model id is unknown or retired. A bare 404
+    (a wrong base URL, say) is not one: the next model would get the same answer."""
+    if status not in _UNAVAILABLE_STATUSES:
+        return False
+    if any(marker in lowered_body for marker in _UNAVAILABLE_MARKERS):
+        return True
+    return "model" in lowered_body and any(word in lowered_body for word in _UNAVAILABLE_WORDS)
 
 
 def parse_reply(content: str, schema: type[T]) -> tuple[T | None, str]:

@@ -22,6 +22,9 @@ class Usage:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+    # What the gateway says the call cost (OpenRouter's `usage.cost`), in micro-dollars;
+    # None when it does not say. Kept beside our own price, never instead of it.
+    gateway_cost_micros: int | None = None
 
 
 class LLMError(Exception):
@@ -57,6 +60,15 @@ class RateLimited(LLMError):
 
 class ProviderUnavailable(LLMError):
     """5xx, or a reply that is not an OpenAI-shaped JSON body."""
+
+    failback = True
+
+
+class ModelUnavailable(LLMError):
+    """The gateway names the model as unknown, invalid, not found or retired (a 400 or
+    404 in its own words). The next model in the family may well be served, so this
+    fails back; the model's breaker opens for BREAKER_RETIRED_COOLDOWN_SECONDS and the
+    model is marked unavailable (ledger.availability) until it serves again."""
 
     failback = True
 

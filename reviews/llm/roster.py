@@ -1,6 +1,10 @@
 """Which model each agent calls: the admin's row (ledger.AgentModelOverride), else
-settings.LLM_ROSTER, else DESIGN.md's default roster. Read on every call, so an edit
-takes effect on the next call without a restart."""
+settings.LLM_ROSTER, else the default roster below. Read on every call, so an edit
+takes effect on the next call without a restart.
+
+The defaults keep DESIGN.md's shape (a cheap model for the specialists and the trivial
+tier's coordinator, a mid one for the coordinator) with models Google serves today; their
+failbacks are settings.LLM_FAILBACK_CHAIN, their rates and sources ledger/migrations/0004."""
 
 from __future__ import annotations
 
@@ -8,8 +12,11 @@ from django.conf import settings
 
 from ledger.models import AgentModelOverride
 
-CHEAP = "google/gemini-2.5-flash-lite"
-MID = "google/gemini-2.5-flash"
+CHEAP = "google/gemini-3.1-flash-lite"
+MID = "google/gemini-3.5-flash"
+# Their default failbacks: one step, cheaper, in the same family.
+CHEAP_FAILBACK = "google/gemini-2.5-flash-lite"
+MID_FAILBACK = "google/gemini-3-flash-preview"
 
 DEFAULT_ROSTER: dict[str, str] = {
     "dedup": CHEAP,

@@ -4,6 +4,7 @@ with replies scripted per model, recording every request it receives.
     gateway.script("google/gemini-2.5-flash-lite", completion({...}), error(503))
     ... the code under test calls POST {gateway.base_url}/chat/completions ...
     gateway.requests_for("google/gemini-2.5-flash-lite")  # what it was sent
+    gateway.listed = ["google/gemini-2.5-flash-lite"]  # GET {base_url}/models answers it
 
 A model with no reply left answers 418, a status no code path treats as retryable, so
 a test that forgot to script a call fails loudly instead of failing back.
@@ -52,8 +53,10 @@ def completion(
     cached_tokens: int = 0,
     served_as: str | None = None,
     delay: float = 0.0,
+    cost: Any = None,
 ) -> Reply:
-    """A chat completion whose message is `content` (a dict is sent as its JSON text)."""
+    """A chat completion whose message is `content` (a dict is sent as its JSON text);
+    `cost`, if given, is sent as OpenRouter's `usage.cost` (USD)."""
     text = content if isinstance(content, str) else json.dumps(content)
     body = {
         "id": "chatcmpl-fake",
@@ -68,6 +71,8 @@ def completion(
             "prompt_tokens_details": {"cached_tokens": cached_tokens},
         },
     }
+    if cost is not None:
+        body["usage"]["cost"] = cost
     return Reply(200, body, delay, served_as)
 
 
@@ -76,10 +81,16 @@ def error(status: int, message: str = "", *, delay: float = 0.0) -> Reply:
     return Reply(status, body, delay)
 
 
+def raw_error(status: int, body: Any) -> Reply:
+    """An error with a gateway's own body, exactly as given (a dict, list or text)."""
+    return Reply(status, body if isinstance(body, str) else json.dumps(body))
+
+
 @dataclass
 class FakeGateway:
     replies: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[Request] = field(default_factory=list)
+    listed: list[str] | None = None  # GET /models: these ids; None: 404, no list
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -123,6 +134,13 @@ class FakeGateway:
 def _handler(gateway: FakeGateway) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            if not self.path.endswith("/models") or gateway.listed is None:
+                self._send(Reply(404, {"error": {"message": "not found"}}), "")
+                return
+            data = [{"id": model, "object": "model"} for model in gateway.listed]
+            self._send(Reply(200, {"object": "list", "data": data}), "")
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()

@@ -6,12 +6,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
-from reviews.llm.roster import CHEAP, MID
+from reviews.llm.roster import CHEAP, CHEAP_FAILBACK, MID, MID_FAILBACK
 
 API_KEY = "sk-test-5e3c1a9f-never-log-me"
 
 # Every model the tests call: the default roster and its default failbacks.
-MODELS = {CHEAP, MID, "google/gemini-2.0-flash-lite", "google/gemini-2.0-flash"}
+MODELS = {CHEAP, MID, CHEAP_FAILBACK, MID_FAILBACK}
 
 
 def own_redis(settings, redis_url: str) -> str:

@@ -17,8 +17,8 @@ from reviews.llm.schemas import SpecialistReply
 from tests.llm.fake_gateway import completion, error
 from tests.services import ROOT
 
-LITE = "google/gemini-2.5-flash-lite"
-LITE_BACK = "google/gemini-2.0-flash-lite"
+LITE = "google/gemini-3.1-flash-lite"
+LITE_BACK = "google/gemini-2.5-flash-lite"
 GOOD = {"add": [], "adjust": [], "dismiss": []}
 MESSAGES = [{"role": "user", "content": "review"}]
 

@@ -18,8 +18,12 @@ from tests.llm.helpers import API_KEY
 
 pytestmark = pytest.mark.django_db
 
-LITE = "google/gemini-2.5-flash-lite"
-LITE_BACK = "google/gemini-2.0-flash-lite"
+LITE = "google/gemini-3.1-flash-lite"
+LITE_BACK = "google/gemini-2.5-flash-lite"
+# USD per 1M tokens (input, cached input, output), from Google's pricing page, written
+# out here rather than read from ledger.rates.
+LITE_RATES = ("0.25", "0.025", "1.50")
+LITE_BACK_RATES = ("0.10", "0.01", "0.40")
 MESSAGES = [{"role": "system", "content": "shared"}, {"role": "user", "content": "task"}]
 GOOD = {"add": [], "adjust": [], "dismiss": []}
 
@@ -41,10 +45,11 @@ def micros(input_tokens, cached, output, rates):
 
 def test_failback_chain_defaults_stay_in_the_family():
     assert failback_models(LITE) == [LITE, LITE_BACK]
-    assert failback_models("google/gemini-2.5-flash") == [
-        "google/gemini-2.5-flash",
-        "google/gemini-2.0-flash",
+    assert failback_models("google/gemini-3.5-flash") == [
+        "google/gemini-3.5-flash",
+        "google/gemini-3-flash-preview",
     ]
+    assert failback_models(LITE_BACK) == [LITE_BACK]  # one step: the failback has none
     assert failback_models("other/model") == ["other/model"]
     assert failback_models("a", {"a": "b", "b": "a"}) == ["a", "b"]  # no loop
 
@@ -58,7 +63,7 @@ def test_success_writes_one_priced_row(llm_settings, fake_gateway):
     (row,) = rows()
     assert (row.agent, row.model_requested, row.model, row.outcome) == ("dedup", LITE, LITE, "ok")
     assert (row.input_tokens, row.cached_tokens, row.output_tokens) == (4200, 3000, 310)
-    assert row.cost_micros == micros(4200, 3000, 310, ("0.10", "0.025", "0.40")) == 319
+    assert row.cost_micros == micros(4200, 3000, 310, LITE_RATES) == 840
     assert row.latency_ms >= 0
     (request,) = fake_gateway.requests
     assert request.headers["Authorization"] == f"Bearer {API_KEY}"
@@ -77,7 +82,7 @@ def test_retryable_status_fails_back_to_the_family_model(llm_settings, fake_gate
     assert (failed.model_requested, failed.model, failed.outcome) == (LITE, None, "http_error")
     assert (failed.input_tokens, failed.output_tokens, failed.cost_micros) == (0, 0, 0)
     assert (served.model_requested, served.model, served.outcome) == (LITE, LITE_BACK, "failback")
-    assert served.cost_micros == micros(1000, 0, 100, ("0.075", "0.01875", "0.30"))
+    assert served.cost_micros == micros(1000, 0, 100, LITE_BACK_RATES)
 
 
 def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
@@ -139,7 +144,7 @@ def test_invalid_json_is_repaired_once(llm_settings, fake_gateway):
         500,
         40,
     )
-    assert bad.cost_micros == micros(500, 0, 40, ("0.10", "0.025", "0.40"))
+    assert bad.cost_micros == micros(500, 0, 40, LITE_RATES)
     assert good.outcome == "ok"
     repair = fake_gateway.requests_for(LITE)[1].messages
     assert repair[-2]["content"] == "Sure! Here is the JSON: {"

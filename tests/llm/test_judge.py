@@ -34,8 +34,8 @@ from tests.specialists.factories import company, contact
 
 pytestmark = pytest.mark.django_db
 
-LITE = "google/gemini-2.5-flash-lite"
-FLASH = "google/gemini-2.5-flash"
+LITE = "google/gemini-3.1-flash-lite"
+FLASH = "google/gemini-3.5-flash"
 RULES = {"STALE_ENRICHMENT_DAYS": 180, "PERSON_NAME_FUZZY_RATIO": 92}
 
 
@@ -269,7 +269,7 @@ def test_the_prompt_stays_within_the_call_budget(llm_settings, fake_gateway):
 
 
 def test_an_admin_override_applies_on_the_next_call(llm_settings, fake_gateway):
-    other = "google/gemini-2.0-flash-lite"
+    other = "google/gemini-2.5-flash-lite"
     AgentModelOverride.objects.filter(agent="dedup").update(model=other)
     fake_gateway.script(other, completion(reply()))
     result, _ = dedup(llm_settings, fake_gateway, reply())
@@ -402,7 +402,7 @@ def test_the_coordinator_merges_findings_into_one(llm_settings, fake_gateway):
 def test_a_failed_coordinator_call_raises_for_the_rules_coordinator(llm_settings, fake_gateway):
     findings = coordinator_findings()
     fake_gateway.script(FLASH, error(503))
-    fake_gateway.script("google/gemini-2.0-flash", error(503))
+    fake_gateway.script("google/gemini-3-flash-preview", error(503))
     with pytest.raises(LLMError):
         judge_coordinator(run(), findings)
     assert list(LedgerEntry.objects.order_by("id").values_list("agent", "outcome")) == [

@@ -6,23 +6,50 @@ from django.core.exceptions import ValidationError
 
 from ledger.models import AgentModelOverride, ModelRate
 from ledger.rates import price_micros
+from reviews.llm.chain import failback_models
+from reviews.llm.roster import CHEAP, CHEAP_FAILBACK, DEFAULT_ROSTER, MID, MID_FAILBACK
 
 pytestmark = pytest.mark.django_db
 
-LITE = "google/gemini-2.5-flash-lite"
-FLASH = "google/gemini-2.5-flash"
+LITE = "google/gemini-3.1-flash-lite"
+FLASH = "google/gemini-3.5-flash"
+# USD per 1M tokens (input, cached input, output), from Google's pricing page as cited in
+# ledger/migrations/0004: written out here, not read from the code.
+SEEDED = {
+    LITE: ("0.25", "0.025", "1.50"),
+    FLASH: ("1.50", "0.15", "9.00"),
+    "google/gemini-2.5-flash-lite": ("0.10", "0.01", "0.40"),
+    "google/gemini-3-flash-preview": ("0.50", "0.05", "3.00"),
+    # the seed's models, kept so old rows stay priced; cached rates corrected
+    "google/gemini-2.5-flash": ("0.30", "0.03", "2.50"),
+    "google/gemini-2.0-flash-lite": ("0.075", "0.01875", "0.30"),
+    "google/gemini-2.0-flash": ("0.10", "0.025", "0.40"),
+}
 
 
-def test_rates_are_seeded_with_the_design_defaults():
-    lite = ModelRate.objects.get(model=LITE)
-    flash = ModelRate.objects.get(model=FLASH)
-    assert (lite.input_usd_per_m, lite.output_usd_per_m) == (Decimal("0.10"), Decimal("0.40"))
-    assert (flash.input_usd_per_m, flash.output_usd_per_m) == (Decimal("0.30"), Decimal("2.50"))
-    for rate in ModelRate.objects.all():
-        assert rate.cached_input_usd_per_m == rate.input_usd_per_m / 4
+def test_rates_are_seeded_for_the_live_roster_and_the_old_models():
+    rates = {
+        r.model: (r.input_usd_per_m, r.cached_input_usd_per_m, r.output_usd_per_m)
+        for r in ModelRate.objects.all()
+    }
+    assert rates == {m: tuple(Decimal(v) for v in values) for m, values in SEEDED.items()}
 
 
-def test_roster_is_seeded_with_the_design_defaults():
+def test_gemini_cache_reads_cost_a_tenth_of_input_not_a_quarter():
+    for model in (LITE, FLASH, "google/gemini-2.5-flash-lite", "google/gemini-2.5-flash"):
+        rate = ModelRate.objects.get(model=model)
+        assert rate.cached_input_usd_per_m == rate.input_usd_per_m / 10, model
+
+
+def test_every_default_model_and_failback_has_a_rate():
+    for model in (CHEAP, MID, CHEAP_FAILBACK, MID_FAILBACK):
+        assert ModelRate.objects.filter(model=model).exists(), model
+        assert failback_models(model)[1:] in ([], [CHEAP_FAILBACK], [MID_FAILBACK])
+    assert failback_models(CHEAP) == [CHEAP, CHEAP_FAILBACK]
+    assert failback_models(MID) == [MID, MID_FAILBACK]
+
+
+def test_roster_is_seeded_with_live_models_in_the_design_shape():
     roster = dict(AgentModelOverride.objects.values_list("agent", "model"))
     assert roster == {
         "dedup": LITE,
@@ -32,16 +59,17 @@ def test_roster_is_seeded_with_the_design_defaults():
         "coordinator": FLASH,
         "coordinator_trivial": LITE,
     }
+    assert DEFAULT_ROSTER == roster
 
 
 def test_price_bills_uncached_input_cached_input_and_output_at_their_rates():
-    # 1,234 prompt tokens of which 200 cached, 321 output, at $0.10 / $0.025 / $0.40 per 1M.
+    # 1,234 prompt tokens of which 200 cached, 321 output, at $0.25 / $0.025 / $1.50 per 1M.
     expected = (
-        Decimal(1034) * Decimal("0.10")
+        Decimal(1034) * Decimal("0.25")
         + Decimal(200) * Decimal("0.025")
-        + Decimal(321) * Decimal("0.40")
+        + Decimal(321) * Decimal("1.50")
     ).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    assert price_micros(LITE, 1234, 200, 321) == int(expected) == 237
+    assert price_micros(LITE, 1234, 200, 321) == int(expected) == 745
 
 
 def test_price_rounds_half_up_to_whole_micro_dollars():
