@@ -207,14 +207,16 @@ def _entries_between(first_day: date, last_day: date) -> QuerySet[LedgerEntry]:
 
 
 _USAGE_AGGREGATES = {
+    # The ones that read a column another aggregate is named after come first: once
+    # annotated, the name means the aggregate.
+    "gateway_calls": Count("gateway_cost_micros"),  # counts the non-null ones
+    "reconciled_cost_micros": Sum("cost_micros", filter=Q(gateway_cost_micros__isnull=False)),
     "calls": Count("id"),
     "input_tokens": Sum("input_tokens"),
     "cached_tokens": Sum("cached_tokens"),
     "output_tokens": Sum("output_tokens"),
     "cost_micros": Sum("cost_micros"),
-    "gateway_calls": Count("gateway_cost_micros"),  # counts the non-null ones
     "gateway_cost_micros": Sum("gateway_cost_micros"),
-    "reconciled_cost_micros": Sum("cost_micros", filter=Q(gateway_cost_micros__isnull=False)),
 }
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from ledger.models import LedgerEntry
+from ledger.models import LedgerEntry, ModelRate
 from reviews.engine.specialists import NAMES, SPECIALISTS
+from reviews.llm import roster
 from reviews.models import AgentRun, ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
@@ -118,7 +119,11 @@ def test_full_tier_makes_four_specialist_calls_and_one_coordinator_call(llm, gat
     )
     code, report = review_json(FULL)
 
+    assert (LITE, FLASH) == (roster.CHEAP, roster.MID)  # the default roster, live models
     assert [r.model for r in gateway.requests] == [LITE] * 4 + [FLASH]
+    rows = LedgerEntry.objects.order_by("id")
+    assert [r.model_attempted for r in rows] == [LITE] * 4 + [FLASH]
+    assert all(ModelRate.objects.filter(model=r.model).exists() for r in rows)
     calls = report["ledger"]["calls"]
     assert [c["agent"] for c in calls] == [*NAMES, "coordinator"]
     assert {(c["model_requested"], c["model"], c["outcome"]) for c in calls[:4]} == {

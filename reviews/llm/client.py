@@ -80,6 +80,7 @@ _UNAVAILABLE_WORDS = (
 _UNAVAILABLE_STATUSES = (400, 404, 410)
 # A gateway's cost above this many USD for one call is not believed (a garbled number).
 _MAX_GATEWAY_COST_USD = Decimal(10_000)
+_MAX_INT_DIGITS = 30  # any real token count or cost fits
 _BAD_REPLY_CHARS = 4000  # of an invalid reply echoed back for its repair
 REPAIR_PROMPT = (
     "Your reply was not valid for the required JSON format: {problem}\n"
@@ -228,7 +229,9 @@ class Gateway:
         if not response.is_success:
             raise self._classify(response.status_code, response.text, use_schema, latency_ms)
         try:
-            payload = response.json()
+            # Numbers too long for an int (Python refuses over 4,300 digits) are kept as
+            # Decimal, which no usage field accepts: a garbled count, not a lost reply.
+            payload = json.loads(response.content, parse_int=_parse_int)
         except ValueError:
             raise ProviderUnavailable(
                 "the gateway's reply is not JSON", latency_ms=latency_ms
@@ -368,6 +371,10 @@ def _with_schema_hint(messages: list[dict], schema: type[BaseModel]) -> list[dic
     )
     last = messages[-1]
     return [*messages[:-1], {**last, "content": f"{last['content']}{hint}"}]
+
+
+def _parse_int(text: str) -> int | Decimal:
+    return int(text) if len(text) <= _MAX_INT_DIGITS else Decimal(text)
 
 
 def _count(value: Any) -> int:

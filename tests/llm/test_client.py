@@ -200,3 +200,66 @@ def test_the_api_key_echoed_in_an_error_is_redacted():
         client.complete(MODEL, MESSAGES, SpecialistReply)
     assert key not in str(raised.value)
     assert "[redacted]" in str(raised.value)
+
+
+# --- the gateway's own cost (OpenRouter's usage.cost) ------------------------------
+
+
+def test_the_gateway_cost_is_read_in_micro_dollars():
+    # OpenRouter's usage accounting: `cost` in USD beside the token counts.
+    usage = {"prompt_tokens": 194, "completion_tokens": 2, "cost": 0.000095, "total_tokens": 196}
+    client, _ = gateway(ok(GOOD, usage))
+    completion = client.complete(MODEL, MESSAGES, SpecialistReply)
+    assert completion.usage == errors.Usage(194, 0, 2, gateway_cost_micros=95)
+
+
+def test_no_cost_in_the_reply_means_none_not_zero():
+    client, _ = gateway(ok(GOOD, {"prompt_tokens": 10, "completion_tokens": 1}))
+    assert client.complete(MODEL, MESSAGES, SpecialistReply).usage.gateway_cost_micros is None
+
+
+@pytest.mark.parametrize(
+    "raw_cost", ['"0.5"', "-0.01", "true", "1e400", "NaN", "20000", "null", "{}"]
+)
+def test_an_unbelievable_cost_is_ignored_and_the_reply_kept(raw_cost):
+    text = json.dumps(GOOD)
+    body = (
+        '{"model": "m", "choices": [{"message": {"role": "assistant", "content": '
+        + json.dumps(text)
+        + '}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1, "cost": '
+        + raw_cost
+        + "}}"
+    )
+    client, _ = gateway(httpx.Response(200, content=body.encode()))
+    completion = client.complete(MODEL, MESSAGES, SpecialistReply)
+    assert completion.usage == errors.Usage(5, 0, 1, gateway_cost_micros=None)
+    assert completion.data == SpecialistReply.model_validate(GOOD)
+
+
+def test_a_5000_digit_number_in_the_reply_does_not_lose_it():
+    text = json.dumps(GOOD)
+    huge = "9" * 5000
+    body = (
+        '{"model": "m", "choices": [{"message": {"role": "assistant", "content": '
+        + json.dumps(text)
+        + '}}], "usage": {"prompt_tokens": '
+        + huge
+        + ', "completion_tokens": 3, "cost": '
+        + huge
+        + "}}"
+    )
+    client, _ = gateway(httpx.Response(200, content=body.encode()))
+    completion = client.complete(MODEL, MESSAGES, SpecialistReply)
+    assert completion.usage == errors.Usage(0, 0, 3, gateway_cost_micros=None)
+    assert completion.data == SpecialistReply.model_validate(GOOD)
+
+
+def test_a_retired_model_is_its_own_error_that_fails_back():
+    body = {
+        "error": {"message": "google/gemini-2.0-flash-001 is not a valid model ID", "code": 400}
+    }
+    client, _ = gateway(httpx.Response(400, json=body))
+    with pytest.raises(errors.ModelUnavailable) as raised:
+        client.complete("google/gemini-2.0-flash-001", MESSAGES, SpecialistReply)
+    assert raised.value.failback
+    assert "is not a valid model ID" in str(raised.value)
