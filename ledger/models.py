@@ -88,8 +88,8 @@ class ModelRate(models.Model):
 
 class AgentModelOverride(models.Model):
     """Which model an agent calls. Read on every call, so an edit in the admin takes
-    effect on the next call without a restart. Without a row, the default roster in
-    reviews.llm.roster applies."""
+    effect on the next call without a restart. Without a row, settings.LLM_ROSTER, then
+    the default roster in reviews.llm.roster applies (none is seeded: ledger/0004)."""
 
     class Agent(models.TextChoices):
         DEDUP = "dedup"

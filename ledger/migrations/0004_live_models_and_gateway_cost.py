@@ -33,8 +33,12 @@ gemini-3.8-flash, released 2026-09-02):
 
 The seed (ledger/0003) priced cached input at 25% of input; Gemini's cache reads cost
 about 10%. A seeded cached rate still at its seed value is corrected; one an operator
-edited is left alone. Likewise the per-agent rows still naming the seed's roster move to
-the new one; rows an operator changed are kept.
+edited is left alone.
+
+ledger/0003 also wrote one per-agent row (AgentModelOverride) naming the seed's roster,
+which hid LLM_ROSTER for every agent. The rows still naming the seed's model are deleted:
+those agents follow the code's default roster (reviews.llm.roster), or LLM_ROSTER where
+it is set, and an admin row, where an operator adds or kept one, overrides both.
 
 The values are frozen here on purpose: a migration must give the same rows whatever
 the code's defaults are later.
@@ -56,14 +60,14 @@ CACHED_FIXES = {
     "google/gemini-2.5-flash-lite": ("0.025", "0.01"),
     "google/gemini-2.5-flash": ("0.075", "0.03"),
 }
-# agent -> (the seed's model, today's default)
-ROSTER_MOVES = {
-    "dedup": ("google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite"),
-    "attribution": ("google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite"),
-    "pipeline": ("google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite"),
-    "freshness": ("google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite"),
-    "coordinator": ("google/gemini-2.5-flash", "google/gemini-3.5-flash"),
-    "coordinator_trivial": ("google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite"),
+# agent -> the seed's model (ledger/0003)
+SEED_ROSTER = {
+    "dedup": "google/gemini-2.5-flash-lite",
+    "attribution": "google/gemini-2.5-flash-lite",
+    "pipeline": "google/gemini-2.5-flash-lite",
+    "freshness": "google/gemini-2.5-flash-lite",
+    "coordinator": "google/gemini-2.5-flash",
+    "coordinator_trivial": "google/gemini-2.5-flash-lite",
 }
 
 
@@ -84,8 +88,8 @@ def seed(apps, schema_editor):
                 "output_usd_per_m": Decimal(usd_out),
             },
         )
-    for agent, (old, new) in ROSTER_MOVES.items():
-        AgentModelOverride.objects.filter(agent=agent, model=old).update(model=new)
+    for agent, seeded in SEED_ROSTER.items():
+        AgentModelOverride.objects.filter(agent=agent, model=seeded).delete()
     # Rows written before this column: a served row was attempted at the model that
     # served it; a failed one at the agent's model (the best the old rows can say).
     LedgerEntry.objects.filter(model_attempted="", model__isnull=False).update(

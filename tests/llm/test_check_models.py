@@ -50,7 +50,7 @@ def test_a_missing_model_is_reported_and_exits_1(llm_settings, fake_gateway):
 
 
 def test_an_admin_override_is_what_is_checked(llm_settings, fake_gateway):
-    AgentModelOverride.objects.filter(agent="pipeline").update(model="google/gemini-2.0-flash")
+    AgentModelOverride.objects.create(agent="pipeline", model="google/gemini-2.0-flash")
     fake_gateway.listed = [CHEAP, CHEAP_FAILBACK, MID, MID_FAILBACK]
     code, out, _ = check_models()
     assert code == 1
@@ -59,11 +59,15 @@ def test_an_admin_override_is_what_is_checked(llm_settings, fake_gateway):
     )
 
 
-def test_googles_models_prefix_matches_the_bare_id(llm_settings, fake_gateway):
+def test_googles_models_prefix_matches_the_bare_id(llm_settings, fake_gateway, settings):
     # Google's OpenAI-compatible /models names its models "models/<id>".
-    for agent in ("dedup", "attribution", "pipeline", "freshness", "coordinator_trivial"):
-        AgentModelOverride.objects.filter(agent=agent).update(model="gemini-3.1-flash-lite")
-    AgentModelOverride.objects.filter(agent="coordinator").update(model="gemini-3.5-flash")
+    settings.LLM_ROSTER = {
+        **dict.fromkeys(
+            ("dedup", "attribution", "pipeline", "freshness", "coordinator_trivial"),
+            "gemini-3.1-flash-lite",
+        ),
+        "coordinator": "gemini-3.5-flash",
+    }
     fake_gateway.listed = ["models/gemini-3.1-flash-lite", "models/gemini-3.5-flash"]
     code, out, _ = check_models()
     assert code == 0, out

@@ -270,7 +270,7 @@ def test_the_prompt_stays_within_the_call_budget(llm_settings, fake_gateway):
 
 def test_an_admin_override_applies_on_the_next_call(llm_settings, fake_gateway):
     other = "google/gemini-2.5-flash-lite"
-    AgentModelOverride.objects.filter(agent="dedup").update(model=other)
+    AgentModelOverride.objects.create(agent="dedup", model=other)
     fake_gateway.script(other, completion(reply()))
     result, _ = dedup(llm_settings, fake_gateway, reply())
     assert result.model_served == other

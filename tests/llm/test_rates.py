@@ -1,13 +1,22 @@
+import importlib
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
+from django.apps import apps as django_apps
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
-from ledger.models import AgentModelOverride, ModelRate
+from ledger.models import AgentModelOverride, LedgerEntry, ModelRate
 from ledger.rates import price_micros
 from reviews.llm.chain import failback_models
-from reviews.llm.roster import CHEAP, CHEAP_FAILBACK, DEFAULT_ROSTER, MID, MID_FAILBACK
+from reviews.llm.roster import (
+    CHEAP,
+    CHEAP_FAILBACK,
+    DEFAULT_ROSTER,
+    MID,
+    MID_FAILBACK,
+    model_for,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -49,8 +58,9 @@ def test_every_default_model_and_failback_has_a_rate():
     assert failback_models(MID) == [MID, MID_FAILBACK]
 
 
-def test_roster_is_seeded_with_live_models_in_the_design_shape():
-    roster = dict(AgentModelOverride.objects.values_list("agent", "model"))
+def test_the_default_roster_is_live_models_in_the_design_shape():
+    assert not AgentModelOverride.objects.exists()  # no seeded row hides LLM_ROSTER
+    roster = {agent: model_for(agent) for agent in DEFAULT_ROSTER}
     assert roster == {
         "dedup": LITE,
         "attribution": LITE,
@@ -59,7 +69,14 @@ def test_roster_is_seeded_with_live_models_in_the_design_shape():
         "coordinator": FLASH,
         "coordinator_trivial": LITE,
     }
-    assert DEFAULT_ROSTER == roster
+
+
+def test_llm_roster_overrides_the_default_and_an_admin_row_overrides_both(settings):
+    settings.LLM_ROSTER = {"dedup": "qwen2.5:7b", "coordinator": "qwen2.5:14b"}
+    assert (model_for("dedup"), model_for("coordinator")) == ("qwen2.5:7b", "qwen2.5:14b")
+    assert model_for("pipeline") == LITE
+    AgentModelOverride.objects.create(agent="dedup", model="google/gemini-2.5-flash-lite")
+    assert model_for("dedup") == "google/gemini-2.5-flash-lite"
 
 
 def test_price_bills_uncached_input_cached_input_and_output_at_their_rates():
@@ -101,7 +118,46 @@ def test_rates_and_overrides_are_editable_in_the_admin():
 
 
 def test_an_override_must_name_a_model_with_a_rate():
-    override = AgentModelOverride.objects.get(agent="dedup")
-    override.model = "nobody/unpriced"
+    override = AgentModelOverride(agent="dedup", model="nobody/unpriced")
     with pytest.raises(ValidationError):
         override.full_clean()
+
+
+# --- ledger/0004 on a database an operator has already edited ----------------------
+
+MIGRATION_0004 = importlib.import_module("ledger.migrations.0004_live_models_and_gateway_cost")
+
+
+def test_0004_keeps_an_operators_edits_and_moves_only_seed_values():
+    # Back to the seed's state for one agent and one rate; an operator's choice elsewhere.
+    AgentModelOverride.objects.create(agent="dedup", model="google/gemini-2.5-flash-lite")
+    AgentModelOverride.objects.create(agent="pipeline", model="openai/gpt-5-mini")
+    ModelRate.objects.filter(model="google/gemini-2.5-flash").update(
+        cached_input_usd_per_m=Decimal("0.075")  # the seed's 25%
+    )
+    ModelRate.objects.filter(model="google/gemini-2.5-flash-lite").update(
+        cached_input_usd_per_m=Decimal("0.02")  # an operator's edit
+    )
+    old = LedgerEntry.objects.create(
+        agent="dedup", model_requested="google/gemini-2.5-flash-lite", model=None, outcome="timeout"
+    )
+    served = LedgerEntry.objects.create(
+        agent="dedup",
+        model_requested="google/gemini-2.5-flash-lite",
+        model="google/gemini-2.0-flash-lite",
+        outcome="failback",
+    )
+
+    MIGRATION_0004.seed(django_apps, None)
+
+    # The seed's row is gone (the default applies); the operator's stays.
+    assert dict(AgentModelOverride.objects.values_list("agent", "model")) == {
+        "pipeline": "openai/gpt-5-mini"
+    }
+    cached = dict(ModelRate.objects.values_list("model", "cached_input_usd_per_m"))
+    assert cached["google/gemini-2.5-flash"] == Decimal("0.03")
+    assert cached["google/gemini-2.5-flash-lite"] == Decimal("0.02")
+    old.refresh_from_db()
+    served.refresh_from_db()
+    assert old.model_attempted == "google/gemini-2.5-flash-lite"
+    assert served.model_attempted == "google/gemini-2.0-flash-lite"
