@@ -1,7 +1,8 @@
 """Which models the gateway has said are gone: marked when a call fails with
 reviews.llm.errors.ModelUnavailable, cleared when the model serves a call again.
 
-Both are single statements on one row, so concurrent workers cannot double-mark."""
+One row per model (unique): get_or_create survives two workers marking it at once, and
+the later updates and the clearing are single statements."""
 
 from __future__ import annotations
 

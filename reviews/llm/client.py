@@ -57,7 +57,8 @@ _CONTEXT_MARKERS = (
 # endpoint "models/X is not found for API version v1main" (404, NOT_FOUND); Ollama
 # 'model "X" not found, try pulling it first' (404); OpenAI "The model `X` does not
 # exist" (404, model_not_found); retirement notices ("no longer available",
-# "decommissioned", "has been retired", "has been deprecated").
+# "decommissioned", "retired"). Not "deprecated": a 400 about a deprecated parameter
+# names the model too, and the next model would be sent the same parameter.
 _UNAVAILABLE_MARKERS = (
     "not a valid model",
     "invalid model",
@@ -75,7 +76,6 @@ _UNAVAILABLE_WORDS = (
     "no longer available",
     "decommissioned",
     "retired",
-    "deprecated",
 )
 _UNAVAILABLE_STATUSES = (400, 404, 410)
 # A gateway's cost above this many USD for one call is not believed (a garbled number).

@@ -233,3 +233,11 @@ def test_a_hostile_message_is_stored_as_text_without_nul_or_surrogates(
     message = UnavailableModel.objects.get(model=CHEAP).message
     assert "\x00" not in message and "is not a valid model ID" in message
     message.encode("utf-8")  # no lone surrogate left
+
+
+def test_a_deprecated_parameter_is_not_a_retired_model(retired_settings, fake_gateway):
+    message = "Parameter 'max_tokens' is deprecated for this model: use max_completion_tokens"
+    fake_gateway.script(CHEAP, error(400, message))
+    with pytest.raises(errors.BadRequest):
+        call()
+    assert not UnavailableModel.objects.exists()
