@@ -218,37 +218,30 @@ def test_no_cost_in_the_reply_means_none_not_zero():
     assert client.complete(MODEL, MESSAGES, SpecialistReply).usage.gateway_cost_micros is None
 
 
+def reply_with_raw_usage(usage_json: str) -> httpx.Response:
+    """A good reply whose usage object is `usage_json` exactly as written (JSON that
+    json.dumps would never produce: NaN, 1e400, 5000-digit integers)."""
+    message = {"role": "assistant", "content": json.dumps(GOOD)}
+    head = json.dumps({"model": "m", "choices": [{"message": message}]})
+    body = head[:-1] + ', "usage": ' + usage_json + "}"
+    return httpx.Response(200, content=body.encode())
+
+
 @pytest.mark.parametrize(
     "raw_cost", ['"0.5"', "-0.01", "true", "1e400", "NaN", "20000", "null", "{}"]
 )
 def test_an_unbelievable_cost_is_ignored_and_the_reply_kept(raw_cost):
-    text = json.dumps(GOOD)
-    body = (
-        '{"model": "m", "choices": [{"message": {"role": "assistant", "content": '
-        + json.dumps(text)
-        + '}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1, "cost": '
-        + raw_cost
-        + "}}"
-    )
-    client, _ = gateway(httpx.Response(200, content=body.encode()))
+    usage = f'{{"prompt_tokens": 5, "completion_tokens": 1, "cost": {raw_cost}}}'
+    client, _ = gateway(reply_with_raw_usage(usage))
     completion = client.complete(MODEL, MESSAGES, SpecialistReply)
     assert completion.usage == errors.Usage(5, 0, 1, gateway_cost_micros=None)
     assert completion.data == SpecialistReply.model_validate(GOOD)
 
 
 def test_a_5000_digit_number_in_the_reply_does_not_lose_it():
-    text = json.dumps(GOOD)
     huge = "9" * 5000
-    body = (
-        '{"model": "m", "choices": [{"message": {"role": "assistant", "content": '
-        + json.dumps(text)
-        + '}}], "usage": {"prompt_tokens": '
-        + huge
-        + ', "completion_tokens": 3, "cost": '
-        + huge
-        + "}}"
-    )
-    client, _ = gateway(httpx.Response(200, content=body.encode()))
+    usage = f'{{"prompt_tokens": {huge}, "completion_tokens": 3, "cost": {huge}}}'
+    client, _ = gateway(reply_with_raw_usage(usage))
     completion = client.complete(MODEL, MESSAGES, SpecialistReply)
     assert completion.usage == errors.Usage(0, 0, 3, gateway_cost_micros=None)
     assert completion.data == SpecialistReply.model_validate(GOOD)
