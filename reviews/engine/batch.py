@@ -9,6 +9,8 @@ from decimal import Decimal
 
 # The HubSpot default pipeline (spec §1), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
+# Amounts that name no currency (the native JSON has no currency field) are dollars.
+DEFAULT_CURRENCY = "USD"
 
 
 @dataclass(slots=True)
@@ -76,7 +78,8 @@ class Contact:
     email: str | None = None
     first_name: str | None = None
     last_name: str | None = None
-    company_id: str | None = None
+    company_id: str | None = None  # the primary company
+    company_ids: list[str] = field(default_factory=list)  # every associated company
     extra: dict = field(default_factory=dict)
 
 
@@ -91,6 +94,8 @@ class Deal:
     company_id: str | None = None
     contact_ids: list[str] = field(default_factory=list)
     pipeline: str | None = None
+    currency: str | None = None  # ISO 4217 code of `amount`; None: the batch's currency
+    company_ids: list[str] = field(default_factory=list)  # every associated company
     extra: dict = field(default_factory=dict)
 
 
@@ -115,6 +120,13 @@ class Batch:
     deals: list[Deal]
     pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
     value_problems: list[ValueProblem] = field(default_factory=list)
+    # What the export left out or could not settle, reported with the run:
+    partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
+    ignored_columns: dict[str, list[str]] = field(default_factory=dict)  # file -> headers
+    as_of_source: str = "given"  # given | exportedAt | last_modified | upload
+    currency: str | None = None  # of amounts without their own; None: DEFAULT_CURRENCY
+    # association cell holding a name no single company has -> the records naming it
+    unresolved_company_names: dict[str, list[str]] = field(default_factory=dict)
     # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
     # detector asks for the stage of every deal.
     _stages: dict[tuple[str | None, str | None], Stage | None] = field(
@@ -147,6 +159,9 @@ class Batch:
         except KeyError:
             stage = self._stages[key] = self.pipeline_for(deal).find_stage(deal.stage)
             return stage
+
+    def currency_of(self, deal: Deal) -> str:
+        return deal.currency or self.currency or DEFAULT_CURRENCY
 
     def is_open(self, deal: Deal) -> bool:
         """Open = stage not closed. An unknown or missing stage counts as open."""
