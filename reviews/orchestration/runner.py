@@ -24,7 +24,7 @@ from reviews.engine import coordinator
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.risk import SPECIALISTS_PER_TIER
-from reviews.engine.specialists import NAMES, SPECIALISTS, detector
+from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
@@ -106,6 +106,7 @@ def run_specialist(run_id: int, agent: str) -> None:
         fail_agent(run_id, agent, error)
         return
     judged = model_pass(run, agent, parsed, findings)
+    price_findings(judged.findings, parsed)  # the model's own findings need theirs too
     AgentRun.objects.filter(run_id=run_id, agent=agent).update(
         status=AgentRun.Status.DONE,
         model=judged.model,

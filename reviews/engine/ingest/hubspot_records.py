@@ -85,6 +85,10 @@ def assemble(
             elif name:  # the id column settled it; the name stays visible
                 record.extra.setdefault("companyName", name)
             out.append(record)
+    if currency:  # every amount names its currency, so titles and details can show it
+        for deal in records["deals"]:
+            if deal.currency is None:
+                deal.currency = currency
     partial_lists = [name for name in ("companies", "contacts", "deals") if name not in tables]
     unresolved: dict[str, dict] = {}
     if "companies" in tables:
@@ -117,10 +121,10 @@ def _parsers(table: Table, date_order: str) -> dict:
     if not table.written:
         return {"updatedAt": parse_datetime, "amountCompany": parse_amount}
     rows = table.rows
-    separator = decimal_separator_of(
-        f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if key in f
+    separator = decimal_separator_of(f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if key in f)
+    order = date_order_of(
+        (f[key] for _, f, _ in rows for key in _DATE_KEYS if key in f), date_order
     )
-    order = date_order_of((f[key] for _, f, _ in rows for key in _DATE_KEYS if key in f), date_order)
     amount = partial(parse_written_amount, decimal_separator=separator)
     moment = partial(parse_written_datetime, order=order)
     return {

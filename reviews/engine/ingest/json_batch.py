@@ -24,7 +24,18 @@ def parse_json_batch(
 ) -> Batch:
     """A Batch from one JSON document, or IngestError listing every structural problem.
     The as-of time is `as_of` if given, else the batch's exportedAt, else `received_at`."""
-    top = _load(data)
+    return build_json_batch(
+        load_json(data), as_of=as_of, received_at=received_at, max_errors=max_errors
+    )
+
+
+def build_json_batch(
+    top: object, *, as_of: datetime | None, received_at: datetime, max_errors: int
+) -> Batch:
+    """parse_json_batch on a document already loaded (load_json)."""
+    if top.__class__ is not dict:
+        kind = _json_type(top)
+        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
     errors = ErrorList(max_errors)
     exported_at = _exported_at(top.get("exportedAt"), errors)
     batch_id = _optional_text(top, "id", errors)
@@ -38,6 +49,7 @@ def parse_json_batch(
     return Batch(
         id=batch_id,
         as_of=as_of or exported_at or received_at,
+        as_of_source="given" if as_of else "exportedAt" if exported_at else "upload",
         source=source,
         companies=companies,
         contacts=contacts,
@@ -47,7 +59,8 @@ def parse_json_batch(
     )
 
 
-def _load(data: bytes) -> dict:
+def load_json(data: bytes) -> object:
+    """The decoded document, or IngestError saying why it is not JSON."""
     try:
         # Decoded here, not by json.loads, so UTF-16 and stray bytes are refused
         # rather than guessed at; utf-8-sig drops the BOM some editors write.
@@ -62,9 +75,6 @@ def _load(data: bytes) -> dict:
         ) from None
     except (ValueError, RecursionError) as error:  # e.g. a 5,000-digit number
         raise IngestError([f"not JSON: {error}"]) from None
-    if top.__class__ is not dict:
-        kind = _json_type(top)
-        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
     return top
 
 

@@ -382,8 +382,10 @@ def parse_written_datetime(value: object, order: str) -> datetime | None | Inval
     moment = _from_written(value.strip() if value.__class__ is str else "", order)
     if moment is None:
         return parsed
-    return datetime.combine(moment.date(), moment.time(), UTC) if moment.tzinfo is None else (
-        moment.astimezone(UTC)
+    return (
+        datetime.combine(moment.date(), moment.time(), UTC)
+        if moment.tzinfo is None
+        else (moment.astimezone(UTC))
     )
 
 
@@ -403,9 +405,7 @@ def _from_written(text: str, order: str) -> datetime | None:
     settled = written_date_order(text)
     dayfirst = (settled or order) == "DMY"
     try:
-        first, second = (
-            dateparser.parse(text, dayfirst=dayfirst, default=d) for d in _DEFAULTS
-        )
+        first, second = (dateparser.parse(text, dayfirst=dayfirst, default=d) for d in _DEFAULTS)
     except (ValueError, OverflowError):
         return None
     if first.date() != second.date():
