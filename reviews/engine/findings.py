@@ -57,8 +57,17 @@ class RawFinding:
             return MIXED
         return codes.pop() if codes else ""
 
-    def amounts_by_currency(self) -> dict[str, Decimal]:
-        return amounts_by_currency(self.exposure, self.deal_currencies)
+    def to_json(self) -> dict:
+        """JSON-safe form, stored on the AgentRun between specialist and coordinator."""
+        data = asdict(self)
+        data["exposure"] = {k: str(v) for k, v in self.exposure.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> RawFinding:
+        data = dict(data)
+        data["exposure"] = {k: Decimal(v) for k, v in data.get("exposure", {}).items()}
+        return cls(**data)
 
 
 MIXED = "mixed"
@@ -73,15 +82,3 @@ def amounts_by_currency(
         code = currencies.get(deal_id, "")
         totals[code] = totals.get(code, Decimal(0)) + amount
     return totals
-
-    def to_json(self) -> dict:
-        """JSON-safe form, stored on the AgentRun between specialist and coordinator."""
-        data = asdict(self)
-        data["exposure"] = {k: str(v) for k, v in self.exposure.items()}
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> RawFinding:
-        data = dict(data)
-        data["exposure"] = {k: Decimal(v) for k, v in data.get("exposure", {}).items()}
-        return cls(**data)
