@@ -19,6 +19,7 @@ class Stage:
     label: str = ""
     closed: bool = False
     won: bool = False
+    aliases: tuple[str, ...] = ()  # more labels: the default stages in other languages
 
 
 @dataclass(slots=True)
@@ -30,6 +31,8 @@ class Pipeline:
 
     def __post_init__(self) -> None:
         for stage in reversed(self.stages):  # reversed: the first stage wins a clash
+            for alias in stage.aliases:
+                self._by_key[_stage_key(alias)] = stage
             if stage.label:
                 self._by_key[_stage_key(stage.label)] = stage
         for stage in reversed(self.stages):  # ids win over labels
@@ -46,18 +49,59 @@ def _stage_key(value: str) -> str:
     return "".join(value.split()).casefold()
 
 
+# An export made in another account language labels the default stages in that
+# language (German, French, Spanish, Portuguese below), as it does the column headers.
 HUBSPOT_DEFAULT_PIPELINE = Pipeline(
     id=DEFAULT_PIPELINE_ID,
     stages=[
-        Stage("appointmentscheduled", "Appointment Scheduled"),
-        Stage("qualifiedtobuy", "Qualified To Buy"),
-        Stage("presentationscheduled", "Presentation Scheduled"),
-        Stage("decisionmakerboughtin", "Decision Maker Bought-In"),
-        Stage("contractsent", "Contract Sent"),
-        Stage("closedwon", "Closed Won", closed=True, won=True),
-        Stage("closedlost", "Closed Lost", closed=True, won=False),
+        Stage(
+            "appointmentscheduled",
+            "Appointment Scheduled",
+            aliases=("Termin vereinbart", "Rendez-vous programmé", "Cita programada",
+                     "Compromisso agendado"),
+        ),
+        Stage(
+            "qualifiedtobuy",
+            "Qualified To Buy",
+            aliases=("Kaufbereit", "Qualifiziert zum Kauf", "Qualifié pour acheter",
+                     "Calificado para comprar", "Qualificado para comprar"),
+        ),
+        Stage(
+            "presentationscheduled",
+            "Presentation Scheduled",
+            aliases=("Präsentation geplant", "Présentation programmée",
+                     "Presentación programada", "Apresentação agendada"),
+        ),
+        Stage(
+            "decisionmakerboughtin",
+            "Decision Maker Bought-In",
+            aliases=("Entscheidungsträger an Bord", "Décideur impliqué",
+                     "Responsable de toma de decisiones comprometido",
+                     "Tomador de decisão envolvido"),
+        ),
+        Stage(
+            "contractsent",
+            "Contract Sent",
+            aliases=("Vertrag gesendet", "Contrat envoyé", "Contrato enviado"),
+        ),
+        Stage(
+            "closedwon",
+            "Closed Won",
+            closed=True,
+            won=True,
+            aliases=("Abgeschlossen und gewonnen", "Conclu gagné", "Cerrado ganado",
+                     "Fechado e ganho", "Negócio fechado"),
+        ),
+        Stage(
+            "closedlost",
+            "Closed Lost",
+            closed=True,
+            won=False,
+            aliases=("Abgeschlossen und verloren", "Conclu perdu", "Cerrado perdido",
+                     "Fechado e perdido", "Negócio perdido"),
+        ),
     ],
-)
+)  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -76,10 +76,18 @@ BATCH: dict = {
 }  # fmt: skip
 
 STAGE_LABELS = {
-    "appointmentscheduled": "Appointment Scheduled",
-    "qualifiedtobuy": "Qualified To Buy",
-    "decisionmakerboughtin": "Decision Maker Bought-In",
-    "closedwon": "Closed Won",
+    "en": {
+        "appointmentscheduled": "Appointment Scheduled",
+        "qualifiedtobuy": "Qualified To Buy",
+        "decisionmakerboughtin": "Decision Maker Bought-In",
+        "closedwon": "Closed Won",
+    },
+    "de": {
+        "appointmentscheduled": "Termin vereinbart",
+        "qualifiedtobuy": "Qualifiziert zum Kauf",
+        "decisionmakerboughtin": "Entscheidungsträger an Bord",
+        "closedwon": "Abgeschlossen und gewonnen",
+    },
 }
 
 HEADERS = {
@@ -174,7 +182,7 @@ def csv_files(
         h["close"], h["primary"], h["companies"], h["contacts"], h["owner"],
     ]]  # fmt: skip
     for d in batch["deals"]:
-        stage = d["stage"] if language == "internal" else STAGE_LABELS[d["stage"]]
+        stage = d["stage"] if language == "internal" else STAGE_LABELS[language][d["stage"]]
         pipeline = "default" if language == "internal" else "Sales Pipeline"
         amount = _money(d.get("amount"), style)
         deals.append([
