@@ -121,9 +121,12 @@ def _parsers(table: Table, date_order: str) -> dict:
     if not table.written:
         return {"updatedAt": parse_datetime, "amountCompany": parse_amount}
     rows = table.rows
-    separator = decimal_separator_of(f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if key in f)
+    # Distinct values only: a file repeats its dates and many of its amounts.
+    separator = decimal_separator_of(
+        {f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if key in f}
+    )
     order = date_order_of(
-        (f[key] for _, f, _ in rows for key in _DATE_KEYS if key in f), date_order
+        {f[key] for _, f, _ in rows for key in _DATE_KEYS if key in f}, date_order
     )
     amount = partial(parse_written_amount, decimal_separator=separator)
     moment = partial(parse_written_datetime, order=order)

@@ -12,6 +12,7 @@ import math
 import re
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from functools import lru_cache
 
 from babel.numbers import is_currency
 from dateutil import parser as dateparser
@@ -232,6 +233,8 @@ def written_decimal_separator(text: str) -> str | None:
     """The decimal separator a written amount settles by itself, else None:
     "1,234.50" -> ".", "410.000,00" -> ",", "1,5" -> ",", "1.000.000" -> ",";
     "410.000" and "250,000" settle nothing (a decimal point or a thousands separator)."""
+    if text.isdigit():  # the common case: HubSpot writes plain numbers
+        return None
     digits = _number_part(text)
     seen = [c for c in digits if c in _SEPARATORS]
     if not seen:
@@ -265,11 +268,13 @@ def parse_written_amount(value: object, decimal_separator: str | None) -> Decima
         if "." not in text or decimal_separator == "." or written_decimal_separator(text):
             return Decimal(text)
     body = _number_part(text)
-    rest = _strip_currency(text).replace(body, "", 1)
+    rest = text.replace(body, " ", 1)
     negative = any(c in rest for c in _MINUS) or (text.startswith("(") and text.endswith(")"))
-    if not body or any(c not in "()" + _MINUS for c in rest.strip() if not c.isspace()):
+    if not body or not all(_is_currency_token(t) for t in rest.strip("()" + _MINUS).split()):
         return Invalid(f"not a number: {describe(value)}")
-    mark = written_decimal_separator(body) or decimal_separator
+    # The file's separator when its values agree on one (a value that settles it by
+    # itself then agrees too); else what this value settles on its own.
+    mark = decimal_separator or written_decimal_separator(body)
     separators = [c for c in body if c in _SEPARATORS]
     if mark is None and separators:
         point = _reading(body.replace(separators[0], "."))
@@ -299,27 +304,25 @@ def _reading(number: str) -> str:
     return f"{Decimal(number).normalize():f}" if _is_plain_number(number) else number
 
 
+# From the first digit to the last; what lies between must be digits and separators.
+_DIGITS_SPAN = re.compile(r"[0-9](?:.*[0-9])?")
+_NUMBER_BODY = re.compile(r"[0-9][0-9.,' \u00a0\u202f\u2019]*")
+
+
 def _number_part(text: str) -> str:
     """The digits of a written amount with the separators between them: "1,234.50"."""
-    start = end = -1
-    for position, char in enumerate(text):
-        if char.isdigit() and char.isascii():
-            if start < 0:
-                start = position
-            end = position + 1
-    if start < 0:
+    span = _DIGITS_SPAN.search(text)
+    if span is None:
         return ""
-    body = text[start:end]
-    if any(not (c.isdigit() or c in _SEPARATORS or c in _GROUPING) for c in body):
-        return ""
-    return body
+    body = span.group()
+    return body if _NUMBER_BODY.fullmatch(body) else ""
 
 
 def currency_in_amount(value: object) -> str | None:
     """The ISO 4217 code a written amount names by code or by an unambiguous symbol
     ("€410.000" -> EUR, "USD 5" -> USD); "$" alone is not one: many currencies use it."""
-    if value.__class__ is not str or not any(c.isalpha() or c in _SYMBOLS for c in value):
-        return None
+    if value.__class__ is not str or (value.isascii() and value.upper() == value.lower()):
+        return None  # no letter and no symbol beyond ASCII: "$410,000.00", "410000"
     found = Price.fromstring(value).currency
     if not found:
         return None
@@ -332,9 +335,17 @@ def currency_in_amount(value: object) -> str | None:
 _SYMBOLS = {"€": "EUR", "£": "GBP", "¥": "JPY", "R$": "BRL", "₹": "INR", "CHF": "CHF"}
 
 
-def _strip_currency(text: str) -> str:
-    found = Price.fromstring(text).currency
-    return text.replace(found, "", 1) if found else text
+# Symbols an amount may carry besides ISO codes (which babel checks).
+_CURRENCY_SYMBOLS = frozenset(
+    "$ US$ € £ ¥ ₹ R$ A$ C$ CA$ HK$ NZ$ S$ Fr. kr zł ₩ ₽ ₺ ₪ ₫ ₱ ฿ Kč Ft".split()
+)
+
+
+def _is_currency_token(token: str) -> bool:
+    token = token.strip("()" + _MINUS)
+    if not token or token in _CURRENCY_SYMBOLS:
+        return True
+    return token.isalpha() and len(token) == 3 and is_currency(token.upper())
 
 
 def parse_currency(value: object) -> str | None | Invalid:
@@ -376,10 +387,14 @@ def parse_written_datetime(value: object, order: str) -> datetime | None | Inval
     """ISO forms as parse_datetime; else a written date with or without time
     ("07/31/2026", "31.07.2026 14:00", "Jul 31, 2026"), day and month by `order`
     unless the value settles it. Naive times are UTC."""
-    parsed = parse_datetime(value)
-    if parsed.__class__ is not Invalid:
-        return parsed
-    moment = _from_written(value.strip() if value.__class__ is str else "", order)
+    text = value.strip() if value.__class__ is str else ""
+    if not text or text[:4].isdigit():  # ISO (year first) or epoch ms: the fast parsers
+        parsed = parse_datetime(value)
+        if parsed.__class__ is not Invalid:
+            return parsed
+    else:
+        parsed = Invalid(f"not a date: {describe(value)}")
+    moment = _from_written(text, order)
     if moment is None:
         return parsed
     return (
@@ -399,6 +414,7 @@ def parse_written_date(value: object, order: str) -> date | None | Invalid:
 _DEFAULTS = (datetime(2001, 1, 1), datetime(2002, 2, 2))
 
 
+@lru_cache(maxsize=4096)  # a file repeats its dates: each distinct one is parsed once
 def _from_written(text: str, order: str) -> datetime | None:
     if not text or len(text) > 40 or not any(c.isdigit() for c in text):
         return None
