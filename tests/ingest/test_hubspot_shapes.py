@@ -3,6 +3,7 @@ and month, associations by name, Website URL, currencies, partial and localised 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -233,3 +234,16 @@ def test_api_json_structural_errors_name_the_record():
     )
 
     assert errors == ["deals.json deals[1].id: missing or not a string: null"]
+
+
+def test_json_batch_lists_the_fields_no_rule_reads():
+    doc = {
+        "companies": [{"id": "1", "name": "A", "industry": "X"}, {"id": "2", "country": "US"}],
+        "contacts": [{"id": "3", "email": "a@b.example"}],
+        "deals": [],
+    }
+
+    batch = parse_files(("batch.json", json.dumps(doc)))
+
+    assert batch.ignored_columns == {"companies": ["country", "industry"]}
+    assert batch.companies[0].extra == {"industry": "X"}  # kept, only not read

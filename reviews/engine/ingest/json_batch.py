@@ -42,9 +42,10 @@ def build_json_batch(
     source = _optional_text(top, "source", errors)
     pipelines = parse_pipelines(top.get("pipelines"), errors)
     problems: list[ValueProblem] = []
-    companies = _records(top, COMPANIES, errors, problems)
-    contacts = _records(top, CONTACTS, errors, problems)
-    deals = _records(top, DEALS, errors, problems)
+    ignored: dict[str, list[str]] = {}  # list name -> fields kept but read by no rule
+    companies = _records(top, COMPANIES, errors, problems, ignored)
+    contacts = _records(top, CONTACTS, errors, problems, ignored)
+    deals = _records(top, DEALS, errors, problems, ignored)
     errors.raise_if_any()
     return Batch(
         id=batch_id,
@@ -56,6 +57,7 @@ def build_json_batch(
         deals=deals,
         pipelines=pipelines,
         value_problems=problems,
+        ignored_columns=ignored,
     )
 
 
@@ -103,7 +105,11 @@ def _optional_text(top: dict, key: str, errors: ErrorList) -> str | None:
 
 
 def _records(
-    top: dict, kind: Kind, errors: ErrorList, problems: list[ValueProblem]
+    top: dict,
+    kind: Kind,
+    errors: ErrorList,
+    problems: list[ValueProblem],
+    ignored: dict[str, list[str]],
 ) -> list[Record]:
     raws = top.get(kind.name)
     if raws is None:
@@ -114,6 +120,7 @@ def _records(
         return []
     first_index: dict[str, int] = {}
     records: list[Record] = []
+    unknown: set[str] = set()
     for index, raw in enumerate(raws):
         if raw.__class__ is not dict:
             errors.add(f"{kind.name}[{index}]: not an object: {describe(raw)}")
@@ -130,6 +137,10 @@ def _records(
             continue
         # The raw dict becomes `extra`: build_record pops the mapped keys off it.
         records.append(build_record(kind, rid, index, raw, raw, problems))
+        if raw:
+            unknown.update(raw)  # the fields no rule reads
+    if unknown:
+        ignored[kind.name] = sorted(unknown)
     return records
 
 
