@@ -123,7 +123,9 @@ class Contact:
     first_name: str | None = None
     last_name: str | None = None
     company_id: str | None = None  # the primary company
-    company_ids: list[str] = field(default_factory=list)  # every associated company
+    # every associated company; a shared empty tuple when none, so a million records
+    # without the column allocate no lists
+    company_ids: list[str] | tuple[()] = ()
     extra: dict = field(default_factory=dict)
 
 
@@ -139,7 +141,7 @@ class Deal:
     contact_ids: list[str] = field(default_factory=list)
     pipeline: str | None = None
     currency: str | None = None  # ISO 4217 code of `amount`; None: the batch's currency
-    company_ids: list[str] = field(default_factory=list)  # every associated company
+    company_ids: list[str] | tuple[()] = ()  # every associated company (as Contact's)
     extra: dict = field(default_factory=dict)
 
 

@@ -19,7 +19,6 @@ from reviews.engine.batch import Batch, Company, ValueProblem
 from reviews.engine.ingest.columns import KINDS
 from reviews.engine.ingest.records import Record, build_record
 from reviews.engine.ingest.values import (
-    Invalid,
     currency_in_amount,
     date_order_of,
     decimal_separator_of,
@@ -239,7 +238,7 @@ def _resolve_names(by_name: list[tuple[Record, str]], companies: list[Company]) 
     unresolved: dict[str, dict] = {}
     for record, name in by_name:
         text = name.strip() if name.__class__ is str else ""
-        if not text or isinstance(text, Invalid):
+        if not text:
             continue
         if text in ids:
             record.company_id = text

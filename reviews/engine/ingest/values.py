@@ -223,7 +223,6 @@ def parse_id_list(value: object) -> list[str] | None | Invalid:
 # it from the values that settle it (decimal_separator_of, date_order_of) and passes it
 # to the per-value parsers below.
 
-DATE_ORDERS = ("MDY", "DMY")
 _SEPARATORS = ".,"
 _GROUPING = " '\u00a0\u202f\u2019"  # also thousands separators: spaces, apostrophes
 _MINUS = "-\u2212"
