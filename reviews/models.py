@@ -28,6 +28,12 @@ class Batch(models.Model):
     contacts = models.IntegerField(default=0)
     deals = models.IntegerField(default=0)
     as_of = models.DateTimeField(null=True, blank=True)
+    # Where the as-of time came from: given, exportedAt, last_modified (the newest Last
+    # Modified Date of a CSV export) or upload (the upload time).
+    as_of_source = models.CharField(max_length=16, blank=True)
+    # What the export did not carry: lists with no file, and columns not read (by file).
+    partial = models.JSONField(default=list, blank=True)
+    ignored_columns = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -170,6 +176,8 @@ class Finding(models.Model):
     suggested_fix = models.TextField(blank=True)
     confidence = models.FloatField(default=1.0)
     amount_at_risk = models.DecimalField(max_digits=18, decimal_places=2, null=True, blank=True)
+    # ISO 4217 code of amount_at_risk; "mixed" (and no amount) when it spans currencies.
+    currency = models.CharField(max_length=8, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.RULE)
 
     class Meta:
@@ -190,6 +198,8 @@ class Verdict(models.Model):
     decision = models.CharField(max_length=32, choices=Decision.choices)
     summary = models.TextField()
     pipeline_at_risk = models.DecimalField(max_digits=18, decimal_places=2, default=0)
+    # {currency: "amount"}: the pipeline at risk per currency, never summed across them.
+    pipeline_by_currency = models.JSONField(default=dict, blank=True)
     # Break glass: the original decision stays; the override is recorded beside it.
     overridden_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL

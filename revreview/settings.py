@@ -188,6 +188,10 @@ MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
+# Day and month order of CSV dates like 07/08/2026 when no value in the file settles it.
+CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
+if CSV_DATE_ORDER not in ("MDY", "DMY"):
+    raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
 
 REVIEW_RULES = {
     # dedup

@@ -21,10 +21,13 @@ pytestmark = pytest.mark.django_db
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SEED = DATA / "seed-example.json"
 
-RUN_KEYS = {"id", "mode", "tier", "specialists", "status", "degraded", "started_at", "finished_at"}
+RUN_KEYS = {
+    "id", "mode", "tier", "specialists", "status", "degraded", "started_at", "finished_at",
+    "as_of", "as_of_source", "partial",
+}  # fmt: skip
 FINDING_KEYS = {
     "category", "kind", "severity", "title", "detail", "record_ids", "suggested_fix",
-    "confidence", "amount_at_risk", "source",
+    "confidence", "amount_at_risk", "currency", "source",
 }  # fmt: skip
 CALL_KEYS = {
     "agent", "model_requested", "model", "input_tokens", "cached_tokens", "output_tokens",
@@ -63,7 +66,7 @@ def spend_the_budget(settings, *, in_the_ledger: bool = False) -> None:
 
 def assert_spec_shape(report: dict) -> None:
     assert set(report) == {"batch", "run", "verdict", "summary", "findings", "ledger"}
-    assert set(report["batch"]) == {"id", "sha256", "counts"}
+    assert set(report["batch"]) == {"id", "sha256", "counts", "ignored_columns"}
     assert set(report["batch"]["counts"]) == {"companies", "contacts", "deals"}
     assert RUN_KEYS <= set(report["run"])
     assert report["run"]["mode"] in {"fresh", "cached", "failback"}

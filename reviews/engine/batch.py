@@ -9,6 +9,8 @@ from decimal import Decimal
 
 # The HubSpot default pipeline (spec §1), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
+# Amounts that name no currency (the native JSON has no currency field) are dollars.
+DEFAULT_CURRENCY = "USD"
 
 
 @dataclass(slots=True)
@@ -17,6 +19,7 @@ class Stage:
     label: str = ""
     closed: bool = False
     won: bool = False
+    aliases: tuple[str, ...] = ()  # more labels: the default stages in other languages
 
 
 @dataclass(slots=True)
@@ -28,6 +31,8 @@ class Pipeline:
 
     def __post_init__(self) -> None:
         for stage in reversed(self.stages):  # reversed: the first stage wins a clash
+            for alias in stage.aliases:
+                self._by_key[_stage_key(alias)] = stage
             if stage.label:
                 self._by_key[_stage_key(stage.label)] = stage
         for stage in reversed(self.stages):  # ids win over labels
@@ -44,18 +49,59 @@ def _stage_key(value: str) -> str:
     return "".join(value.split()).casefold()
 
 
+# An export made in another account language labels the default stages in that
+# language (German, French, Spanish, Portuguese below), as it does the column headers.
 HUBSPOT_DEFAULT_PIPELINE = Pipeline(
     id=DEFAULT_PIPELINE_ID,
     stages=[
-        Stage("appointmentscheduled", "Appointment Scheduled"),
-        Stage("qualifiedtobuy", "Qualified To Buy"),
-        Stage("presentationscheduled", "Presentation Scheduled"),
-        Stage("decisionmakerboughtin", "Decision Maker Bought-In"),
-        Stage("contractsent", "Contract Sent"),
-        Stage("closedwon", "Closed Won", closed=True, won=True),
-        Stage("closedlost", "Closed Lost", closed=True, won=False),
+        Stage(
+            "appointmentscheduled",
+            "Appointment Scheduled",
+            aliases=("Termin vereinbart", "Rendez-vous programmé", "Cita programada",
+                     "Compromisso agendado"),
+        ),
+        Stage(
+            "qualifiedtobuy",
+            "Qualified To Buy",
+            aliases=("Kaufbereit", "Qualifiziert zum Kauf", "Qualifié pour acheter",
+                     "Calificado para comprar", "Qualificado para comprar"),
+        ),
+        Stage(
+            "presentationscheduled",
+            "Presentation Scheduled",
+            aliases=("Präsentation geplant", "Présentation programmée",
+                     "Presentación programada", "Apresentação agendada"),
+        ),
+        Stage(
+            "decisionmakerboughtin",
+            "Decision Maker Bought-In",
+            aliases=("Entscheidungsträger an Bord", "Décideur impliqué",
+                     "Responsable de toma de decisiones comprometido",
+                     "Tomador de decisão envolvido"),
+        ),
+        Stage(
+            "contractsent",
+            "Contract Sent",
+            aliases=("Vertrag gesendet", "Contrat envoyé", "Contrato enviado"),
+        ),
+        Stage(
+            "closedwon",
+            "Closed Won",
+            closed=True,
+            won=True,
+            aliases=("Abgeschlossen und gewonnen", "Conclu gagné", "Cerrado ganado",
+                     "Fechado e ganho", "Negócio fechado"),
+        ),
+        Stage(
+            "closedlost",
+            "Closed Lost",
+            closed=True,
+            won=False,
+            aliases=("Abgeschlossen und verloren", "Conclu perdu", "Cerrado perdido",
+                     "Fechado e perdido", "Negócio perdido"),
+        ),
     ],
-)
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -76,7 +122,10 @@ class Contact:
     email: str | None = None
     first_name: str | None = None
     last_name: str | None = None
-    company_id: str | None = None
+    company_id: str | None = None  # the primary company
+    # every associated company; a shared empty tuple when none, so a million records
+    # without the column allocate no lists
+    company_ids: list[str] | tuple[()] = ()
     extra: dict = field(default_factory=dict)
 
 
@@ -91,6 +140,8 @@ class Deal:
     company_id: str | None = None
     contact_ids: list[str] = field(default_factory=list)
     pipeline: str | None = None
+    currency: str | None = None  # ISO 4217 code of `amount`; None: the batch's currency
+    company_ids: list[str] | tuple[()] = ()  # every associated company (as Contact's)
     extra: dict = field(default_factory=dict)
 
 
@@ -115,6 +166,13 @@ class Batch:
     deals: list[Deal]
     pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
     value_problems: list[ValueProblem] = field(default_factory=list)
+    # What the export left out or could not settle, reported with the run:
+    partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
+    ignored_columns: dict[str, list[str]] = field(default_factory=dict)  # file -> headers
+    as_of_source: str = "given"  # given | exportedAt | last_modified | upload
+    currency: str | None = None  # of amounts without their own; None: DEFAULT_CURRENCY
+    # association cell holding a name no single company has -> the records naming it
+    unresolved_company_names: dict[str, list[str]] = field(default_factory=dict)
     # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
     # detector asks for the stage of every deal.
     _stages: dict[tuple[str | None, str | None], Stage | None] = field(
@@ -147,6 +205,9 @@ class Batch:
         except KeyError:
             stage = self._stages[key] = self.pipeline_for(deal).find_stage(deal.stage)
             return stage
+
+    def currency_of(self, deal: Deal) -> str:
+        return deal.currency or self.currency or DEFAULT_CURRENCY
 
     def is_open(self, deal: Deal) -> bool:
         """Open = stage not closed. An unknown or missing stage counts as open."""

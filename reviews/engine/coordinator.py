@@ -7,8 +7,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from reviews.engine.findings import RawFinding, Severity
-from reviews.engine.specialists.common import money
+from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
+from reviews.engine.money import format_amounts, format_count
 
 CATEGORY_ORDER = ("pipeline", "dedup", "attribution", "freshness")
 
@@ -18,8 +19,9 @@ class Review:
     findings: list[RawFinding]
     decision: str
     summary: str
-    pipeline_at_risk: Decimal
+    pipeline_at_risk: Decimal  # the total when one currency is at risk, else 0
     severity_counts: dict[str, int] = field(default_factory=dict)
+    pipeline_by_currency: dict[str, Decimal] = field(default_factory=dict)
 
 
 def decide(findings: list[RawFinding]) -> str:
@@ -73,8 +75,10 @@ def _combine(cluster: list[RawFinding]) -> RawFinding:
     lead = min(cluster, key=lambda f: Severity(f.severity).rank)
     record_ids = sorted({r for f in cluster for r in f.record_ids})
     exposure: dict[str, Decimal] = {}
+    currencies: dict[str, str] = {}
     for finding in cluster:
         exposure.update(finding.exposure)
+        currencies.update(finding.deal_currencies)
     details = list(dict.fromkeys(f.detail for f in cluster))
     return RawFinding(
         category=lead.category,
@@ -87,6 +91,7 @@ def _combine(cluster: list[RawFinding]) -> RawFinding:
         confidence=min(f.confidence for f in cluster),
         exposure=exposure,
         source="model" if all(f.source == "model" for f in cluster) else "rule",
+        deal_currencies=currencies,
     )
 
 
@@ -109,9 +114,15 @@ def fuse(
 ) -> Review:
     fused = order(merge_overlapping(findings))
     exposure: dict[str, Decimal] = {}
+    currencies: dict[str, str] = {}
     for finding in fused:
         exposure.update(finding.exposure)
-    pipeline_at_risk = sum(exposure.values(), Decimal(0))
+        currencies.update(finding.deal_currencies)
+    by_currency = {
+        code or DEFAULT_CURRENCY: amount
+        for code, amount in amounts_by_currency(exposure, currencies).items()
+    }
+    pipeline_at_risk = next(iter(by_currency.values())) if len(by_currency) == 1 else Decimal(0)
     severity_counts = {s.value: 0 for s in Severity}
     for finding in fused:
         severity_counts[finding.severity] += 1
@@ -119,10 +130,11 @@ def fuse(
         findings=fused,
         decision=decide(fused),
         summary=summarise(
-            fused, counts, severity_counts, len(exposure), pipeline_at_risk, failed_specialists
+            fused, counts, severity_counts, len(exposure), by_currency, failed_specialists
         ),
         pipeline_at_risk=pipeline_at_risk,
         severity_counts=severity_counts,
+        pipeline_by_currency=by_currency,
     )
 
 
@@ -131,9 +143,10 @@ def summarise(
     counts: dict[str, int],
     severity_counts: dict[str, int],
     deals_at_risk: int,
-    pipeline_at_risk: Decimal,
+    pipeline_at_risk: dict[str, Decimal],
     failed_specialists: list[str],
 ) -> str:
+    """`pipeline_at_risk`: the money the findings touch, per currency."""
     scope = (
         f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
         f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
@@ -150,7 +163,7 @@ def summarise(
         sentences = [f"{scope}: {tally}."]
         if deals_at_risk:
             sentences.append(
-                f"They touch {money(pipeline_at_risk)} of pipeline across "
+                f"They touch {format_amounts(pipeline_at_risk)} of pipeline across "
                 f"{_plural(deals_at_risk, 'deal')}."
             )
         sentences.append(f"Most urgent: {findings[0].title}.")
@@ -163,4 +176,4 @@ def summarise(
 
 
 def _plural(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+    return f"{format_count(n)} {singular if n == 1 else (plural or singular + 's')}"

@@ -193,8 +193,10 @@ def _merge(group: list[RawFinding], reason: str) -> RawFinding:
     lead = min(group, key=lambda f: (Severity(f.severity).rank, -f.confidence))
     others = [f for f in group if f is not lead]
     exposure: dict[str, Decimal] = {}
+    currencies: dict[str, str] = {}
     for finding in group:
         exposure.update(finding.exposure)
+        currencies.update(finding.deal_currencies)
     return replace(
         lead,
         record_ids=sorted({r for f in group for r in f.record_ids}),
@@ -202,6 +204,7 @@ def _merge(group: list[RawFinding], reason: str) -> RawFinding:
         f"{'; '.join(f.title for f in others)}. Reason: {reason}",
         confidence=min(f.confidence for f in group),
         exposure=exposure,
+        deal_currencies=currencies,
         source="rule" if any(f.source == "rule" for f in group) else "model",
     )
 

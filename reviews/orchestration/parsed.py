@@ -20,7 +20,11 @@ def parse(
     files: list[UploadedFile], *, as_of: datetime | None, received_at: datetime
 ) -> plain.Batch:
     """parse_upload under this deployment's limits."""
-    limits = Limits(max_bytes=settings.MAX_UPLOAD_BYTES, max_errors=settings.MAX_REPORTED_ERRORS)
+    limits = Limits(
+        max_bytes=settings.MAX_UPLOAD_BYTES,
+        max_errors=settings.MAX_REPORTED_ERRORS,
+        date_order=settings.CSV_DATE_ORDER,
+    )
     return parse_upload(files, as_of=as_of, received_at=received_at, limits=limits)
 
 

@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from reviews.engine import coordinator
 from reviews.engine.batch import Batch as ParsedBatch
-from reviews.engine.findings import RawFinding
+from reviews.engine.findings import MIXED, RawFinding
 from reviews.engine.risk import SPECIALISTS_PER_TIER
-from reviews.engine.specialists import NAMES, SPECIALISTS, detector
+from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
@@ -106,6 +106,7 @@ def run_specialist(run_id: int, agent: str) -> None:
         fail_agent(run_id, agent, error)
         return
     judged = model_pass(run, agent, parsed, findings)
+    price_findings(judged.findings, parsed)  # the model's own findings need theirs too
     AgentRun.objects.filter(run_id=run_id, agent=agent).update(
         status=AgentRun.Status.DONE,
         model=judged.model,
@@ -258,7 +259,9 @@ def save_review(
                     record_ids=f.record_ids,
                     suggested_fix=f.suggested_fix,
                     confidence=f.confidence,
-                    amount_at_risk=f.amount_at_risk or None,
+                    # Money in several currencies is not summed into one amount.
+                    amount_at_risk=(f.amount_at_risk or None) if f.currency != MIXED else None,
+                    currency=f.currency,
                     source=f.source,
                 )
                 for position, f in enumerate(review.findings)
@@ -271,6 +274,9 @@ def save_review(
                 "decision": review.decision,
                 "summary": review.summary,
                 "pipeline_at_risk": review.pipeline_at_risk,
+                "pipeline_by_currency": {
+                    code: str(amount) for code, amount in review.pipeline_by_currency.items()
+                },
             },
         )
         AgentRun.objects.filter(run=run, agent=AgentRun.COORDINATOR).update(

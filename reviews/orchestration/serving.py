@@ -192,6 +192,10 @@ def content_key(batch: Batch) -> str:
         "source": batch.source,
         "as_of": batch.as_of,
         "pipelines": [asdict(batch.pipelines[key]) for key in sorted(batch.pipelines)],
+        # What the export left out or could not settle changes what the review finds.
+        "partial": batch.partial,
+        "currency": batch.currency,
+        "unresolved_company_names": batch.unresolved_company_names,
         "value_problems": sorted(
             (p.category, p.record_id, _INDEX.sub("", p.path), p.message)
             for p in batch.value_problems

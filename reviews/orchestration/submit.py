@@ -177,6 +177,9 @@ def accept(
     batch.external_id = (parsed.id or "")[:200]
     batch.source = (parsed.source or "")[:50]
     batch.as_of = parsed.as_of
+    batch.as_of_source = parsed.as_of_source
+    batch.partial = parsed.partial
+    batch.ignored_columns = parsed.ignored_columns
     batch.companies, batch.contacts, batch.deals = (
         len(parsed.companies),
         len(parsed.contacts),
@@ -305,4 +308,5 @@ def _copy_verdict(source: ReviewRun, run: ReviewRun) -> None:
         decision=verdict.decision,
         summary=verdict.summary,
         pipeline_at_risk=verdict.pipeline_at_risk,
+        pipeline_by_currency=verdict.pipeline_by_currency,
     )

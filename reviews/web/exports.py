@@ -8,11 +8,12 @@ from collections.abc import Iterable, Iterator
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
+from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.models import Finding
 
 CSV_COLUMNS = tuple(
     "position severity category kind title detail record_ids suggested_fix confidence "
-    "amount_at_risk source".split()
+    "amount_at_risk currency source".split()
 )
 
 
@@ -47,6 +48,7 @@ def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -
             _cell(f.suggested_fix),
             f.confidence,
             "" if f.amount_at_risk is None else f.amount_at_risk,
+            f.currency or ("" if f.amount_at_risk is None else DEFAULT_CURRENCY),
             f.source,
         ]
         yield writer.writerow(([f.run_id] if with_run else []) + row)

@@ -31,14 +31,18 @@ class MultipleFileField(forms.FileField):
 class UploadForm(forms.Form):
     files = MultipleFileField(
         label="Batch files",
-        help_text="One JSON batch, one to three HubSpot CSV exports, or a ZIP holding them.",
+        help_text=(
+            "One JSON batch, one to three HubSpot CSV exports or CRM API JSON files, "
+            "or a ZIP holding them."
+        ),
         widget=MultipleFileInput(attrs={"accept": ACCEPTED_TYPES}),
     )
     as_of = forms.DateTimeField(
         label="As of (UTC)",
         required=False,
         help_text="Optional. Date rules are computed against this time; "
-        "without it, the batch's exportedAt or the upload time is used.",
+        "without it, the batch's exportedAt, the newest Last Modified Date of a "
+        "HubSpot export, or the upload time is used.",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
 

@@ -6,6 +6,8 @@ from decimal import Decimal
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.money import format_cost, format_count, format_money
 from reviews.models import ReviewRun
 
 
@@ -30,6 +32,8 @@ def run_report(run: ReviewRun) -> dict:
             "id": batch.external_id or None,
             "sha256": batch.sha256,
             "counts": batch.counts,
+            # Columns of the export that were not read, by file (extra keys).
+            "ignored_columns": batch.ignored_columns,
         },
         "run": {
             "id": run.pk,
@@ -40,6 +44,12 @@ def run_report(run: ReviewRun) -> dict:
             "degraded": run.degraded,
             "started_at": _iso(run.started_at),
             "finished_at": _iso(run.finished_at),
+            # The time every date rule counts from, and where it came from (given,
+            # exportedAt, last_modified: the export's newest Last Modified Date, upload).
+            "as_of": _iso(run.as_of),
+            "as_of_source": batch.as_of_source or None,
+            # Lists the export did not include; the rules that need them were off.
+            "partial": batch.partial,
         },
         "verdict": verdict.effective_decision if verdict else None,
         "summary": verdict.summary if verdict else "",
@@ -54,6 +64,7 @@ def run_report(run: ReviewRun) -> dict:
                 "suggested_fix": f.suggested_fix,
                 "confidence": f.confidence,
                 "amount_at_risk": _number(f.amount_at_risk),
+                "currency": f.currency or (DEFAULT_CURRENCY if f.amount_at_risk else None),
                 "source": f.source,
             }
             for f in run.findings.all()
@@ -98,15 +109,17 @@ def text_report(report: dict) -> str:
     counts = batch["counts"]
     lines = [
         _header(run),
-        f"batch {batch['id'] or '-'}: {counts['companies']} companies, "
-        f"{counts['contacts']} contacts, {counts['deals']} deals",
+        f"batch {batch['id'] or '-'}: {format_count(counts['companies'])} companies, "
+        f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
         f"verdict: {report['verdict']}",
         "",
         report["summary"],
         "",
     ]
     for f in report["findings"]:
-        amount = f" [${f['amount_at_risk']:,}]" if f["amount_at_risk"] else ""
+        amount = ""
+        if f["amount_at_risk"]:
+            amount = f" [{format_money(Decimal(str(f['amount_at_risk'])), f['currency'])}]"
         lines.append(f"{f['severity'].upper():10} {f['category']}/{f['kind']}{amount}")
         lines.append(f"    {f['title']}")
         lines.append(f"    records: {', '.join(f['record_ids'])}")
@@ -115,8 +128,8 @@ def text_report(report: dict) -> str:
     ledger = report["ledger"]
     lines += [
         "",
-        f"model cost: {ledger['tokens']} tokens, ${ledger['usd']:.6f} "
-        f"(analyst baseline ${ledger['analyst_usd']:,.2f})",
+        f"model cost: {format_count(ledger['tokens'])} tokens, {format_cost(ledger['usd'])} "
+        f"(analyst baseline {format_money(ledger['analyst_usd'])})",
     ]
     return "\n".join(lines)
 

@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from reviews.engine.batch import Company, Contact, Deal, ValueProblem
-from reviews.engine.ingest.hubspot_csv import HUBSPOT_COLUMNS
-from tests.ingest.helpers import RECEIVED, errors_of, parse_files
+from reviews.engine.ingest.columns import COLUMNS
+from tests.ingest.helpers import errors_of, parse_files
 
 COMPANIES_CSV = (
     "Record ID,Company name,Company Domain Name,Industry,Number of Employees,Last Modified Date\n"
@@ -30,10 +30,12 @@ def test_csv_three_exports_make_one_batch():
         ("deals.csv", DEALS_CSV), ("contacts.csv", CONTACTS_CSV), ("companies.csv", COMPANIES_CSV)
     )
 
-    assert (batch.id, batch.source, batch.as_of, batch.pipelines) == (
+    # No as-of given: the newest Last Modified Date in the files.
+    assert (batch.id, batch.source, batch.as_of, batch.as_of_source, batch.pipelines) == (
         None,
         "hubspot-csv",
-        RECEIVED,
+        datetime(2026, 7, 30, 10, 11, tzinfo=UTC),
+        "last_modified",
         {},
     )
     assert batch.companies == [
@@ -61,6 +63,7 @@ def test_csv_three_exports_make_one_batch():
             first_name="Dana",
             last_name="Kim",
             company_id="101",
+            company_ids=["101"],
             extra={"Job Title": "COO"},
         )
     ]
@@ -75,6 +78,7 @@ def test_csv_three_exports_make_one_batch():
             company_id="101",
             contact_ids=["201", "202"],
             pipeline="Sales Pipeline",
+            company_ids=["101"],
         )
     ]
     assert batch.value_problems == []
@@ -132,8 +136,11 @@ def test_csv_unrecognised_file_named():
     errors = errors_of(parse_files, ("tickets.csv", "Ticket ID,Subject\n1,Help\n"))
 
     assert errors == [
-        "tickets.csv: not a HubSpot companies, contacts or deals export "
-        "(no Deal Name, Email or Company name column; headers: Ticket ID, Subject)"
+        "tickets.csv: not a HubSpot companies, contacts or deals export: none of its "
+        "headers names a deal, an email or a company (Ticket ID, Subject). revreview reads "
+        "headers in English, German, French, Spanish, Portuguese and HubSpot's internal "
+        "names: export again with your HubSpot language set to English, or with internal "
+        "property names"
     ]
 
 
@@ -199,11 +206,11 @@ def test_csv_associated_company_ids_preferred_over_associated_company():
     batch = parse_files(("contacts.csv", text))
 
     assert batch.contacts[0].company_id == "101"
-    assert batch.contacts[0].extra == {"Associated Company": "Acme"}
+    assert batch.contacts[0].extra == {"companyName": "Acme"}
 
 
 def test_csv_malformed_values_are_problems_with_json_paths():
-    text = "Record ID,Deal Name,Amount,Close Date\n1,a,410000,2026-07-31\n2,b,41O000,31/07/2026\n"
+    text = "Record ID,Deal Name,Amount,Close Date\n1,a,410000,2026-07-31\n2,b,41O000,31/31/2026\n"
 
     batch = parse_files(("deals.csv", text), as_of=datetime(2026, 9, 1, tzinfo=UTC))
 
@@ -211,7 +218,7 @@ def test_csv_malformed_values_are_problems_with_json_paths():
     assert (batch.deals[1].amount, batch.deals[1].close_date) == (None, None)
     assert batch.value_problems == [
         ValueProblem("pipeline", "2", "deals[1].amount", 'not a number: "41O000"'),
-        ValueProblem("pipeline", "2", "deals[1].closeDate", 'not a date: "31/07/2026"'),
+        ValueProblem("pipeline", "2", "deals[1].closeDate", 'not a date: "31/31/2026"'),
     ]
 
 
@@ -222,7 +229,10 @@ def test_csv_epoch_millisecond_cells():
 
 
 def test_csv_mapping_table_covers_spec_headers():
-    mapped = {kind: set(columns) for kind, columns in HUBSPOT_COLUMNS.items()}
+    mapped = {
+        kind: {label for labels in fields.values() for label in labels}
+        for kind, fields in COLUMNS.items()
+    }
 
     assert {"Record ID", "Company name", "Company Domain Name", "Last Modified Date"} <= mapped[
         "companies"

@@ -13,7 +13,7 @@ JSON_DOC = json.dumps(batch_doc(deals=[{"id": "dl_1", "amount": "5"}]))
 COMPANIES = "Record ID,Company name\n1,Acme\n"
 CONTACTS = "Record ID,Email\n2,a@acme.example\n"
 DEALS = "Record ID,Deal Name\n3,Big\n"
-SHAPE = "upload one JSON file, one to three CSV files, or one ZIP holding them"
+SHAPE = "upload one JSON file, one to three CSV or CRM API JSON files, or one ZIP holding them"
 
 
 def test_upload_nothing():
@@ -113,7 +113,11 @@ def test_upload_four_csvs_refused():
 def test_upload_two_json_files_refused():
     errors = errors_of(parse_files, ("a.json", JSON_DOC), ("b.json", JSON_DOC))
 
-    assert errors == [f"{SHAPE}; got: a.json, b.json"]
+    assert errors == [
+        f"{name}: several JSON files are read only as HubSpot CRM API JSON "
+        "(objects with id and properties); upload a batch JSON on its own"
+        for name in ("a.json", "b.json")
+    ]
 
 
 def test_upload_zip_with_json_and_csv_refused():

@@ -239,7 +239,7 @@ def test_run_page_shows_each_agent_with_its_ledger_usage(member_client):
     assert agents["pipeline"].calls == 0
     assert all(a.status == "done" for a in agents.values())
     page = response.content.decode()
-    assert "$0.000500" in page
+    assert "$0.0005" in page and "$0.000500" not in page
     assert "Analyst baseline" in page
     assert response.context["call_count"] == 2
     assert "model pass: <strong>" in page and "(rules only)" not in page
@@ -335,6 +335,7 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
         "suggested_fix",
         "confidence",
         "amount_at_risk",
+        "currency",
         "source",
     ]
     findings = list(run.findings.order_by("position"))
@@ -348,7 +349,7 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
         first.title,
     ]
     assert rows[1][6] == ";".join(first.record_ids)
-    assert rows[1][10] == first.source
+    assert rows[1][11] == first.source
 
 
 def test_run_json_is_the_spec_document_the_cli_prints(member_client):
@@ -459,7 +460,7 @@ def test_runs_list_shows_newest_first_with_counts_verdict_and_cost(member_client
     assert [r.pk for r in runs] == [newer.pk, older.pk]
     assert runs[0].findings_total == newer.findings.count()
     page = response.content.decode()
-    assert "$1.2340" in page
+    assert "$1.23" in page
     assert "approve with comments" in page
     assert "seed-example" in page  # the batch's external id
 

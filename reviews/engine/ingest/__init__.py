@@ -4,8 +4,9 @@ parse_upload() takes the files as received (already stored by reviews.orchestrat
 returns a Batch, or raises IngestError listing every structural problem (up to a cap),
 each naming the record and field.
 
-An upload is one .json file, one to three HubSpot .csv exports, or one .zip holding
-either. Readers: json_batch (spec §1), hubspot_csv (spec §2)."""
+An upload is one .json file, one to three HubSpot .csv exports or CRM API .json
+files, or one .zip holding either. Readers: json_batch (spec §1), hubspot_csv (spec
+§2), api_json (HubSpot's CRM v3 objects API); the last two share hubspot_records."""
 
 from __future__ import annotations
 
@@ -20,15 +21,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from reviews.engine.batch import Batch
-from reviews.engine.ingest.errors import IngestError, Limits
+from reviews.engine.ingest.api_json import api_tables, is_api_export
+from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
-from reviews.engine.ingest.json_batch import parse_json_batch
+from reviews.engine.ingest.hubspot_records import Table, assemble
+from reviews.engine.ingest.json_batch import build_json_batch, load_json
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
 MAX_CSV_FILES = 3
 _EXTENSIONS = {".json": "json", ".csv": "csv", ".tsv": "csv", ".txt": "csv", ".zip": "zip"}
-_SHAPE = "upload one JSON file, one to three CSV files, or one ZIP holding them"
+_SHAPE = "upload one JSON file, one to three CSV or CRM API JSON files, or one ZIP holding them"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +56,17 @@ def parse_upload(
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
     types = [file_type(f) for f in files]
-    if types == ["json"]:
+    if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with _no_cyclic_gc():
-            return parse_json_batch(
-                files[0].data, as_of=as_of, received_at=received_at, max_errors=limits.max_errors
-            )
+            documents = [(f.name, load_json(f.data)) for f in files]
+            if len(documents) == 1 and not is_api_export(documents[0][1]):
+                return build_json_batch(
+                    documents[0][1],
+                    as_of=as_of,
+                    received_at=received_at,
+                    max_errors=limits.max_errors,
+                )
+            return _parse_api_export(documents, as_of, received_at, limits)
     if types and all(t == "csv" for t in types) and len(types) <= MAX_CSV_FILES:
         with _no_cyclic_gc():
             return parse_csv_batch(
@@ -65,8 +74,40 @@ def parse_upload(
                 as_of=as_of,
                 received_at=received_at,
                 max_errors=limits.max_errors,
+                date_order=limits.date_order,
             )
     raise IngestError([f"{_SHAPE}; got: {', '.join(f.name for f in files) or 'nothing'}"])
+
+
+def _parse_api_export(
+    documents: list[tuple[str, object]],
+    as_of: datetime | None,
+    received_at: datetime,
+    limits: Limits,
+) -> Batch:
+    """HubSpot CRM API JSON (api_json): one file per object type, or one with all."""
+    errors = ErrorList(limits.max_errors)
+    tables: dict[str, Table] = {}
+    for name, top in documents:
+        if not is_api_export(top):
+            errors.add(
+                f"{name}: several JSON files are read only as HubSpot CRM API JSON "
+                "(objects with id and properties); upload a batch JSON on its own"
+            )
+            continue
+        for table in api_tables(name, top, errors):
+            if table.kind in tables:
+                errors.add(f"{table.name}: a second {table.kind} list ({tables[table.kind].name})")
+                continue
+            tables[table.kind] = table
+    errors.raise_if_any()
+    return assemble(
+        tables,
+        as_of=as_of,
+        received_at=received_at,
+        date_order=limits.date_order,
+        source="hubspot-api",
+    )
 
 
 def file_type(file: UploadedFile) -> str:

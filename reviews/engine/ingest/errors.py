@@ -13,10 +13,12 @@ class IngestError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The ingest's limits (MAX_UPLOAD_BYTES and MAX_REPORTED_ERRORS in the settings)."""
+    """The ingest's limits and conventions (MAX_UPLOAD_BYTES, MAX_REPORTED_ERRORS and
+    CSV_DATE_ORDER in the settings)."""
 
     max_bytes: int = 200 * 1024 * 1024
     max_errors: int = 100
+    date_order: str = "MDY"  # of 07/08/2026 in a CSV whose values do not settle it
 
 
 class ErrorList:

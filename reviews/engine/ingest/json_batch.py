@@ -24,30 +24,45 @@ def parse_json_batch(
 ) -> Batch:
     """A Batch from one JSON document, or IngestError listing every structural problem.
     The as-of time is `as_of` if given, else the batch's exportedAt, else `received_at`."""
-    top = _load(data)
+    return build_json_batch(
+        load_json(data), as_of=as_of, received_at=received_at, max_errors=max_errors
+    )
+
+
+def build_json_batch(
+    top: object, *, as_of: datetime | None, received_at: datetime, max_errors: int
+) -> Batch:
+    """parse_json_batch on a document already loaded (load_json)."""
+    if top.__class__ is not dict:
+        kind = _json_type(top)
+        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
     errors = ErrorList(max_errors)
     exported_at = _exported_at(top.get("exportedAt"), errors)
     batch_id = _optional_text(top, "id", errors)
     source = _optional_text(top, "source", errors)
     pipelines = parse_pipelines(top.get("pipelines"), errors)
     problems: list[ValueProblem] = []
-    companies = _records(top, COMPANIES, errors, problems)
-    contacts = _records(top, CONTACTS, errors, problems)
-    deals = _records(top, DEALS, errors, problems)
+    ignored: dict[str, list[str]] = {}  # list name -> fields kept but read by no rule
+    companies = _records(top, COMPANIES, errors, problems, ignored)
+    contacts = _records(top, CONTACTS, errors, problems, ignored)
+    deals = _records(top, DEALS, errors, problems, ignored)
     errors.raise_if_any()
     return Batch(
         id=batch_id,
         as_of=as_of or exported_at or received_at,
+        as_of_source="given" if as_of else "exportedAt" if exported_at else "upload",
         source=source,
         companies=companies,
         contacts=contacts,
         deals=deals,
         pipelines=pipelines,
         value_problems=problems,
+        ignored_columns=ignored,
     )
 
 
-def _load(data: bytes) -> dict:
+def load_json(data: bytes) -> object:
+    """The decoded document, or IngestError saying why it is not JSON."""
     try:
         # Decoded here, not by json.loads, so UTF-16 and stray bytes are refused
         # rather than guessed at; utf-8-sig drops the BOM some editors write.
@@ -62,9 +77,6 @@ def _load(data: bytes) -> dict:
         ) from None
     except (ValueError, RecursionError) as error:  # e.g. a 5,000-digit number
         raise IngestError([f"not JSON: {error}"]) from None
-    if top.__class__ is not dict:
-        kind = _json_type(top)
-        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
     return top
 
 
@@ -93,7 +105,11 @@ def _optional_text(top: dict, key: str, errors: ErrorList) -> str | None:
 
 
 def _records(
-    top: dict, kind: Kind, errors: ErrorList, problems: list[ValueProblem]
+    top: dict,
+    kind: Kind,
+    errors: ErrorList,
+    problems: list[ValueProblem],
+    ignored: dict[str, list[str]],
 ) -> list[Record]:
     raws = top.get(kind.name)
     if raws is None:
@@ -104,6 +120,7 @@ def _records(
         return []
     first_index: dict[str, int] = {}
     records: list[Record] = []
+    unknown: set[str] = set()
     for index, raw in enumerate(raws):
         if raw.__class__ is not dict:
             errors.add(f"{kind.name}[{index}]: not an object: {describe(raw)}")
@@ -120,6 +137,10 @@ def _records(
             continue
         # The raw dict becomes `extra`: build_record pops the mapped keys off it.
         records.append(build_record(kind, rid, index, raw, raw, problems))
+        if raw:
+            unknown.update(raw)  # the fields no rule reads
+    if unknown:
+        ignored[kind.name] = sorted(unknown)
     return records
 
 

@@ -16,6 +16,7 @@ from reviews.engine.ingest.values import (
     Invalid,
     describe,
     parse_amount,
+    parse_currency,
     parse_date,
     parse_datetime,
     parse_domain,
@@ -60,6 +61,7 @@ CONTACTS = Kind(
         Field("firstName", "first_name", parse_text, Category.DEDUP),
         Field("lastName", "last_name", parse_text, Category.DEDUP),
         Field("companyId", "company_id", parse_text, Category.ATTRIBUTION),
+        Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
     ),
 )
 DEALS = Kind(
@@ -73,6 +75,8 @@ DEALS = Kind(
         Field("companyId", "company_id", parse_text, Category.ATTRIBUTION),
         Field("contactIds", "contact_ids", parse_id_list, Category.ATTRIBUTION),
         Field("pipeline", "pipeline", parse_text, Category.PIPELINE),
+        Field("currency", "currency", parse_currency, Category.PIPELINE),
+        Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
     ),
 )
 
@@ -95,17 +99,19 @@ def build_record(
     fields: dict,
     extra: dict,
     problems: list[ValueProblem],
+    parsers: dict[str, Callable[[object], object]] | None = None,
 ) -> Record:
     """The dataclass for one record. Mapped keys are popped from `fields`, so when the
     JSON reader passes the same dict as `fields` and `extra`, what remains is exactly
     the unknown fields, kept without copying. A malformed value is left unset (missing)
-    and reported on `problems`."""
+    and reported on `problems`. `parsers` replaces a field's parser by key (a CSV file
+    reads amounts and dates by its own conventions)."""
     values = {}
     for key, attr, parse, category in kind.fields:
         raw = fields.pop(key, None)
         if raw is None:
             continue
-        value = parse(raw)
+        value = parsers[key](raw) if parsers and key in parsers else parse(raw)
         if value is None:
             continue
         if value.__class__ is Invalid:

@@ -25,4 +25,22 @@ Detector = Callable[[Batch, dict], list[RawFinding]]
 
 
 def detector(name: str) -> Detector:
-    return SPECIALISTS[name].detect
+    detect = SPECIALISTS[name].detect
+
+    def detect_and_price(batch: Batch, rules: dict) -> list[RawFinding]:
+        return price_findings(detect(batch, rules), batch)
+
+    return detect_and_price
+
+
+def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]:
+    """Give each finding the currency of every deal whose money it puts at risk, so
+    money is shown in its own currency and different currencies are never summed."""
+    deals = {deal.id: deal for deal in batch.deals} if findings else {}
+    for finding in findings:
+        finding.deal_currencies = {
+            deal_id: batch.currency_of(deals[deal_id])
+            for deal_id in finding.exposure
+            if deal_id in deals
+        }
+    return findings

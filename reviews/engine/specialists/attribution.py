@@ -45,6 +45,8 @@ class _Index:
     def __init__(self, batch: Batch) -> None:
         self.companies: dict[str, Company] = {c.id: c for c in batch.companies}
         self.contacts: dict[str, Contact] = {c.id: c for c in batch.contacts}
+        self.companies_known = True  # False: a partial export without companies
+        self.contacts_known = True
         self.domain_of: dict[str, str | None] = {}
         self.by_domain: dict[str, list[str]] = defaultdict(list)
         for company in batch.companies:
@@ -58,6 +60,11 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     index = _Index(batch)
     exposure = Exposure(batch)
     findings = invalid_value_findings(batch, CATEGORY)
+    # A partial export (only contacts, say) leaves its references out on purpose:
+    # the reference rules for the lists it lacks are off, and the run says so.
+    index.companies_known = "companies" not in batch.partial
+    index.contacts_known = "contacts" not in batch.partial
+    findings.extend(_unresolved_names(batch, exposure))
     for contact in batch.contacts:
         finding = _check_contact(contact, index)
         if finding:
@@ -120,8 +127,11 @@ def _subsidiary(
 
 
 def _check_contact(contact: Contact, index: _Index) -> RawFinding | None:
-    if contact.company_id and contact.company_id not in index.companies:
-        return _dangling(contact.id, [("companyId", contact.company_id)], "Contact")
+    if not index.companies_known:
+        return None
+    missing = _missing_companies(contact.company_id, contact.company_ids, index)
+    if missing:
+        return _dangling(contact.id, missing, "Contact")
     email_domain = normalize.email_domain(contact.email)
     if not email_domain:
         return None
@@ -141,13 +151,14 @@ def _check_contact(contact: Contact, index: _Index) -> RawFinding | None:
 def _check_deal(deal: Deal, index: _Index) -> list[RawFinding]:
     found: list[RawFinding] = []
     missing: list[tuple[str, str]] = []
-    if deal.company_id and deal.company_id not in index.companies:
-        missing.append(("companyId", deal.company_id))
+    if index.companies_known:
+        missing = _missing_companies(deal.company_id, deal.company_ids, index)
     elsewhere: list[Contact] = []
     for contact_id in dict.fromkeys(deal.contact_ids):  # a repeated id is one reference
         contact = index.contacts.get(contact_id)
         if contact is None:
-            missing.append(("contactIds", contact_id))
+            if index.contacts_known:
+                missing.append(("contactIds", contact_id))
         elif _attached_elsewhere(deal, contact, index):
             elsewhere.append(contact)
     if missing:
@@ -155,6 +166,54 @@ def _check_deal(deal: Deal, index: _Index) -> list[RawFinding]:
     if elsewhere:
         found.append(_contact_elsewhere(deal, elsewhere, index))
     return found
+
+
+def _missing_companies(
+    primary: str | None, associated: list[str], index: _Index
+) -> list[tuple[str, str]]:
+    """The primary company and every other associated one (companyIds) not in the batch."""
+    missing = []
+    if primary and primary not in index.companies:
+        missing.append(("companyId", primary))
+    for company_id in associated:
+        if company_id != primary and company_id not in index.companies:
+            missing.append(("companyIds", company_id))
+    return missing
+
+
+def _unresolved_names(batch: Batch, exposure: Exposure) -> list[RawFinding]:
+    """An association column that held a company name no single company has: one
+    finding per name, naming it and every record that used it."""
+    findings = []
+    for name, entry in sorted(batch.unresolved_company_names.items()):
+        records, candidates = entry["records"], entry["candidates"]
+        why = (
+            f"{len(candidates)} companies have that name ({', '.join(candidates[:_MAX_LISTED])})"
+            if candidates
+            else "no company in the batch has that name"
+        )
+        findings.append(
+            RawFinding(
+                category=CATEGORY,
+                kind="unresolved_company_name",
+                severity=Severity.WARNING,
+                title=f"Company name {name!r} matches no single company "
+                f"({len(records):,} record{'s' if len(records) != 1 else ''})",
+                detail=(
+                    f"The association column names the company {name!r}, but {why}; "
+                    f"{', '.join(records[:_MAX_LISTED])}"
+                    f"{' and more' if len(records) > _MAX_LISTED else ''} stay without a company."
+                ),
+                record_ids=sorted(records),
+                suggested_fix=(
+                    "Export with the Associated Company IDs column, or include the company "
+                    "(under exactly that name) in the export."
+                ),
+                exposure=exposure.of_contacts(records)
+                | {d: exposure.by_deal[d] for d in records if d in exposure.by_deal},
+            )
+        )
+    return findings
 
 
 def _attached_elsewhere(deal: Deal, contact: Contact, index: _Index) -> bool:

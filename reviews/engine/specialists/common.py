@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.money import format_money
 
 
 def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
@@ -34,10 +35,12 @@ class Exposure:
         self.by_company: dict[str, dict[str, Decimal]] = defaultdict(dict)
         self.by_contact: dict[str, dict[str, Decimal]] = defaultdict(dict)
         self.by_deal: dict[str, Decimal] = {}
+        self.currencies: dict[str, str] = {}  # deal id -> currency of its amount
         for deal in batch.deals:
             if not batch.is_open(deal) or not deal.amount or deal.amount <= 0:
                 continue
             self.by_deal[deal.id] = deal.amount
+            self.currencies[deal.id] = batch.currency_of(deal)
             if deal.company_id:
                 self.by_company[deal.company_id][deal.id] = deal.amount
             for contact_id in deal.contact_ids:
@@ -56,10 +59,6 @@ class Exposure:
         return merged
 
 
-def money(amount: Decimal | None) -> str:
-    """$410,000 / $1,234.50 for titles and details."""
-    if amount is None:
-        return "no amount"
-    if amount == amount.to_integral_value():
-        return f"${amount:,.0f}"
-    return f"${amount:,.2f}"
+def money(amount: Decimal | None, currency: str | None = None) -> str:
+    """$410,000 / €1,234.50 for titles and details (reviews.engine.money)."""
+    return format_money(amount, currency)

@@ -259,7 +259,11 @@ def _deal_finding(batch: Batch, group: list[Deal], score: float, where: str) -> 
     # the double-counted pipeline (or bookings, for a won copy), not the kept deal.
     exposure = {d.id: d.amount for d in copies if d.amount and d.amount > 0}
     doubled = sum(exposure.values(), Decimal(0))
-    why = f"so {money(doubled)} is not counted twice" if doubled else "so it is counted once"
+    why = (
+        f"so {money(doubled, keep.currency)} is not counted twice"
+        if doubled
+        else "so it is counted once"
+    )
     return _finding(
         "deal_entered_twice",
         severity=Severity.CRITICAL,
@@ -431,4 +435,5 @@ def _contact_label(contact: Contact) -> str:
 
 def _deal_label(deal: Deal) -> str:
     closes = deal.close_date.isoformat() if deal.close_date else "no close date"
-    return f'{deal.id} "{deal.name}" {money(deal.amount)}, closes {closes}, stage {deal.stage}'
+    amount = money(deal.amount, deal.currency)
+    return f'{deal.id} "{deal.name}" {amount}, closes {closes}, stage {deal.stage}'

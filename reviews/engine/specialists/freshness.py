@@ -20,8 +20,9 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from reviews.engine.batch import Batch, Company
-from reviews.engine.findings import Category, RawFinding, Severity
-from reviews.engine.specialists.common import Exposure, invalid_value_findings, money
+from reviews.engine.findings import Category, RawFinding, Severity, amounts_by_currency
+from reviews.engine.money import format_amounts
+from reviews.engine.specialists.common import Exposure, invalid_value_findings
 
 CATEGORY = Category.FRESHNESS.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -47,14 +48,20 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
             if any_dated and company.id not in malformed:
                 exposure = exposure or Exposure(batch)
                 at_risk = exposure.of_companies([company.id])
-                findings.append(_never_enriched(company, open_deals.get(company.id, []), at_risk))
+                findings.append(
+                    _never_enriched(
+                        company, open_deals.get(company.id, []), at_risk, exposure.currencies
+                    )
+                )
             continue
         age = (today - _local_date(stamp, batch.as_of)).days
         if age > threshold:
             exposure = exposure or Exposure(batch)
             at_risk = exposure.of_companies([company.id])
             deals = open_deals.get(company.id, [])
-            findings.append(_stale(company, field, stamp, age, today, deals, at_risk))
+            findings.append(
+                _stale(company, field, stamp, age, today, deals, at_risk, exposure.currencies)
+            )
     return findings
 
 
@@ -116,10 +123,12 @@ def _stale(
     today: date,
     open_deals: list[str],
     at_risk: dict[str, Decimal],
+    currencies: dict[str, str],
 ) -> RawFinding:
     if open_deals:
         severity = Severity.WARNING
-        why = f"It has {_deals(open_deals, at_risk)}, worked on data that may be out of date."
+        deals = _deals(open_deals, at_risk, currencies)
+        why = f"It has {deals}, worked on data that may be out of date."
         fix = "Re-enrich the company before working its open deals."
     else:
         severity = Severity.SUGGESTION
@@ -141,9 +150,12 @@ def _stale(
 
 
 def _never_enriched(
-    company: Company, open_deals: list[str], at_risk: dict[str, Decimal]
+    company: Company,
+    open_deals: list[str],
+    at_risk: dict[str, Decimal],
+    currencies: dict[str, str],
 ) -> RawFinding:
-    why = f" It has {_deals(open_deals, at_risk)}." if open_deals else ""
+    why = f" It has {_deals(open_deals, at_risk, currencies)}." if open_deals else ""
     return RawFinding(
         category=CATEGORY,
         kind="never_enriched",
@@ -159,11 +171,11 @@ def _never_enriched(
     )
 
 
-def _deals(deal_ids: list[str], at_risk: dict[str, Decimal]) -> str:
+def _deals(deal_ids: list[str], at_risk: dict[str, Decimal], currencies: dict[str, str]) -> str:
     listed = ", ".join(deal_ids[:_MAX_LISTED])
     more = f" and {len(deal_ids) - _MAX_LISTED} more" if len(deal_ids) > _MAX_LISTED else ""
     noun = "open deal" if len(deal_ids) == 1 else "open deals"
-    worth = f" worth {money(sum(at_risk.values(), Decimal(0)))}" if at_risk else ""
+    worth = f" worth {format_amounts(amounts_by_currency(at_risk, currencies))}" if at_risk else ""
     return f"{len(deal_ids)} {noun}{worth} ({listed}{more})"
 
 

@@ -105,7 +105,8 @@ def _won_without_close_date(deal: Deal) -> RawFinding:
         severity=Severity.CRITICAL,
         title=f"Won deal {deal.id} has no close date",
         detail=(
-            f"Deal {_name(deal)} is closed-won (stage {deal.stage!r}, {money(deal.amount)}) "
+            f"Deal {_name(deal)} is closed-won "
+            f"(stage {deal.stage!r}, {money(deal.amount, deal.currency)}) "
             "but has no close date, so its revenue falls in no period."
         ),
         fix="Set the close date to the day the deal was won.",
@@ -132,7 +133,7 @@ def _negative_amount(deal: Deal) -> RawFinding:
         deal,
         kind="negative_amount",
         severity=Severity.CRITICAL,
-        title=f"Deal {deal.id} has a negative amount ({money(deal.amount)})",
+        title=f"Deal {deal.id} has a negative amount ({money(deal.amount, deal.currency)})",
         detail=f"Deal {_name(deal)} has amount {deal.amount}; a deal amount cannot be below 0.",
         fix="Correct the amount (credits and refunds belong in billing, not in a deal).",
     )
@@ -203,10 +204,10 @@ def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> R
         deal,
         kind="amount_looks_like_typo",
         severity=Severity.SUGGESTION,
-        title=f"Deal {deal.id} amount {money(deal.amount)} looks like a typo",
+        title=f"Deal {deal.id} amount {money(deal.amount, deal.currency)} looks like a typo",
         detail=(
-            f"Deal {_name(deal)} is {money(deal.amount)}, {ratio:.0f}x the median "
-            f"{money(typical)} of the {count} deals of company {company_id}."
+            f"Deal {_name(deal)} is {money(deal.amount, deal.currency)}, {ratio:.0f}x the median "
+            f"{money(typical, deal.currency)} of the {count} deals of company {company_id}."
         ),
         fix="Check the amount for extra digits against the quote or order.",
         confidence=0.6,

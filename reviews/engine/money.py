@@ -1,0 +1,53 @@
+"""Money and counts as people read them: the one place that formats them.
+
+The summary, the run page, the CSV export, the text report and the spend page all go
+through these (templates through reviews.templatetags.numbers). Amounts keep their own
+currency ("-€5,000", "-$5,000", never "$-5,000"); a model cost of zero is "$0", not
+"$0.000000"; counts carry thousands separators ("6,000 companies")."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from babel.numbers import format_currency, format_decimal
+
+LOCALE = "en_US"  # how numbers are written on the pages; the currency is the amount's own
+USD = "USD"
+
+
+def format_money(amount: Decimal | int | float | None, currency: str | None = USD) -> str:
+    """An amount in its currency: whole amounts without cents ("$410,000"), others
+    with them ("€1,234.50"); "no amount" for None."""
+    if amount is None:
+        return "no amount"
+    value = Decimal(str(amount)) if isinstance(amount, float) else Decimal(amount)
+    pattern = "¤#,##0" if value == value.to_integral_value() else "¤#,##0.00"
+    return format_currency(
+        value, currency or USD, format=pattern, locale=LOCALE, currency_digits=False
+    )
+
+
+def format_amounts(amounts: dict[str, Decimal]) -> str:
+    """Totals in several currencies, never added up: "€410,000 and $20,000"."""
+    parts = [format_money(amount, code) for code, amount in sorted(amounts.items()) if amount]
+    if not parts:
+        return format_money(0)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def format_cost(usd: Decimal | int | float | None) -> str:
+    """A model cost in dollars: "$0" for nothing, up to six decimals for the fractions
+    of a cent a call costs ("$0.00018"), cents from a cent up ("$1.25")."""
+    if usd is None:
+        return "$0"
+    value = Decimal(str(usd)) if isinstance(usd, float) else Decimal(usd)
+    if value == 0:
+        return "$0"
+    if abs(value) >= Decimal("0.01"):
+        return format_currency(value, USD, format="¤#,##0.00", locale=LOCALE)
+    return format_currency(value, USD, format="¤#,##0.######", locale=LOCALE, currency_digits=False)
+
+
+def format_count(n: int | Decimal | None) -> str:
+    """6,000"""
+    return format_decimal(n or 0, format="#,##0", locale=LOCALE)

@@ -1,0 +1,50 @@
+"""Template filters for money and counts: the pages' side of reviews.engine.money.
+
+{% load numbers %}
+{{ finding.amount_at_risk|money:finding.currency }}  -> -€5,000
+{{ cost.usd|cost }}                                   -> $0 / $0.00018 / $1.25
+{{ batch.companies|count }}                           -> 6,000
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django import template
+
+from reviews.engine import money as formats
+
+register = template.Library()
+
+
+def _decimal(value) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+@register.filter
+def money(value, currency: str | None = None) -> str:
+    amount = _decimal(value)
+    return "" if amount is None else formats.format_money(amount, currency or None)
+
+
+@register.filter
+def amounts(value: dict) -> str:
+    """{currency: amount} totals, never summed across currencies."""
+    parsed = {code: _decimal(amount) or Decimal(0) for code, amount in (value or {}).items()}
+    return formats.format_amounts(parsed)
+
+
+@register.filter
+def cost(value) -> str:
+    return formats.format_cost(_decimal(value))
+
+
+@register.filter
+def count(value) -> str:
+    amount = _decimal(value)
+    return "" if amount is None else formats.format_count(amount)

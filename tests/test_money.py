@@ -1,0 +1,51 @@
+"""Money and counts are formatted in one place (reviews.engine.money, issue 15 item 7)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.template import Context, Template
+
+from reviews.engine.coordinator import summarise
+from reviews.engine.findings import RawFinding
+from reviews.engine.money import format_amounts, format_cost, format_count, format_money
+
+
+def test_negative_money_puts_the_sign_before_the_symbol():
+    assert format_money(Decimal(-5000)) == "-$5,000"
+    assert format_money(Decimal("-5000.5"), "EUR") == "-€5,000.50"
+    assert format_money(Decimal("410000"), "GBP") == "£410,000"
+    assert format_money(None) == "no amount"
+
+
+def test_zero_cost_is_not_six_zeros():
+    assert format_cost(Decimal(0)) == "$0"
+    assert format_cost(Decimal("0.00018")) == "$0.00018"
+    assert format_cost(Decimal("12.5")) == "$12.50"
+    assert format_cost(None) == "$0"
+
+
+def test_counts_and_totals_across_currencies():
+    assert format_count(6000) == "6,000"
+    totals = {"EUR": Decimal(410000), "USD": Decimal(20000)}
+    assert format_amounts(totals) == "€410,000 and $20,000"
+
+
+def test_summary_uses_separators_and_keeps_currencies_apart():
+    finding = RawFinding("pipeline", "negative_amount", "critical", "Deal 1", "", ["1"])
+    counts = {"companies": 6000, "contacts": 12000, "deals": 1}
+    pipeline = {"EUR": Decimal(5000), "USD": Decimal(700)}
+
+    text = summarise([finding], counts, {"critical": 1}, 2, pipeline, [])
+
+    assert text.startswith("Reviewed 6,000 companies, 12,000 contacts and 1 deal")
+    assert "They touch €5,000 and $700 of pipeline across 2 deals." in text
+
+
+def test_template_filters_format_through_the_same_functions():
+    template = Template(
+        "{% load numbers %}{{ a|money:'EUR' }} {{ b|cost }} {{ n|count }} {{ t|amounts }}"
+    )
+    context = Context({"a": Decimal(-5000), "b": 0, "n": 6000, "t": {"USD": "1.5"}})
+
+    assert template.render(context) == "-€5,000 $0 6,000 $1.50"
