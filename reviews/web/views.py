@@ -35,8 +35,9 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import VERDICT_LABELS, Batch, Finding, ReviewRun, Severity, Verdict
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
+from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.web.report import run_report
@@ -44,12 +45,6 @@ from reviews.web.report import run_report
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
 LEDGER_CALLS_SHOWN = 200
-
-VERDICT_LABELS = {
-    Verdict.Decision.APPROVE: "Approved",
-    Verdict.Decision.APPROVE_WITH_COMMENTS: "Approved with comments",
-    Verdict.Decision.REQUEST_CHANGES: "Changes requested",
-}
 
 # --- access helpers ---------------------------------------------------------------
 # Every signed-in member of the team sees every batch and run; break glass is for staff.
@@ -344,6 +339,7 @@ def filter_runs(runs: QuerySet[ReviewRun], form: RunFilterForm) -> QuerySet[Revi
     if not form.is_valid():
         return runs
     data = form.cleaned_data
+    runs = search_runs(runs, data["q"])
     overridden = Q(verdict__overridden_at__isnull=False)
     if data["verdict"] == BROKEN_GLASS:
         runs = runs.filter(overridden)
