@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from reviews.audit import purge_runs, why_kept
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.models import VERDICT_LABELS, AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration.submit import rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response
@@ -143,6 +143,26 @@ class FindingInline(ReadOnlyInline):
     verbose_name_plural = f"findings (the first {FINDINGS_INLINE_LIMIT})"
 
 
+class VerdictFilter(admin.SimpleListFilter):
+    """By the verdict that counts, in words; break glass apart from the review's own."""
+
+    title = "verdict"
+    parameter_name = "verdict"
+    BREAK_GLASS = "break_glass"
+
+    def lookups(self, request: HttpRequest, model_admin) -> list[tuple[str, str]]:
+        return [*VERDICT_LABELS.items(), (self.BREAK_GLASS, "Approved by break glass")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ReviewRun]):
+        if self.value() == self.BREAK_GLASS:
+            return queryset.filter(verdict__overridden_at__isnull=False)
+        if self.value() in VERDICT_LABELS:
+            return queryset.filter(
+                verdict__decision=self.value(), verdict__overridden_at__isnull=True
+            )
+        return queryset
+
+
 @admin.register(ReviewRun)
 class ReviewRunAdmin(admin.ModelAdmin):
     list_display = (
@@ -155,7 +175,7 @@ class ReviewRunAdmin(admin.ModelAdmin):
         "degraded",
         "created",
     )
-    list_filter = ("status", "mode", "tier", "degraded", "verdict__decision")
+    list_filter = ("status", "mode", "tier", "degraded", VerdictFilter)
     search_fields = ("batch__file_name",)  # shows the box; reviews.search does the work
     search_help_text = "Batch id or number, file name, or a record id in its findings (dl_201)."
     list_select_related = ("batch", "verdict")

@@ -173,3 +173,17 @@ def test_rerun_message_counts_in_words(admin_client, django_capture_on_commit_ca
             follow=True,
         )
     assert "Started 1 fresh run: #" in response.content.decode()
+
+
+def test_run_list_filters_by_the_verdict_that_counts(admin_client, admin_user):
+    plain, overridden = reviewed(), reviewed()
+    broken_glass(overridden, admin_user)
+    url = reverse("admin:reviews_reviewrun_changelist")
+    page = admin_client.get(url)
+    assert "Approved by break glass" in page.content.decode()
+    glass = admin_client.get(url, {"verdict": "break_glass"}).context["cl"].result_list
+    assert [r.pk for r in glass] == [overridden.pk]
+    changes = admin_client.get(url, {"verdict": "request_changes"}).context["cl"].result_list
+    assert list(changes) == []
+    comments = admin_client.get(url, {"verdict": "approve_with_comments"})
+    assert [r.pk for r in comments.context["cl"].result_list] == [plain.pk]
