@@ -231,12 +231,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
     for row in tally:
         categories[row["category"]] += row["n"]
         severities[row["severity"]] += row["n"]
-    category = params.get("category", "")
-    findings = run.findings.order_by(_SEVERITY_RANK, "position")
-    if category in categories:
-        findings = findings.filter(category=category)
-    else:
-        category = ""
+    findings, category = shown_findings(run, params, categories)
     return {
         "category": category,
         "categories": sorted(categories.items()),
@@ -244,6 +239,20 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         "findings_total": sum(categories.values()),
         "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
     }
+
+
+def shown_findings(
+    run: ReviewRun, params: QueryDict, categories: Iterable[str] | None = None
+) -> tuple[QuerySet[Finding], str]:
+    """The run's findings as the page shows them (its filter, its order), and the
+    category filter in force: the page and its CSV download agree on both."""
+    findings = run.findings.order_by(_SEVERITY_RANK, "position")
+    category = params.get("category", "")
+    if categories is None:
+        categories = run.findings.order_by().values_list("category", flat=True).distinct()
+    if category and category in set(categories):
+        return findings.filter(category=category), category
+    return findings, ""
 
 
 def ledger_context(run: ReviewRun) -> dict:
@@ -318,7 +327,9 @@ def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
-    return findings_csv_response(run.findings.order_by("position"), f"run-{run.pk}-findings.csv")
+    findings, category = shown_findings(run, request.GET)
+    name = f"run-{run.pk}-{category}-findings.csv" if category else f"run-{run.pk}-findings.csv"
+    return findings_csv_response(findings, name)
 
 
 # --- the runs list --------------------------------------------------------------------

@@ -340,8 +340,9 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
     findings = list(run.findings.order_by("position"))
     assert len(rows) == len(findings) + 1
     first = findings[0]
+    assert [row[0] for row in rows[1:]] == [str(n) for n in range(1, len(findings) + 1)]
     assert rows[1][:5] == [
-        str(first.position),
+        str(first.position + 1),
         first.severity,
         first.category,
         first.kind,
@@ -349,6 +350,21 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
     ]
     assert rows[1][6] == ";".join(first.record_ids)
     assert rows[1][10] == first.source
+
+
+def test_findings_csv_exports_what_the_filtered_page_shows(member_client):
+    run = reviewed()  # two dedup findings and one pipeline finding
+    page = member_client.get(reverse("reviews:run", args=[run.pk]), {"category": "dedup"})
+    shown = [f.title for f in page.context["findings_page"].object_list]
+    csv_url = reverse("reviews:findings_csv", args=[run.pk]) + "?category=dedup"
+    assert csv_url in page.content.decode()
+    response = member_client.get(csv_url)
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [row[4] for row in rows[1:]] == shown
+    assert {row[2] for row in rows[1:]} == {"dedup"} and len(shown) == 2
+    assert f'filename="run-{run.pk}-dedup-findings.csv"' in response["Content-Disposition"]
+    unknown = member_client.get(reverse("reviews:findings_csv", args=[run.pk]), {"category": "x"})
+    assert len(list(unknown.streaming_content)) == 1 + run.findings.count()
 
 
 def test_run_json_is_the_spec_document_the_cli_prints(member_client):
@@ -374,7 +390,7 @@ def test_findings_csv_defuses_cells_a_spreadsheet_would_run(member_client):
     body = b"".join(
         member_client.get(reverse("reviews:findings_csv", args=[run.pk])).streaming_content
     )
-    row = next(r for r in csv.reader(io.StringIO(body.decode())) if r[0] == "0")
+    row = next(r for r in csv.reader(io.StringIO(body.decode())) if r[0] == "1")
     assert row[4] == '\'=HYPERLINK("http://x")'
 
 
