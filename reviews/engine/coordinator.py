@@ -138,7 +138,11 @@ def summarise(
         f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
         f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
     )
-    if not findings:
+    if not any(counts.values()):
+        # Approve, as the verdict policy says of no findings, but never as if a batch
+        # had been checked: an empty export is usually a broken one.
+        sentences = ["The batch is empty: no companies, contacts or deals to review."]
+    elif not findings:
         sentences = [f"{scope}: no problems found."]
     else:
         # "2 critical, 3 warnings, 1 suggestion"

@@ -93,12 +93,15 @@ def run_report(run: ReviewRun) -> dict:
     return report
 
 
-def text_report(report: dict) -> str:
+def text_report(report: dict, file_name: str = "") -> str:
+    """The readable report; `file_name` names a batch that has no id of its own (a CSV
+    export carries none)."""
     run, batch = report["run"], report["batch"]
     counts = batch["counts"]
+    name = batch["id"] or file_name or "without an id"
     lines = [
         _header(run),
-        f"batch {batch['id'] or '-'}: {counts['companies']} companies, "
+        f"batch {name}: {counts['companies']} companies, "
         f"{counts['contacts']} contacts, {counts['deals']} deals",
         f"verdict: {report['verdict']}",
         "",

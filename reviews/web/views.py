@@ -35,7 +35,8 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import VERDICT_LABELS, Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import VERDICT_LABELS, AgentRun, Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
@@ -87,7 +88,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             if submission.accepted:
                 return redirect("reviews:run", submission.run.pk)
             rejected = submission.batch  # stored as received; the errors are on it
-    recent = Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:8]
+    recent = recent_uploads()
     context = {
         "form": form,
         "rejected": rejected,
@@ -96,6 +97,20 @@ def upload(request: HttpRequest) -> HttpResponse:
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
     return render(request, "reviews/upload.html", context)
+
+
+def recent_uploads(limit: int = 8) -> list[Batch]:
+    """The newest uploads, each with its latest run and that run's verdict (`latest`,
+    None for a rejected batch): two queries for the list."""
+    batches = list(
+        Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:limit]
+    )
+    runs = ReviewRun.objects.select_related("verdict").in_bulk(
+        [b.latest_run for b in batches if b.latest_run]
+    )
+    for batch in batches:
+        batch.latest = runs.get(batch.latest_run)
+    return batches
 
 
 def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
@@ -161,6 +176,7 @@ class AgentRow:
     tokens: int
     usd: Decimal
     error: str
+    thinking: bool = False  # running, and a model may be judging its part right now
 
 
 def run_context(request: HttpRequest, run: ReviewRun) -> dict:
@@ -199,6 +215,8 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
         )
     }
     now = timezone.now()
+    # Without a gateway (or in a failback run) nobody is "thinking": the detectors run.
+    judging = set(run.specialists) | {AgentRun.COORDINATOR} if models_allowed(run) else set()
     rows = []
     for agent in run.agents.all():
         used = usage.get(agent.agent, {})
@@ -213,6 +231,7 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
                 tokens=used.get("tokens") or 0,
                 usd=micros_to_usd(used.get("micros") or 0),
                 error=agent.error,
+                thinking=agent.status == AgentRun.Status.RUNNING and agent.agent in judging,
             )
         )
     return rows

@@ -70,7 +70,7 @@ class Command(BaseCommand):
         if format == "json":
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(text_report(report))
+            self.stdout.write(text_report(report, file_name=run.batch.file_name))
         sys.exit(1 if report["verdict"] == "request_changes" else 0)
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
