@@ -8,7 +8,7 @@ from django.db import models
 class LedgerEntry(models.Model):
     # One row per attempt. `model_requested` is always the agent's own model (the first
     # of its failback chain), `model` the one that served the attempt (None if none
-    # did), so a failed-back call reads as in spec §5: requested 2.5-flash-lite, served
+    # did), so a failed-back call reads as in docs/output.md: requested 2.5-flash-lite, served
     # by 2.0-flash-lite, outcome "failback".
     class Outcome(models.TextChoices):
         # Served by the model requested.

@@ -1,4 +1,4 @@
-"""manage.py review: spec §5 JSON, exit codes, and how the review is served (cache,
+"""manage.py review: the JSON of docs/output.md, exit codes, and how the review is served (cache,
 --no-cache, failback when the daily token budget is spent)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The coordinator: fuse every specialist's findings into one ordered list, apply the
-verdict policy (spec §4) and write a plain-language summary. Plain data in, plain data out."""
+verdict policy (docs/rules.md) and write a plain-language summary. Plain data in, plain data out."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Review:
 
 
 def decide(findings: list[RawFinding]) -> str:
-    """Approval-biased verdict policy of spec §4."""
+    """Approval-biased verdict policy (docs/rules.md)."""
     severities = {f.severity for f in findings}
     if Severity.CRITICAL in severities:
         return "request_changes"

@@ -1,4 +1,4 @@
-"""The machine-readable review (spec §5) and a readable text form of it."""
+"""The machine-readable review (docs/output.md) and a readable text form of it."""
 
 from __future__ import annotations
 

@@ -338,7 +338,7 @@ def override_verdict(run: ReviewRun, user, reason: str) -> bool:
 @login_required
 @require_GET
 def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
-    """The run as spec §5 JSON: the same document `manage.py review --format json` prints."""
+    """The run as JSON (docs/output.md): the document `manage.py review --format json` prints."""
     return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
 
 

@@ -5,7 +5,7 @@ returns a Batch, or raises IngestError listing every structural problem (up to a
 each naming the record and field.
 
 An upload is one .json file, one to three HubSpot .csv exports, or one .zip holding
-either. Readers: json_batch (spec §1), hubspot_csv (spec §2)."""
+either. Readers: json_batch (docs/input.md), hubspot_csv (docs/input.md)."""
 
 from __future__ import annotations
 
