@@ -2,6 +2,9 @@
 a batch id or file name; in the admin and in the dashboard's runs list."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from django.db import connection
@@ -10,6 +13,7 @@ from django.urls import reverse
 from reviews.models import Finding, ReviewRun
 from reviews.search import search_findings, search_runs
 from tests.factories import json_upload
+from tests.services import ROOT
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +124,37 @@ def test_record_id_search_uses_the_gin_index_on_postgres():
     plan = search_runs(ReviewRun.objects.all(), "co_17").explain()
     assert "finding_record_ids_gin" in plan, plan
     assert json.dumps(list(search_runs(ReviewRun.objects.all(), "co_17").values_list("pk")))
+
+
+@pytest.mark.integration
+def test_record_id_search_on_sqlite_matches_whole_ids(tmp_path):
+    """The embedded mode has no jsonb containment: the id is matched as a JSON string."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "revreview.settings",
+        "DATA_DIR": str(tmp_path),
+        "CELERY_TASK_ALWAYS_EAGER": "true",
+    }
+
+    def manage(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    assert manage("migrate", "--noinput").returncode == 0
+    manage("review", "tests/data/seed-example.json")
+    script = (
+        "from reviews.models import ReviewRun, Finding\n"
+        "from reviews.search import search_runs, search_findings\n"
+        "runs = ReviewRun.objects.all()\n"
+        "print(search_runs(runs, 'co_202').count(), search_runs(runs, 'co_20').count(),"
+        " search_findings(Finding.objects.all(), 'ct_201').count())\n"
+    )
+    result = manage("shell", "-c", script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-3:] == ["1", "0", "1"]
