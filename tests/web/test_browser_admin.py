@@ -44,7 +44,6 @@ def overflow(page: Page) -> dict:
 
 def test_run_and_finding_lists_fit_1366_pixels(admin_page):
     batch = {
-        "id": "acme",
         "exportedAt": "2026-08-01T09:00:00Z",
         "companies": [
             {
