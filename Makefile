@@ -21,9 +21,8 @@ run: install
 	$(PY) manage.py load_samples
 	$(PY) manage.py demo
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(VENV)/bin/celery -A revreview worker --beat --loglevel=INFO --concurrency=2 & \
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@# honcho supervises both (Procfile): one Ctrl-C stops them once, cleanly.
+	REVREVIEW_HOST=$(HOST) exec $(VENV)/bin/honcho start --port $(PORT) --procfile Procfile
 
 test: install
 	$(VENV)/bin/pytest

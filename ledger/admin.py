@@ -34,6 +34,16 @@ class LedgerEntryAdmin(admin.ModelAdmin):
     list_select_related = ("run",)
     change_list_template = "ledger/admin/ledgerentry_change_list.html"
 
+    # Append-only: the gateway writes one row per call attempt; the admin only reads.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
     def changelist_view(self, request, extra_context=None):
         response = super().changelist_view(request, extra_context)
         # Totals over every row the filters and date drill-down select, not just this

@@ -8,9 +8,10 @@ from django.db import models
 class LedgerEntry(models.Model):
     # One row per attempt. `model_requested` is always the agent's own model (the first
     # of its failback chain), `model_attempted` the one this attempt called, `model` the
-    # one that served it (None if none did), so a failed-back call reads as in spec §5:
-    # requested 3.1-flash-lite, attempted and served by 2.5-flash-lite, "failback"; and
-    # the failed attempt before it names 3.1-flash-lite as attempted, served by none.
+    # one that served it (None if none did), so a failed-back call reads as in
+    # docs/output.md: requested 3.1-flash-lite, attempted and served by 2.5-flash-lite,
+    # "failback"; and the failed attempt before it names 3.1-flash-lite as attempted,
+    # served by none.
     class Outcome(models.TextChoices):
         # Served by the model requested.
         OK = "ok"

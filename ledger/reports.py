@@ -9,9 +9,11 @@ Definitions (what each number counts):
   they were written); zero-cost runs (cached, detector-only) are included, because they
   are what serving honestly buys. Median averages the two middle runs; p95 is the
   nearest-rank value (the smallest cost at or above 95% of runs). Micro-dollars.
-- analyst baseline: every finished (done) run is a review an analyst would otherwise
-  have done, cached and failback runs included, so the day's records are the sum of
-  companies + contacts + deals over its done runs, priced by ledger.pricing.
+- analyst baseline: the records an analyst would otherwise have reviewed: companies +
+  contacts + deals of each batch content (Batch.content_key) reviewed by a finished
+  (done) run that day, counted once per day however often it was uploaded, re-run or
+  served from the cache (an analyst does not re-read the same export the same day);
+  priced by ledger.pricing. A period's baseline is the sum of its days.
 - analyst ratio: analyst baseline / model spend ("N times cheaper"); None without spend.
 - gateway cost: what the gateway itself said its calls cost (OpenRouter's usage.cost),
   summed over the entries that carry it, beside our price of those same entries; the
@@ -230,7 +232,8 @@ def _usage_values(grouped: QuerySet) -> list[dict]:
 
 
 def _run_rows(first_day: date, last_day: date) -> list[tuple]:
-    """(created_at, mode, tier, status, records, cost_micros) per run."""
+    """(created_at, mode, tier, status, records, cost_micros, content_key, batch_id) per
+    run."""
     start, end = _bounds(first_day, last_day)
     return list(
         ReviewRun.objects.filter(created_at__gte=start, created_at__lt=end)
@@ -239,7 +242,16 @@ def _run_rows(first_day: date, last_day: date) -> list[tuple]:
             records=F("batch__companies") + F("batch__contacts") + F("batch__deals"),
             cost=Coalesce(Sum("ledger_entries__cost_micros"), 0),
         )
-        .values_list("created_at", "mode", "tier", "status", "records", "cost")
+        .values_list(
+            "created_at",
+            "mode",
+            "tier",
+            "status",
+            "records",
+            "cost",
+            "batch__content_key",
+            "batch_id",
+        )
     )
 
 
@@ -247,10 +259,13 @@ def _spend(first_day: date, last_day: date, usage: Usage, runs: list[tuple]) -> 
     by_mode = dict.fromkeys(ReviewRun.Mode.values, 0)
     by_tier = dict.fromkeys(ReviewRun.Tier.values, 0)
     records = 0
-    for _created, mode, tier, status, run_records, _cost in runs:
+    reviewed: set[tuple[date, str]] = set()  # (UTC day, batch content) already counted
+    for created, mode, tier, status, run_records, _cost, content_key, batch_id in runs:
         by_mode[mode] = by_mode.get(mode, 0) + 1
         by_tier[tier] = by_tier.get(tier, 0) + 1
-        if status == ReviewRun.Status.DONE:
+        content = (created.astimezone(UTC).date(), content_key or f"batch {batch_id}")
+        if status == ReviewRun.Status.DONE and content not in reviewed:
+            reviewed.add(content)
             records += run_records
     return Spend(
         first_day=first_day,

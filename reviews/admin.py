@@ -6,13 +6,20 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.text import Truncator
 
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.audit import purge_runs, why_kept
+from reviews.models import VERDICT_LABELS, AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration.submit import rerun
+from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response
+
+# The list pages need the width at 1366 px more than a second menu beside them.
+admin.site.enable_nav_sidebar = False
 
 FINDINGS_INLINE_LIMIT = 50
 
@@ -91,7 +98,8 @@ class BatchAdmin(admin.ModelAdmin):
 class VerdictInline(ReadOnly, admin.StackedInline):
     model = Verdict
     fields = (
-        "decision",
+        "outcome",
+        "original_verdict",
         "summary",
         "pipeline_at_risk",
         "overridden_by",
@@ -100,6 +108,14 @@ class VerdictInline(ReadOnly, admin.StackedInline):
         "created_at",
     )
     readonly_fields = fields
+
+    @admin.display(description="verdict")
+    def outcome(self, verdict: Verdict) -> str:
+        return verdict.label
+
+    @admin.display(description="the review's own verdict")
+    def original_verdict(self, verdict: Verdict) -> str:
+        return verdict.original_label
 
 
 class AgentRunInline(ReadOnlyInline):
@@ -127,24 +143,53 @@ class FindingInline(ReadOnlyInline):
     verbose_name_plural = f"findings (the first {FINDINGS_INLINE_LIMIT})"
 
 
+class VerdictFilter(admin.SimpleListFilter):
+    """By the verdict that counts, in words; break glass apart from the review's own."""
+
+    title = "verdict"
+    parameter_name = "verdict"
+    BREAK_GLASS = "break_glass"
+
+    def lookups(self, request: HttpRequest, model_admin) -> list[tuple[str, str]]:
+        return [*VERDICT_LABELS.items(), (self.BREAK_GLASS, "Approved by break glass")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ReviewRun]):
+        if self.value() == self.BREAK_GLASS:
+            return queryset.filter(verdict__overridden_at__isnull=False)
+        if self.value() in VERDICT_LABELS:
+            return queryset.filter(
+                verdict__decision=self.value(), verdict__overridden_at__isnull=True
+            )
+        return queryset
+
+
 @admin.register(ReviewRun)
 class ReviewRunAdmin(admin.ModelAdmin):
     list_display = (
         "id",
-        "batch",
+        "batch_name",
         "mode",
         "tier",
         "status",
         "verdict_display",
         "degraded",
-        "created_at",
+        "created",
     )
-    list_filter = ("status", "mode", "tier", "degraded", "verdict__decision")
-    search_fields = ("=batch__id", "batch__external_id", "batch__file_name", "^batch__sha256")
+    list_filter = ("status", "mode", "tier", "degraded", VerdictFilter)
+    search_fields = ("batch__file_name",)  # shows the box; reviews.search does the work
+    search_help_text = "Batch id or number, file name, or a record id in its findings (dl_201)."
     list_select_related = ("batch", "verdict")
-    readonly_fields = ["dashboard_link", "findings_link", *(f.name for f in ReviewRun._meta.fields)]
+    readonly_fields = [
+        "dashboard_link",
+        "findings_link",
+        "deletion",
+        *(f.name for f in ReviewRun._meta.fields),
+    ]
     inlines = (VerdictInline, AgentRunInline, FindingInline)
-    actions = ("rerun_selected", "export_findings_csv")
+    actions = ("rerun_selected", "export_findings_csv", "purge_selected")
+
+    def get_search_results(self, request: HttpRequest, queryset, search_term: str):
+        return search_runs(queryset, search_term), False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -152,14 +197,36 @@ class ReviewRunAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False  # break glass is on the dashboard, where it is recorded with a reason
 
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Refused for a run holding ledger rows or a break-glass override; the same
+        # check refuses deleting its batch (the admin asks it of every cascaded row).
+        if obj is not None and why_kept(obj):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def has_purge_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    @admin.display(description="batch", ordering="batch__file_name")
+    def batch_name(self, run: ReviewRun) -> str:
+        name = run.batch.external_id or run.batch.file_name
+        return f"#{run.batch_id} {Truncator(name).chars(28)}"
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, run: ReviewRun) -> str:
+        return f"{run.created_at:%Y-%m-%d %H:%M}"
+
     @admin.display(description="verdict", ordering="verdict__decision")
     def verdict_display(self, run: ReviewRun) -> str:
         verdict = getattr(run, "verdict", None)
-        if verdict is None:
-            return "–"
-        if verdict.is_overridden:
-            return "approve (break glass)"
-        return verdict.decision
+        return verdict.label if verdict else "–"
+
+    @admin.display(description="deletion")
+    def deletion(self, run: ReviewRun) -> str:
+        kept = why_kept(run)
+        if not kept:
+            return "allowed (no ledger rows, no break glass)"
+        return f"refused: {kept}. A superuser can purge it with a reason (action Purge)."
 
     @admin.display(description="dashboard")
     def dashboard_link(self, run: ReviewRun) -> str:
@@ -183,7 +250,10 @@ class ReviewRunAdmin(admin.ModelAdmin):
     def rerun_selected(self, request: HttpRequest, queryset: QuerySet[ReviewRun]) -> None:
         new_runs = [rerun(run, created_by=request.user) for run in queryset.select_related("batch")]
         ids = ", ".join(f"#{run.pk}" for run in new_runs)
-        self.message_user(request, f"Started {len(new_runs)} fresh runs: {ids}.", messages.SUCCESS)
+        runs = "run" if len(new_runs) == 1 else "runs"
+        self.message_user(
+            request, f"Started {len(new_runs)} fresh {runs}: {ids}.", messages.SUCCESS
+        )
 
     @admin.action(description="Export findings of selected runs as CSV")
     def export_findings_csv(
@@ -191,6 +261,27 @@ class ReviewRunAdmin(admin.ModelAdmin):
     ) -> StreamingHttpResponse:
         findings = Finding.objects.filter(run__in=queryset).order_by("run_id", "position")
         return findings_csv_response(findings, "findings.csv", with_run=True)
+
+    @admin.action(
+        description="Purge selected runs (superuser, with a reason)", permissions=["purge"]
+    )
+    def purge_selected(
+        self, request: HttpRequest, queryset: QuerySet[ReviewRun]
+    ) -> HttpResponse | None:
+        reason = request.POST.get("purge_reason", "").strip()
+        if request.POST.get("confirm") == "yes" and reason:
+            count = purge_runs(queryset, request.user, reason)
+            self.message_user(request, f"Purged {count} run(s): {reason}", messages.WARNING)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Purge runs",
+            "runs": [(run, why_kept(run)) for run in queryset.select_related("batch")],
+            "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "reason_missing": request.POST.get("confirm") == "yes",
+        }
+        return TemplateResponse(request, "admin/reviews/purge_confirmation.html", context)
 
 
 # --- findings --------------------------------------------------------------------------
@@ -209,7 +300,8 @@ class FindingAdmin(admin.ModelAdmin):
         "amount_at_risk",
     )
     list_filter = ("severity", "category", "source")
-    search_fields = ("=run__batch__id", "run__batch__file_name", "^run__batch__sha256")
+    search_fields = ("title",)  # shows the box; reviews.search does the work
+    search_help_text = "A record id (dl_201), words of the title (a company name), or a kind."
     list_select_related = ("run",)
     # Newest first by primary key: the model's ("run", "position") order would sort 100k
     # rows through a join on every page.
@@ -218,6 +310,9 @@ class FindingAdmin(admin.ModelAdmin):
     actions = ("export_findings_csv",)
     # No second COUNT(*) over the whole table when a filter is on: 100k rows add up.
     show_full_result_count = False
+
+    def get_search_results(self, request: HttpRequest, queryset, search_term: str):
+        return search_findings(queryset, search_term), False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

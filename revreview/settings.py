@@ -182,7 +182,7 @@ SPECIALIST_TIME_LIMIT = envint("SPECIALIST_TIME_LIMIT", 330)
 COORDINATOR_SOFT_TIME_LIMIT = envint("COORDINATOR_SOFT_TIME_LIMIT", 300)
 COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
 
-# --- review rules (spec §3 defaults) ---------------------------------------------
+# --- review rules (defaults: docs/rules.md) ---------------------------------------------
 
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES

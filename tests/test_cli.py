@@ -1,4 +1,4 @@
-"""manage.py review: spec §5 JSON, exit codes, and how the review is served (cache,
+"""manage.py review: the JSON of docs/output.md, exit codes, and how the review is served (cache,
 --no-cache, failback when the daily token budget is spent)."""
 
 from __future__ import annotations
@@ -201,3 +201,19 @@ def test_review_text_header_shows_mode_and_reason(postgres, redis_url, settings)
     assert header.endswith(
         ": daily token budget exhausted: 5,000 of 10,000 tokens used today (UTC)"
     )
+
+
+def test_review_text_names_a_csv_batch_by_its_files(postgres):
+    csvs = sorted((SAMPLES / "hubspot").glob("*.csv"))
+    code, out, _ = review(*csvs, "--as-of", "2026-08-01T09:00:00Z")
+    batch_line = out.splitlines()[1]
+    assert batch_line.startswith("batch companies.csv")
+    assert "batch -" not in out
+
+
+def test_review_of_an_empty_batch_says_it_was_empty(postgres, tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"id": "empty", "companies": [], "contacts": [], "deals": []}))
+    code, report = review_json(empty)
+    assert (code, report["verdict"]) == (0, "approve")
+    assert report["summary"].startswith("The batch is empty")

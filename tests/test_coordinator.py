@@ -109,3 +109,11 @@ def test_fuse_with_no_findings_approves_and_says_so():
 def test_fuse_names_a_failed_specialist_in_the_summary():
     review = fuse([], COUNTS, failed_specialists=["attribution"])
     assert "Degraded: the attribution review failed" in review.summary
+
+
+def test_fuse_says_an_empty_batch_was_empty():
+    review = fuse([], {"companies": 0, "contacts": 0, "deals": 0}, [])
+    assert review.decision == "approve"
+    assert review.summary == "The batch is empty: no companies, contacts or deals to review."
+    one = fuse([], {"companies": 1, "contacts": 0, "deals": 0}, [])
+    assert one.summary == "Reviewed 1 company, 0 contacts and 0 deals: no problems found."

@@ -148,7 +148,7 @@ def test_full_tier_makes_four_specialist_calls_and_one_coordinator_call(llm, gat
         **dict.fromkeys(NAMES, LITE),
         "coordinator": FLASH,
     }
-    # The summary is the model's; the verdict is spec §4's on the final findings.
+    # The summary is the model's; the verdict follows docs/rules.md on the final findings.
     assert report["summary"] == "Approve this batch."
     assert (code, report["verdict"]) == (1, "request_changes")
     kinds = {f["kind"]: f for f in report["findings"]}

@@ -1,5 +1,5 @@
 """The sample generator and the committed samples: deterministic, realistic, and with a
-ground truth that covers every rule of spec §3 and every "must not flag" case.
+ground truth that covers every rule in docs/rules.md and every "must not flag" case.
 
 The last tests run the real ingest and detectors over a generated batch and score them
 against that truth; they need no database either."""
@@ -23,8 +23,8 @@ from reviews.samplegen.words import BRANDS, PLACES, SECTORS
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 LISTS = ("companies", "contacts", "deals")
 
-# Every (category, kind) of the spec §3 table, and invalid_value in each category whose
-# fields the generator breaks (spec §1).
+# Every (category, kind) of the table in docs/rules.md, and invalid_value in each category whose
+# fields the generator breaks (docs/input.md).
 SPEC_KINDS = {
     ("dedup", "company_same_domain"),
     ("dedup", "company_same_name"),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
-# The HubSpot default pipeline (spec §1), used when a batch carries no `pipelines`.
+# The HubSpot default pipeline (docs/input.md), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
 # Amounts that name no currency (the native JSON has no currency field) are dollars.
 DEFAULT_CURRENCY = "USD"
@@ -147,7 +147,7 @@ class Deal:
 
 @dataclass(slots=True)
 class ValueProblem:
-    """A malformed value (spec §1): not a reason to reject, a finding of kind
+    """A malformed value (docs/input.md): not a reason to reject, a finding of kind
     `invalid_value` in the category of the specialist that owns the field."""
 
     category: str

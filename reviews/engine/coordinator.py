@@ -1,5 +1,5 @@
 """The coordinator: fuse every specialist's findings into one ordered list, apply the
-verdict policy (spec §4) and write a plain-language summary. Plain data in, plain data out."""
+verdict policy (docs/rules.md) and write a plain-language summary. Plain data in, plain data out."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Review:
 
 
 def decide(findings: list[RawFinding]) -> str:
-    """Approval-biased verdict policy of spec §4."""
+    """Approval-biased verdict policy (docs/rules.md)."""
     severities = {f.severity for f in findings}
     if Severity.CRITICAL in severities:
         return "request_changes"
@@ -151,7 +151,11 @@ def summarise(
         f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
         f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
     )
-    if not findings:
+    if not any(counts.values()):
+        # Approve, as the verdict policy says of no findings, but never as if a batch
+        # had been checked: an empty export is usually a broken one.
+        sentences = ["The batch is empty: no companies, contacts or deals to review."]
+    elif not findings:
         sentences = [f"{scope}: no problems found."]
     else:
         # "2 critical, 3 warnings, 1 suggestion"

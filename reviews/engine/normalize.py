@@ -1,4 +1,4 @@
-"""Normalisation of identity fields (spec §3), shared by every specialist.
+"""Normalisation of identity fields (docs/rules.md), shared by every specialist.
 
 Each function is called once per record on batches of up to a million records,
 so they stay small: no regex backtracking, no per-call library set-up."""

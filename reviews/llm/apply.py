@@ -29,7 +29,7 @@ _MAX_TITLE = 300
 _MAX_TEXT = 2000
 _MAX_REASON = 500
 _MAX_SUMMARY = 1500
-# The verdict is approval-biased (spec §4): only a critical finding requests changes,
+# The verdict is approval-biased (docs/rules.md): only a critical finding requests changes,
 # and a model's word alone should not block a batch. What a model adds is at most a
 # warning; a rule's finding may still be raised to critical, as a rule found it.
 MAX_MODEL_SEVERITY = Severity.WARNING

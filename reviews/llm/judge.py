@@ -6,7 +6,8 @@
 - judge_coordinator: the coordinator's pass (merge, re-categorise, drop, summary);
   returns None when there is nothing to call for, raises LLMError when the call fails,
   so the caller finishes with the rules coordinator (and marks the run degraded).
-The verdict is never the model's: the caller applies spec §4 to the final findings.
+The verdict is never the model's: the caller applies the verdict policy
+(docs/rules.md) to the final findings.
 """
 
 from __future__ import annotations

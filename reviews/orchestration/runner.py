@@ -133,7 +133,7 @@ def model_pass(
     A pass that was due and did not judge (the call failed, the budget is spent, the
     deadline passed, the task's soft limit struck) leaves the detector's findings as
     they are, with the reason on the AgentRun and each attempt in the ledger. It does
-    not mark the run degraded: spec §5's `degraded` is a verdict reached without a
+    not mark the run degraded: `degraded` (docs/output.md) is a verdict reached without a
     specialist, and this one's rule findings are in the verdict."""
     if not models_allowed(run) or agent not in run.specialists:
         return Judged(findings)
@@ -223,8 +223,8 @@ def judged_review(
     judged: CoordinatorResult, counts: dict[str, int], failed: list[str]
 ) -> coordinator.Review:
     """The coordinator model's findings, ordered and totalled as the rules coordinator
-    orders them, with the model's summary. The verdict is spec §4's on these findings
-    (coordinator.decide, inside fuse), never the model's."""
+    orders them, with the model's summary. The verdict follows the policy in docs/rules.md
+    on these findings (coordinator.decide, inside fuse), never the model's."""
     review = coordinator.fuse(judged.findings, counts, failed)
     review.summary = judged.summary
     if failed:  # stated whatever the model wrote

@@ -1,4 +1,4 @@
-"""Realistic sample batches (spec §1) with a ground truth of what a review must find.
+"""Realistic sample batches (docs/input.md) with a ground truth of what a review must find.
 
 generate(records, seed) returns the batch and its truth:
 
@@ -9,7 +9,7 @@ A planted item is found by a finding of the same kind whose record_ids contain a
 the planted ones. A decoy passes when no warning or critical finding of a kind in its
 not_kinds names all of its records.
 
-About 3% of the records belong to planted defects (every kind of spec §3), about 0.5%
+About 3% of the records belong to planted defects (every kind in docs/rules.md), about 0.5%
 to decoys (every "must not flag" case); the rest is clean background. Tiny batches
 still get one of every case, so they overshoot the requested size.
 """

@@ -1,4 +1,4 @@
-"""Planted defects: every kind of spec §3, in several variants, each recorded in the
+"""Planted defects: every kind in docs/rules.md, in several variants, each recorded in the
 ground truth as it is made. (The decoys are in samplegen_decoys.)
 
 Every maker builds its own fresh companies, so a planted group never touches the

@@ -38,7 +38,7 @@ def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -
     yield writer.writerow((("run",) if with_run else ()) + CSV_COLUMNS)
     for f in findings:
         row = [
-            f.position,
+            f.position + 1,  # stored from 0; people count from 1
             f.severity,
             f.category,
             f.kind,

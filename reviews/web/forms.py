@@ -71,6 +71,12 @@ BROKEN_GLASS = "break_glass"
 
 
 class RunFilterForm(forms.Form):
+    q = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Search",
+        widget=forms.SearchInput(attrs={"placeholder": "batch id, file name or record id"}),
+    )
     verdict = forms.ChoiceField(
         required=False,
         choices=[("", "any verdict"), *Verdict.Decision.choices, (BROKEN_GLASS, "Break glass")],

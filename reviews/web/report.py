@@ -1,4 +1,4 @@
-"""The machine-readable review (spec §5) and a readable text form of it."""
+"""The machine-readable review (docs/output.md) and a readable text form of it."""
 
 from __future__ import annotations
 
@@ -104,12 +104,15 @@ def run_report(run: ReviewRun) -> dict:
     return report
 
 
-def text_report(report: dict) -> str:
+def text_report(report: dict, file_name: str = "") -> str:
+    """The readable report; `file_name` names a batch that has no id of its own (a CSV
+    export carries none)."""
     run, batch = report["run"], report["batch"]
     counts = batch["counts"]
+    name = batch["id"] or file_name or "without an id"
     lines = [
         _header(run),
-        f"batch {batch['id'] or '-'}: {format_count(counts['companies'])} companies, "
+        f"batch {name}: {format_count(counts['companies'])} companies, "
         f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
         f"verdict: {report['verdict']}",
         "",

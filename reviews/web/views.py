@@ -35,8 +35,10 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import VERDICT_LABELS, AgentRun, Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
+from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.web.report import run_report
@@ -44,12 +46,6 @@ from reviews.web.report import run_report
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
 LEDGER_CALLS_SHOWN = 200
-
-VERDICT_LABELS = {
-    Verdict.Decision.APPROVE: "Approved",
-    Verdict.Decision.APPROVE_WITH_COMMENTS: "Approved with comments",
-    Verdict.Decision.REQUEST_CHANGES: "Changes requested",
-}
 
 # --- access helpers ---------------------------------------------------------------
 # Every signed-in member of the team sees every batch and run; break glass is for staff.
@@ -92,7 +88,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             if submission.accepted:
                 return redirect("reviews:run", submission.run.pk)
             rejected = submission.batch  # stored as received; the errors are on it
-    recent = Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:8]
+    recent = recent_uploads()
     context = {
         "form": form,
         "rejected": rejected,
@@ -101,6 +97,20 @@ def upload(request: HttpRequest) -> HttpResponse:
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
     return render(request, "reviews/upload.html", context)
+
+
+def recent_uploads(limit: int = 8) -> list[Batch]:
+    """The newest uploads, each with its latest run and that run's verdict (`latest`,
+    None for a rejected batch): two queries for the list."""
+    batches = list(
+        Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:limit]
+    )
+    runs = ReviewRun.objects.select_related("verdict").in_bulk(
+        [b.latest_run for b in batches if b.latest_run]
+    )
+    for batch in batches:
+        batch.latest = runs.get(batch.latest_run)
+    return batches
 
 
 def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
@@ -166,6 +176,7 @@ class AgentRow:
     tokens: int
     usd: Decimal
     error: str
+    thinking: bool = False  # running, and a model may be judging its part right now
 
 
 def run_context(request: HttpRequest, run: ReviewRun) -> dict:
@@ -204,6 +215,8 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
         )
     }
     now = timezone.now()
+    # Without a gateway (or in a failback run) nobody is "thinking": the detectors run.
+    judging = set(run.specialists) | {AgentRun.COORDINATOR} if models_allowed(run) else set()
     rows = []
     for agent in run.agents.all():
         used = usage.get(agent.agent, {})
@@ -218,6 +231,7 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
                 tokens=used.get("tokens") or 0,
                 usd=micros_to_usd(used.get("micros") or 0),
                 error=agent.error,
+                thinking=agent.status == AgentRun.Status.RUNNING and agent.agent in judging,
             )
         )
     return rows
@@ -236,12 +250,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
     for row in tally:
         categories[row["category"]] += row["n"]
         severities[row["severity"]] += row["n"]
-    category = params.get("category", "")
-    findings = run.findings.order_by(_SEVERITY_RANK, "position")
-    if category in categories:
-        findings = findings.filter(category=category)
-    else:
-        category = ""
+    findings, category = shown_findings(run, params, categories)
     return {
         "category": category,
         "categories": sorted(categories.items()),
@@ -249,6 +258,20 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         "findings_total": sum(categories.values()),
         "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
     }
+
+
+def shown_findings(
+    run: ReviewRun, params: QueryDict, categories: Iterable[str] | None = None
+) -> tuple[QuerySet[Finding], str]:
+    """The run's findings as the page shows them (its filter, its order), and the
+    category filter in force: the page and its CSV download agree on both."""
+    findings = run.findings.order_by(_SEVERITY_RANK, "position")
+    category = params.get("category", "")
+    if categories is None:
+        categories = run.findings.order_by().values_list("category", flat=True).distinct()
+    if category and category in set(categories):
+        return findings.filter(category=category), category
+    return findings, ""
 
 
 def ledger_context(run: ReviewRun) -> dict:
@@ -315,7 +338,7 @@ def override_verdict(run: ReviewRun, user, reason: str) -> bool:
 @login_required
 @require_GET
 def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
-    """The run as spec §5 JSON: the same document `manage.py review --format json` prints."""
+    """The run as JSON (docs/output.md): the document `manage.py review --format json` prints."""
     return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
 
 
@@ -323,7 +346,9 @@ def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
-    return findings_csv_response(run.findings.order_by("position"), f"run-{run.pk}-findings.csv")
+    findings, category = shown_findings(run, request.GET)
+    name = f"run-{run.pk}-{category}-findings.csv" if category else f"run-{run.pk}-findings.csv"
+    return findings_csv_response(findings, name)
 
 
 # --- the runs list --------------------------------------------------------------------
@@ -344,6 +369,7 @@ def filter_runs(runs: QuerySet[ReviewRun], form: RunFilterForm) -> QuerySet[Revi
     if not form.is_valid():
         return runs
     data = form.cleaned_data
+    runs = search_runs(runs, data["q"])
     overridden = Q(verdict__overridden_at__isnull=False)
     if data["verdict"] == BROKEN_GLASS:
         runs = runs.filter(overridden)

@@ -1,6 +1,6 @@
 """One batch written the ways HubSpot users send it, for the ingest tests.
 
-BATCH is a native JSON batch (spec §1) with planted problems. The writers below give
+BATCH is a native JSON batch (docs/input.md) with planted problems. The writers below give
 the same records as HubSpot produces them, following HubSpot's documentation:
 
 - a CSV export (knowledge.hubspot.com, "Export your records"): columns labelled with

@@ -1,4 +1,4 @@
-"""HubSpot CSV exports (spec §2): recognised by headers, mapped to the batch fields."""
+"""HubSpot CSV exports (docs/input.md): recognised by headers, mapped to the batch fields."""
 
 from __future__ import annotations
 

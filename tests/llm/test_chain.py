@@ -77,7 +77,7 @@ def test_retryable_status_fails_back_to_the_family_model(llm_settings, fake_gate
     result = call()
     assert (result.model_requested, result.model_served) == (LITE, LITE_BACK)
     failed, served = rows()
-    # As in spec §5: the attempt that failed says why; the call the failback model
+    # As in docs/output.md: the attempt that failed says why; the call the failback model
     # served is requested by the agent's model, served by the failback, "failback".
     assert (failed.model_requested, failed.model, failed.outcome) == (LITE, None, "http_error")
     assert (failed.input_tokens, failed.output_tokens, failed.cost_micros) == (0, 0, 0)

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from ledger import reports
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd
-from reviews.models import ReviewRun
+from reviews.models import Batch, ReviewRun
 from tests.serving.helpers import make_entry, make_run
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +85,8 @@ def expected_day(day) -> dict:
     n = len(costs)
     median = Decimal(costs[n // 2]) if n % 2 else Decimal(costs[n // 2 - 1] + costs[n // 2]) / 2
     p95 = costs[-(-95 * n // 100) - 1]
-    records = sum(sum(r.batch.counts.values()) for r in runs if r.status == "done")
+    contents = {r.batch.content_key or r.batch_id: r.batch for r in runs if r.status == "done"}
+    records = sum(sum(batch.counts.values()) for batch in contents.values())
     micros = sum(e.cost_micros for e in entries)
     return {
         "calls": len(entries),
@@ -137,6 +138,23 @@ def test_spend_report_today_in_numbers(ledger_rows):
     assert today.usage.cost_micros == 180 + 210 + 780 + 3450 + 38 + 14
 
 
+def test_the_analyst_baseline_counts_each_batch_content_once_per_day(postgres):
+    runs = [
+        make_run(created_at=at(YESTERDAY, 9), records=(10, 5, 5)),
+        make_run(created_at=at(YESTERDAY, 10), mode="cached", records=(10, 5, 5)),
+        make_run(created_at=at(YESTERDAY, 11), records=(10, 5, 5)),  # a re-run
+        make_run(created_at=at(TODAY, 0), mode="cached", records=(10, 5, 5)),
+        make_run(created_at=at(YESTERDAY, 12), records=(1, 1, 1)),  # other content
+    ]
+    for run in runs[:4]:
+        Batch.objects.filter(pk=run.batch_id).update(content_key="k" * 64)
+    report = reports.spend_report(2)
+    yesterday, today = report.days
+    assert (yesterday.records, today.records) == (20 + 3, 20)
+    assert report.total.records == 43
+    assert yesterday.analyst_usd == analyst_cost_usd(23)
+
+
 def test_spend_report_total_and_breakdowns_equal_independent_sums(ledger_rows):
     report = reports.spend_report(30)
     recent = [e for e in LedgerEntry.objects.all() if e.created_at.date() >= YESTERDAY]
@@ -173,6 +191,15 @@ def test_spend_command_prints_todays_totals_and_the_analyst_baseline(ledger_rows
     assert str(want["records"]) in cells
     assert f"{want['analyst_usd'] / want['usd']:.1f}x" in cells
     assert "by model" in out.getvalue() and LITE in out.getvalue()
+
+
+def test_spend_command_orders_days_oldest_first_in_text_and_csv(ledger_rows):
+    text, table = io.StringIO(), io.StringIO()
+    call_command("spend", "--days", "3", stdout=text)
+    call_command("spend", "--days", "3", "--format", "csv", stdout=table)
+    text_days = [line.split()[0] for line in text.getvalue().splitlines()[1:4]]
+    csv_days = [row["day"] for row in csv.DictReader(io.StringIO(table.getvalue()))]
+    assert text_days == csv_days == [str(TODAY - timedelta(days=n)) for n in (2, 1, 0)]
 
 
 def test_spend_command_csv_matches_the_report(ledger_rows):
@@ -235,3 +262,15 @@ def test_admin_ledger_list_shows_totals_of_the_filtered_rows(admin_client, ledge
     assert by_mode.status_code == 200
     fresh = LedgerEntry.objects.filter(run__mode="fresh")
     assert by_mode.context["spend_total"].calls == fresh.count()
+
+
+def test_spend_page_in_rules_only_mode_says_there_was_no_model_spend(admin_client, postgres):
+    make_run(created_at=NOW)
+    page = admin_client.get("/spend/").content.decode()
+    assert "No model spend in this period: its 1 review called no model" in page
+    assert 'id="spend-chart"' not in page
+
+
+def test_spend_page_with_model_spend_draws_the_chart(admin_client, ledger_rows):
+    page = admin_client.get("/spend/").content.decode()
+    assert 'id="spend-chart"' in page and 'id="no-model-spend"' not in page

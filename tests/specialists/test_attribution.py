@@ -1,4 +1,4 @@
-"""attribution specialist: one test per spec §3 rule and per "must not flag" case."""
+"""attribution specialist: one test per rule in docs/rules.md and per "must not flag" case."""
 
 from __future__ import annotations
 

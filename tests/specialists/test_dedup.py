@@ -1,4 +1,4 @@
-"""dedup detector (spec §3): one test per rule and per "must not flag" case. No database."""
+"""dedup detector (docs/rules.md): one test per rule and per "must not flag" case. No database."""
 
 from __future__ import annotations
 

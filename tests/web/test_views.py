@@ -208,14 +208,29 @@ def test_run_page_polls_with_200_while_running_and_stops_with_286_when_done(memb
     assert 'id="verdict" data-verdict="approve_with_comments"' in response.content.decode()
 
 
-def test_run_page_shows_a_heartbeat_for_an_agent_still_thinking(member_client):
+def test_run_page_shows_a_heartbeat_for_an_agent_still_thinking(member_client, settings):
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
     run = queued()
-    AgentRun.objects.filter(run=run, agent="dedup").update(
+    ReviewRun.objects.filter(pk=run.pk).update(specialists=["dedup"])
+    AgentRun.objects.filter(run=run, agent__in=["dedup", "pipeline"]).update(
         status=AgentRun.Status.RUNNING, started_at=timezone.now() - timedelta(seconds=12)
     )
     page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
-    assert "thinking… 12 s" in page
+    assert page.count("thinking… 12 s") == 1  # dedup has a model pass; pipeline does not
+    assert page.count("running… 12 s") == 1
     assert "Reviewing…" in page
+
+
+def test_nobody_is_thinking_in_rules_only_mode(member_client, settings):
+    settings.LLM_BASE_URL = None
+    run = queued()
+    ReviewRun.objects.filter(pk=run.pk).update(specialists=["dedup"])
+    AgentRun.objects.filter(run=run, agent="dedup").update(
+        status=AgentRun.Status.RUNNING, started_at=timezone.now() - timedelta(seconds=3)
+    )
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert "thinking…" not in page
+    assert "running… 3 s" in page
 
 
 def test_run_page_shows_each_agent_with_its_ledger_usage(member_client):
@@ -341,8 +356,9 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
     findings = list(run.findings.order_by("position"))
     assert len(rows) == len(findings) + 1
     first = findings[0]
+    assert [row[0] for row in rows[1:]] == [str(n) for n in range(1, len(findings) + 1)]
     assert rows[1][:5] == [
-        str(first.position),
+        str(first.position + 1),
         first.severity,
         first.category,
         first.kind,
@@ -350,6 +366,21 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
     ]
     assert rows[1][6] == ";".join(first.record_ids)
     assert rows[1][11] == first.source
+
+
+def test_findings_csv_exports_what_the_filtered_page_shows(member_client):
+    run = reviewed()  # two dedup findings and one pipeline finding
+    page = member_client.get(reverse("reviews:run", args=[run.pk]), {"category": "dedup"})
+    shown = [f.title for f in page.context["findings_page"].object_list]
+    csv_url = reverse("reviews:findings_csv", args=[run.pk]) + "?category=dedup"
+    assert csv_url in page.content.decode()
+    response = member_client.get(csv_url)
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [row[4] for row in rows[1:]] == shown
+    assert {row[2] for row in rows[1:]} == {"dedup"} and len(shown) == 2
+    assert f'filename="run-{run.pk}-dedup-findings.csv"' in response["Content-Disposition"]
+    unknown = member_client.get(reverse("reviews:findings_csv", args=[run.pk]), {"category": "x"})
+    assert len(list(unknown.streaming_content)) == 1 + run.findings.count()
 
 
 def test_run_json_is_the_spec_document_the_cli_prints(member_client):
@@ -375,7 +406,7 @@ def test_findings_csv_defuses_cells_a_spreadsheet_would_run(member_client):
     body = b"".join(
         member_client.get(reverse("reviews:findings_csv", args=[run.pk])).streaming_content
     )
-    row = next(r for r in csv.reader(io.StringIO(body.decode())) if r[0] == "0")
+    row = next(r for r in csv.reader(io.StringIO(body.decode())) if r[0] == "1")
     assert row[4] == '\'=HYPERLINK("http://x")'
 
 
@@ -528,3 +559,30 @@ def test_demo_command_creates_a_staff_login_and_prints_it(django_user_model, mon
     monkeypatch.delenv("DEMO_PASSWORD")
     call_command("demo", stdout=io.StringIO())  # refreshes, to the documented default
     assert django_user_model.objects.get(username="demo").check_password("revreview-demo")
+
+
+def test_recent_uploads_show_the_verdict_of_the_latest_run(member_client):
+    run = reviewed()
+    rejected = submit([json_upload(BROKEN, "broken.json")], dispatch=False).batch
+    page = member_client.get(reverse("reviews:upload"))
+    recent = {b.pk: b for b in page.context["recent"]}
+    assert recent[run.batch_id].latest.verdict.decision == "approve_with_comments"
+    assert recent[rejected.pk].latest is None
+    html = page.content.decode()
+    assert "<th>Verdict</th>" in html and ">Approved with comments<" in html
+    assert ">rejected<" in html and ">accepted<" not in html
+
+
+def test_a_missing_page_is_a_styled_404(member_client):
+    response = member_client.get("/runs/999999/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "<h1>Not found</h1>" in page and "revreview.css" in page
+    assert "/runs/999999/" in page and 'href="/runs/"' in page
+
+
+def test_the_favicon_is_served(member_client, client):
+    page = member_client.get(reverse("reviews:upload")).content.decode()
+    assert 'rel="icon" href="/static/favicon.svg"' in page
+    redirect = client.get("/favicon.ico")
+    assert (redirect.status_code, redirect["Location"]) == (301, "/static/favicon.svg")

@@ -1,5 +1,6 @@
 """manage.py spend [--days 30] [--format text|csv]: model spend per UTC day, next to the
-analyst baseline, then by model and by agent (the numbers of the /spend/ page)."""
+analyst baseline, then by model and by agent (the numbers of the /spend/ page). Days run
+oldest first in both formats, as in the page's chart and CSV."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class Command(BaseCommand):
             writer.writerows(reports.csv_row(day) for day in report.days)
             return
         self.stdout.write(_row(header for header, _w, _c in COLUMNS))
-        for day in reversed(report.days):
+        for day in report.days:
             self.stdout.write(_row(cell(day) for _h, _w, cell in COLUMNS))
         total = [cell(report.total) for _h, _w, cell in COLUMNS]
         total[0] = "total"

@@ -5,8 +5,9 @@ returns a Batch, or raises IngestError listing every structural problem (up to a
 each naming the record and field.
 
 An upload is one .json file, one to three HubSpot .csv exports or CRM API .json
-files, or one .zip holding either. Readers: json_batch (spec §1), hubspot_csv (spec
-§2), api_json (HubSpot's CRM v3 objects API); the last two share hubspot_records."""
+files, or one .zip holding either. Readers: json_batch (docs/input.md), hubspot_csv
+(docs/input.md), api_json (HubSpot's CRM v3 objects API); the last two share
+hubspot_records."""
 
 from __future__ import annotations
 

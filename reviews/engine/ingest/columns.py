@@ -8,7 +8,7 @@ order of preference: where a file has two columns for one field, the earlier win
 space-insensitively. Extend it here; every column not listed is kept in the record's
 `extra` and named in the batch's ignored columns.
 
-Keys beyond the JSON batch's own fields (spec §1) are resolved by hubspot_records:
+Keys beyond the JSON batch's own fields (docs/input.md) are resolved by hubspot_records:
 companyIds (every associated company), companyName (an association that holds the
 company's name), website (the domain when there is no domain column), amountCompany
 (the amount in the account's company currency, preferred for money at risk) and

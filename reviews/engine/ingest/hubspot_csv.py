@@ -1,4 +1,4 @@
-"""HubSpot's own CSV exports (spec §2): one file each for companies, contacts, deals.
+"""HubSpot's own CSV exports (docs/input.md): one file each for companies, contacts, deals.
 
 Each file is recognised by its headers, not its name. Its columns are mapped to fields
 through the one table in columns.py; hubspot_records turns the rows into records with

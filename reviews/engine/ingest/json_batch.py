@@ -1,4 +1,4 @@
-"""The native JSON batch (spec §1): structure checked, records built, values parsed."""
+"""The native JSON batch (docs/input.md): structure checked, records built, values parsed."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A raw record is a dict keyed by the JSON field names (camelCase). The field tables
 below say which dataclass attribute each key fills, how its value is parsed, and which
-specialist owns a malformed value (spec §1)."""
+specialist owns a malformed value (docs/input.md)."""
 
 from __future__ import annotations
 

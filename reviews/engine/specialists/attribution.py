@@ -1,4 +1,4 @@
-"""attribution specialist: which company each contact and deal belongs to (spec §3).
+"""attribution specialist: which company each contact and deal belongs to (docs/rules.md).
 
 Decisions beyond the spec table:
 - contact_wrong_company is not raised when the contact's email domain and its

@@ -11,7 +11,7 @@ from reviews.engine.money import format_money
 
 
 def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
-    """Malformed values owned by this category (spec §1): warnings, never rejections."""
+    """Malformed values owned by this category (docs/input.md): warnings, never rejections."""
     return [
         RawFinding(
             category=category,

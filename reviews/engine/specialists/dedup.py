@@ -1,4 +1,4 @@
-"""dedup specialist: one company, contact or deal entered more than once (spec §3).
+"""dedup specialist: one company, contact or deal entered more than once (docs/rules.md).
 
 Exact rules group records by a normalised key in a dict: linear in the batch.
 Fuzzy rules (person names, deal names) compare only inside one company's block,
@@ -55,7 +55,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 def detect(batch: Batch, rules: dict) -> list[RawFinding]:
-    """Invalid dedup-owned values plus every dedup rule of spec §3."""
+    """Invalid dedup-owned values plus every dedup rule in docs/rules.md."""
     links = _Links(batch)
     exposure = Exposure(batch)
     return [

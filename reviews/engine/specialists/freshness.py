@@ -1,4 +1,4 @@
-"""freshness specialist: company enrichment age (spec §3).
+"""freshness specialist: company enrichment age (docs/rules.md).
 
 Decisions beyond the spec table:
 - Age is counted in whole calendar days between the company's date and the as-of

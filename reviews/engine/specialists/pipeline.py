@@ -1,4 +1,4 @@
-"""pipeline specialist: deal stages, amounts and close dates (spec §3).
+"""pipeline specialist: deal stages, amounts and close dates (docs/rules.md).
 
 Decisions beyond the spec table:
 - A deal with no stage is a `missing_stage` warning (it sits in no pipeline column

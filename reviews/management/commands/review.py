@@ -1,10 +1,11 @@
-"""manage.py review FILE [FILE ...]: review a batch and print spec §5 JSON or a text report.
+"""manage.py review FILE [FILE ...]: review a batch and print its JSON (docs/output.md) or
+a text report.
 
 The review is served like an upload (reviews.orchestration.serving): from the cache when
 this content was reviewed under the same configuration, by failback when the daily token
 budget is spent. The CLI has no client address, so it is never rate limited.
 
-Exit codes (spec §5): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
+Exit codes (docs/output.md): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
 (or a refused request)."""
 
 from __future__ import annotations
@@ -70,12 +71,12 @@ class Command(BaseCommand):
         if format == "json":
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(text_report(report))
+            self.stdout.write(text_report(report, file_name=run.batch.file_name))
         sys.exit(1 if report["verdict"] == "request_changes" else 0)
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
-            # As in spec §5, batch.id is the batch's own id (unknown when parsing
+            # As in docs/output.md, batch.id is the batch's own id (unknown when parsing
             # failed); db_id is where the stored upload is kept (/batches/<db_id>/).
             stored = (
                 {"id": batch.external_id or None, "db_id": batch.pk, "sha256": batch.sha256}
