@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 
 from ledger.models import LedgerEntry
 from reviews.engine.specialists import NAMES
+from reviews.llm.roster import CHEAP, MID
 from reviews.models import Batch, ReviewRun
 from tests.llm.fake_gateway import completion
 from tests.llm.helpers import API_KEY
@@ -23,7 +24,7 @@ from tests.web.test_browser import PASSWORD, browser, log_in, screenshot  # noqa
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-LITE, FLASH = "google/gemini-2.5-flash-lite", "google/gemini-2.5-flash"
+LITE, FLASH = CHEAP, MID  # the default roster
 NOTHING = {"add": [], "adjust": [], "dismiss": []}
 
 
