@@ -53,7 +53,9 @@ def test_two_syncs_give_every_finding_its_status_and_list_exactly_the_fixed_ones
     assert report1["run"]["resolved"] == [] and report1["suppressed"] == []
 
     # The team dismisses a problem that the next sync still has.
-    target = next(p for p in truth["planted"] if p["status"] == "open" and p["kind"] == "company_same_name")
+    target = next(
+        p for p in truth["planted"] if p["status"] == "open" and p["kind"] == "company_same_name"
+    )
     [finding1] = matching(report1["findings"], target)
     user = django_user_model.objects.create_user("dana")
     dismiss(dataset, finding1["fingerprint"], reason="two subsidiaries", user=user)
@@ -113,7 +115,9 @@ def small_sync(as_of: str, amount: int, *, dataset: str | None = "acme-hubspot")
     return batch
 
 
-@pytest.mark.parametrize(("scope", "verdict"), [("new", "approve"), ("all", "approve_with_comments")])
+@pytest.mark.parametrize(
+    ("scope", "verdict"), [("new", "approve"), ("all", "approve_with_comments")]
+)
 def test_a_dismissed_critical_never_decides_the_verdict(postgres, scope, verdict):
     run1 = reviewed(small_sync("2026-08-01T09:00:00Z", 1000))
     assert run1.verdict.decision == "request_changes"  # the first sync: everything is new
