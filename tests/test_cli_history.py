@@ -31,6 +31,10 @@ def write(tmp_path: Path, name: str, as_of: str, amount: int) -> Path:
     return path
 
 
+def sync(tmp_path: Path, name: str, as_of: str, amount: int) -> tuple[int, dict]:
+    return review_json(write(tmp_path, name, as_of, amount), "--dataset", "acme")
+
+
 def dismiss(*args: str) -> str:
     out = io.StringIO()
     call_command("dismiss", *args, stdout=out)
@@ -41,7 +45,7 @@ def test_review_dataset_then_dismiss_then_the_next_sync_suppresses_it(
     postgres, tmp_path, django_user_model
 ):
     django_user_model.objects.create_user("ops")
-    code, first = review_json(write(tmp_path, "a.json", "2026-08-01T09:00:00Z", 500), "--dataset", "acme")
+    code, first = sync(tmp_path, "a.json", "2026-08-01T09:00:00Z", 500)
     assert code == 1 and first["run"]["dataset"] == "acme"
     [critical] = first["findings"]
     key = critical["fingerprint"]
@@ -49,7 +53,7 @@ def test_review_dataset_then_dismiss_then_the_next_sync_suppresses_it(
     assert out.startswith(f"dismissed: {key}")
     assert Dismissal.objects.get().created_by.username == "ops"
 
-    code, second = review_json(write(tmp_path, "b.json", "2026-08-02T09:00:00Z", 900), "--dataset", "acme")
+    code, second = sync(tmp_path, "b.json", "2026-08-02T09:00:00Z", 900)
     assert code == 0 and second["verdict"] == "approve"
     assert second["findings"] == []
     assert [s["fingerprint"] for s in second["suppressed"]] == [key]
@@ -57,7 +61,7 @@ def test_review_dataset_then_dismiss_then_the_next_sync_suppresses_it(
     assert second["run"]["baseline_run"] == first["run"]["id"]
 
     assert dismiss(key, "--dataset", "acme", "--undo").startswith(f"undone: {key}")
-    code, third = review_json(write(tmp_path, "c.json", "2026-08-03T09:00:00Z", 900), "--dataset", "acme")
+    code, third = sync(tmp_path, "c.json", "2026-08-03T09:00:00Z", 900)
     assert third["suppressed"] == [] and third["findings"][0]["status"] == "open"
 
 

@@ -15,7 +15,7 @@ from reviews.llm import context
 from reviews.models import Dataset, Dismissal
 from tests.factories import DATA
 from tests.llm.fake_gateway import completion
-from tests.test_model_review import FLASH, LITE, NOTHING, gateway, llm, review_json  # noqa: F401
+from tests.test_model_review import FLASH, LITE, NOTHING, gateway, llm, review_json  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,9 @@ def test_example_text_is_data_its_tags_are_stripped():
 
 
 def test_a_dataset_run_sends_its_dismissals_to_every_agent_in_one_shared_block(
-    llm, gateway, tmp_path
+    llm,  # noqa: F811
+    gateway,  # noqa: F811
+    tmp_path,
 ):
     batch = json.loads((DATA / "seed-example.json").read_text())
     batch["dataset"] = "acme"

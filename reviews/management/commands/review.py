@@ -44,7 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=600, help="seconds, with --worker")
         parser.add_argument(
             "--dataset",
-            help="the dataset this batch is a sync of (wins over the batch's \"dataset\" "
+            help='the dataset this batch is a sync of (wins over the batch\'s "dataset" '
             "key): it is reviewed against the dataset's previous sync",
         )
         parser.add_argument(
