@@ -35,10 +35,17 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import Batch, Dataset, Finding, ReviewRun, Severity, Verdict
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.web.exports import findings_csv_response
-from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
+from reviews.web.forms import (
+    BROKEN_GLASS,
+    BreakGlassForm,
+    DismissForm,
+    RunFilterForm,
+    UploadForm,
+)
+from reviews.web.history_views import mark_dismissed, status_counts
 from reviews.web.report import run_report
 
 RUNS_PER_PAGE = 25
@@ -83,6 +90,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
                 as_of=form.cleaned_data["as_of"],
                 client_ip=client_ip(request),
+                dataset=form.cleaned_data["dataset"] or None,
             )
         except ServeRefused as error:
             return refused(request, error)
@@ -98,6 +106,10 @@ def upload(request: HttpRequest) -> HttpResponse:
         "rejected": rejected,
         "errors": split_errors(rejected.errors) if rejected else [],
         "recent": recent,
+        # The user's datasets, suggested in the Dataset field.
+        "dataset_names": Dataset.objects.filter(batches__created_by=request.user)
+        .values_list("name", flat=True)
+        .distinct()[:50],
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
     return render(request, "reviews/upload.html", context)
@@ -121,7 +133,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
         "batch": batch,
         "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names
         "errors": split_errors(batch.errors),
-        "runs": with_page_totals(list(batch.runs.select_related("batch", "verdict"))),
+        "runs": with_page_totals(list(batch.runs.select_related("batch__dataset", "verdict"))),
     }
     return render(request, "reviews/batch.html", context)
 
@@ -242,12 +254,23 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         findings = findings.filter(category=category)
     else:
         category = ""
+    status = params.get("status", "")
+    if status in Finding.Status.values and run.batch.dataset_id:
+        findings = findings.filter(status=status)
+    else:
+        status = ""
+    page = Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page"))
+    page.object_list = mark_dismissed(list(page.object_list), run)
     return {
+        "status": status,
+        "status_counts": status_counts(run),
+        "in_dataset": run.batch.dataset_id is not None,
+        "dismiss_form": DismissForm(),
         "category": category,
         "categories": sorted(categories.items()),
         "severity_counts": [(s, severities[s]) for s in Severity.values if severities[s]],
         "findings_total": sum(categories.values()),
-        "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
+        "findings_page": page,
     }
 
 
@@ -333,7 +356,7 @@ def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = filter_runs(ReviewRun.objects.select_related("batch", "verdict"), form)
+    runs = filter_runs(ReviewRun.objects.select_related("batch__dataset", "verdict"), form)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     page.object_list = with_page_totals(page.object_list)
     template = "reviews/runs.html" + ("#results" if request.htmx else "")
