@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 
 from django.db.models import Count, F, Func, IntegerField, Max, Sum
@@ -54,6 +55,25 @@ class Line:
     severity: str
     points: str  # SVG polyline points
     last: int
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    lines: list[Line]
+    top: int  # the y axis' maximum
+    first: datetime | None  # as-of of the leftmost sync
+    last: datetime | None
+    width: int = CHART_WIDTH
+    height: int = CHART_HEIGHT
+    pad: int = CHART_PAD
+
+    @property
+    def bottom(self) -> int:
+        return self.height - self.pad
+
+    @property
+    def right(self) -> int:
+        return self.width - self.pad
 
 
 def syncs(dataset: Dataset) -> list[Sync]:
@@ -105,12 +125,12 @@ def syncs(dataset: Dataset) -> list[Sync]:
     return result
 
 
-def trend(history: list[Sync]) -> list[Line]:
+def trend(history: list[Sync]) -> Chart | None:
     """One polyline per severity: the open problems (new and still open) of each sync,
     oldest on the left."""
     reviewed = [s for s in reversed(history) if s.run is not None]
     if not reviewed:
-        return []
+        return None
     top = max((max(s.severities.values(), default=0) for s in reviewed), default=0) or 1
     width = CHART_WIDTH - 2 * CHART_PAD
     height = CHART_HEIGHT - 2 * CHART_PAD
@@ -123,7 +143,7 @@ def trend(history: list[Sync]) -> list[Line]:
             for i, s in enumerate(reviewed)
         )
         lines.append(Line(severity, points, reviewed[-1].severities[severity]))
-    return lines
+    return Chart(lines, top, reviewed[0].batch.as_of, reviewed[-1].batch.as_of)
 
 
 def kind_shares(dataset: Dataset) -> list[KindShare]:

@@ -111,12 +111,7 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
     context = {
         "dataset": dataset,
         "syncs": history,
-        "trend": datasets.trend(history),
-        "chart": {
-            "width": datasets.CHART_WIDTH,
-            "height": datasets.CHART_HEIGHT,
-            "pad": datasets.CHART_PAD,
-        },
+        "chart": datasets.trend(history),
         "shares": datasets.kind_shares(dataset),
         "dismissals": dataset.dismissals.filter(undone_at__isnull=True).select_related(
             "created_by"

@@ -119,6 +119,13 @@ def test_dataset_page_lists_syncs_trend_and_the_share_each_rule_kind_dismissed(
     counts = [[s.counts[key] for key in ("new", "open", "resolved", "suppressed")] for s in syncs]
     assert counts == [[1, 0, 1, 1], [2, 0, 0, 0]]
     assert page.count("<polyline") == 3
+    # Oldest on the left: warnings fell from 1 to 0 (the duplicate is suppressed).
+    lines = {line.severity: line.points for line in response.context["chart"].lines}
+    assert lines == {
+        "critical": "24.0,24.0 616.0,24.0",
+        "warning": "24.0,24.0 616.0,156.0",
+        "suggestion": "24.0,156.0 616.0,156.0",
+    }
     shares = {s.kind: (s.problems, s.dismissed, s.percent) for s in response.context["shares"]}
     assert shares["company_same_domain"] == (1, 1, 100)
     assert shares["won_without_close_date"] == (1, 0, 0)
