@@ -9,8 +9,9 @@ import pytest
 
 from reviews.engine.history import fingerprint
 from reviews.models import Dataset, Dismissal, ReviewRun
+from reviews.orchestration import serving
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
-from reviews.orchestration.submit import rerun, submit
+from reviews.orchestration.submit import rerun, reuse_run, submit
 from reviews.orchestration.tasks import start_review
 from reviews.samplegen.sync import generate_syncs
 from reviews.web.report import run_report
@@ -207,3 +208,26 @@ def test_the_named_dataset_wins_over_the_json_key_and_bad_names_are_refused(post
         assert submission.errors[0].startswith("dataset: ") and problem in submission.errors[0]
     lone = submit([json_upload(small_sync("2026-08-01T09:00:00Z", 1))], dataset="a\ud800b")
     assert not lone.accepted and "lone surrogate" in lone.errors[0]
+
+
+def test_a_served_run_carries_the_statuses_of_the_run_it_reuses(postgres):
+    run1 = reviewed(small_sync("2026-08-01T09:00:00Z", 1000))
+    critical = run1.findings.get(severity="critical")
+    dismiss(run1.batch.dataset, critical.fingerprint, reason="old CRM", user=None)
+    second = small_sync("2026-08-02T09:00:00Z", 1000)
+    second["companies"].pop()  # the duplicate is merged: resolved
+    run2 = reviewed(second)
+    decision = serving.ServeDecision(mode=ReviewRun.Mode.FAILBACK, reason="test", reuse_run_id=run2.pk)
+    served = reuse_run(run2.batch, decision)
+    assert (served.baseline_run_id, served.resolved, served.suppressed) == (
+        run1.pk,
+        run2.resolved,
+        run2.suppressed,
+    )
+    assert [r["kind"] for r in served.resolved] == ["company_same_domain"]
+    assert run_report(served)["suppressed"] == run_report(run2)["suppressed"]
+    # A later sync compared with the served run finds the suppressed problem open.
+    ReviewRun.objects.filter(pk=run2.pk).update(degraded=True)  # the served run is the baseline
+    run3 = reviewed(small_sync("2026-08-03T09:00:00Z", 1000))
+    assert run3.baseline_run_id == served.pk
+    assert [s["status"] for s in run3.suppressed] == ["open"]

@@ -70,7 +70,9 @@ def history_context(run: ReviewRun) -> HistoryContext | None:
 def load_baseline(run: ReviewRun) -> history.Baseline:
     """The baseline's findings and suppressed findings by fingerprint: one query."""
     findings: dict[str, history.Past] = {}
-    rows = Finding.objects.filter(run=run).values_list(
+    # A cached or failback run serves the findings of the run it reuses (the same rows,
+    # copied or referenced).
+    rows = Finding.objects.filter(run_id=run.reused_run_id or run.pk).values_list(
         "fingerprint", "first_seen", "category", "kind", "severity", "title", "record_ids"
     )
     for key, first_seen, category, kind, severity, title, record_ids in rows.iterator(

@@ -51,16 +51,16 @@ def sync(tmp_path: Path, number: int) -> Path:
     return path
 
 
-def upload_sync(page: Page, path: Path) -> None:
-    page.goto("/")
-    page.set_input_files("input[name=files]", str(path))
-    page.fill("input[name=dataset]", "acme-hubspot")
-    page.click("text=Upload and review")
-    expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
-    expect(page.locator("#verdict[data-verdict]")).to_have_attribute(
+def upload_sync(tab: Page, path: Path) -> None:
+    tab.goto("/")
+    tab.set_input_files("input[name=files]", str(path))
+    tab.fill("input[name=dataset]", "acme-hubspot")
+    tab.click("text=Upload and review")
+    expect(tab).to_have_url(re.compile(r"/runs/\d+/$"))
+    expect(tab.locator("#verdict[data-verdict]")).to_have_attribute(
         "data-verdict", re.compile(r"."), timeout=RUN_TIMEOUT_MS
     )
-    expect(page.locator("#run-status")).to_have_text("done", timeout=RUN_TIMEOUT_MS)
+    expect(tab.locator("#run-status")).to_have_text("done", timeout=RUN_TIMEOUT_MS)
 
 
 def test_two_syncs_with_a_dismissal_from_the_browser(page, worker, tmp_path):  # noqa: F811
