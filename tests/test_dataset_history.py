@@ -217,7 +217,7 @@ def test_a_served_run_carries_the_statuses_of_the_run_it_reuses(postgres):
     second = small_sync("2026-08-02T09:00:00Z", 1000)
     second["companies"].pop()  # the duplicate is merged: resolved
     run2 = reviewed(second)
-    decision = serving.ServeDecision(mode=ReviewRun.Mode.FAILBACK, reason="test", reuse_run_id=run2.pk)
+    decision = serving.ServeDecision(ReviewRun.Mode.FAILBACK, "test", reuse_run_id=run2.pk)
     served = reuse_run(run2.batch, decision)
     assert (served.baseline_run_id, served.resolved, served.suppressed) == (
         run1.pk,

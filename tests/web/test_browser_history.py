@@ -114,7 +114,5 @@ def test_two_syncs_with_a_dismissal_from_the_browser(page, worker, tmp_path):  #
     expect(rows.first.locator('[data-count="resolved"]')).to_have_text("1")
     expect(rows.first.locator('[data-count="suppressed"]')).to_have_text("1")
     expect(page.locator("#trend polyline")).to_have_count(3)
-    expect(page.locator('#kind-shares tr[data-kind="company_same_domain"]')).to_contain_text(
-        "100%"
-    )
+    expect(page.locator('#kind-shares tr[data-kind="company_same_domain"]')).to_contain_text("100%")
     screenshot(page, "dataset.png")
