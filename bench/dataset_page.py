@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> dict:
         "page_ms_p95": round(timings[max(0, int(len(timings) * 0.95) - 1)], 1),
         "page_ms_min": round(timings[0], 1),
         "page_queries": len(queries),
+        # Of the last request: where the database time went.
+        "query_ms": [round(float(q["time"]) * 1000, 1) for q in queries.captured_queries],
         "page_bytes": len(response.content),
     }
 

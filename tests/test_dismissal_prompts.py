@@ -4,12 +4,15 @@ within a share of LLM_CALL_TOKEN_BUDGET."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from datetime import UTC, datetime
 
 import pytest
+from django.core.management import call_command
 
+from reviews.engine.history import fingerprint
 from reviews.engine.specialists import NAMES
 from reviews.llm import context
 from reviews.models import Dataset, Dismissal
@@ -85,3 +88,42 @@ def test_a_dataset_run_sends_its_dismissals_to_every_agent_in_one_shared_block(
             }
         ]
     }
+
+
+def test_a_dismissed_problem_the_model_adds_again_is_suppressed(
+    llm,  # noqa: F811
+    gateway,  # noqa: F811
+    tmp_path,
+):
+    batch = json.loads((DATA / "seed-example.json").read_text())
+    path = tmp_path / "seed.json"
+    path.write_text(json.dumps(batch))
+    dataset = Dataset.objects.create(name="acme")
+    # Whichever specialist the model speaks for, its finding has one of these.
+    for category in NAMES:
+        Dismissal.objects.create(
+            dataset=dataset,
+            fingerprint=fingerprint(category, "deal_without_contact", ["dl_201"]),
+            category=category,
+            kind="deal_without_contact",
+            title="Open deal with no contact",
+            reason="inbound deals get a contact at the demo",
+        )
+    added = {
+        "kind": "deal_without_contact",
+        "severity": "warning",
+        "title": "Open deal with no contact",
+        "detail": "dl_201 has no contact to work it.",
+        "record_ids": ["dl_201"],
+    }
+    gateway.script(LITE, completion({**NOTHING, "add": [added]}), completion(NOTHING))
+    gateway.script(FLASH, completion({"summary": "Fine."}))
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command(
+            "review", str(path), "--dataset", "acme", "--format", "json", "--no-cache", stdout=out
+        )
+    report = json.loads(out.getvalue())
+    assert [s["kind"] for s in report["suppressed"]] == ["deal_without_contact"]
+    assert report["suppressed"][0]["reason"] == "inbound deals get a contact at the demo"
+    assert "deal_without_contact" not in {f["kind"] for f in report["findings"]}
