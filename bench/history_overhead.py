@@ -64,14 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     review = timed("fuse", lambda: coordinator.fuse(findings, parsed.counts, []))
     # A baseline with every other finding of this run, built as load_baseline builds it.
-    baseline = history.Baseline(
-        1,
-        {
-            key: history.Past(key, now, f.category, f.kind, f.severity, f.title, tuple(f.record_ids))
-            for f in review.findings[::2]
-            for key in (history.fingerprint_of(f),)
-        },
+    pasts = (
+        history.Past(history.fingerprint_of(f), now, f.category, f.kind, f.severity, f.title, ())
+        for f in review.findings[::2]
     )
+    baseline = history.Baseline(1, {past.fingerprint: past for past in pasts})
     plain = timed("history, no dataset", lambda: history.compare(review.findings, [], None, now))
     compared = timed(
         "history, against a baseline",
