@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from reviews.engine.history import fingerprint
 from reviews.models import Dismissal
 from tests.test_cli import review_json
 
@@ -77,3 +78,38 @@ def test_dismiss_refuses_bad_input_with_exit_code_2(postgres, tmp_path):
         with pytest.raises(CommandError, match=message) as error:
             dismiss(*args)
         assert error.value.returncode == 2
+
+
+def review_text(path: Path) -> str:
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("review", str(path), "--dataset", "acme", stdout=out)
+    return out.getvalue()
+
+
+def test_the_text_report_shows_status_resolved_and_suppressed(postgres, tmp_path):
+    sync(tmp_path, "a.json", "2026-08-01T09:00:00Z", 500)
+    path = write(tmp_path, "b.json", "2026-08-02T09:00:00Z", 500)
+    batch = json.loads(path.read_text())
+    batch["deals"][0]["closeDate"] = "2026-07-30"  # fixed: resolved
+    batch["deals"].append(
+        {"id": "dl_2", "name": "Acme upsell", "amount": -5, "stage": "qualifiedtobuy",
+         "companyId": "co_1", "closeDate": "2026-09-01"}
+    )  # fmt: skip
+    batch["companies"].append({"id": "co_2", "name": "Acme", "domain": "acme.example"})
+    path.write_text(json.dumps(batch))
+    second = review_text(path)
+    assert "CRITICAL   pipeline/negative_amount NEW #" in second
+    resolved = second.split("resolved since the last sync (run ")[1]
+    assert "pipeline/won_without_close_date" in resolved
+
+    duplicate = fingerprint("dedup", "company_same_name", ["co_1", "co_2"])
+    dismiss(duplicate, "--dataset", "acme", "--reason", "two subsidiaries")
+    batch["exportedAt"] = "2026-08-03T09:00:00Z"
+    path.write_text(json.dumps(batch))
+    third = review_text(path)
+    assert "CRITICAL   pipeline/negative_amount OPEN #" in third
+    assert "first seen: 2026-08-02T09:00:00Z" in third
+    suppressed = third.split("suppressed (dismissed by the team; not in the verdict):")[1]
+    assert f"dedup/company_same_name OPEN #{duplicate}" in suppressed
+    assert "dismissed by -: two subsidiaries" in suppressed

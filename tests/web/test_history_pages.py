@@ -4,6 +4,9 @@ page, and the admin's Dismissals (Django's test client; tasks run eagerly)."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -151,3 +154,14 @@ def test_the_admin_lists_dismissals_and_undoes_them_as_recorded(admin_client, me
     assert reverse("reviews:dataset", args=[dataset.name]) in change.content.decode()
     run_admin = admin_client.get(reverse("admin:reviews_reviewrun_change", args=[run1.pk]))
     assert reverse("reviews:dataset", args=[dataset.name]) in run_admin.content.decode()
+
+
+def test_the_findings_csv_of_a_sync_carries_fingerprint_status_and_first_seen(
+    member_client, member
+):
+    _, run2 = two_syncs(member)
+    response = member_client.get(reverse("reviews:findings_csv", args=[run2.pk]))
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0][-3:] == ["fingerprint", "status", "first_seen"]
+    finding = run2.findings.get()
+    assert rows[1][-3:] == [finding.fingerprint, "new", "2026-08-02T09:00:00+00:00"]
