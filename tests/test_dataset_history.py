@@ -161,6 +161,9 @@ def test_dismiss_needs_a_reason_and_a_known_fingerprint(postgres):
         dismiss(dataset, key, reason="  ", user=None)
     with pytest.raises(DismissalError, match="not a fingerprint"):
         dismiss(dataset, "'; drop table", reason="x", user=None)
+    for reason in ("a\x00b", "lone \ud800 surrogate"):
+        with pytest.raises(DismissalError, match="NUL byte or a lone surrogate"):
+            dismiss(dataset, key, reason=reason, user=None)
     with pytest.raises(DismissalError, match="no finding"):
         dismiss(dataset, "0" * 16, reason="x", user=None)
     first = dismiss(dataset, key, reason="once", user=None)

@@ -37,6 +37,9 @@ def dismiss(
         raise DismissalError("a reason is required to dismiss a finding")
     if len(reason) > REASON_MAX:
         raise DismissalError(f"the reason is {len(reason):,} characters; at most {REASON_MAX:,}")
+    if "\x00" in reason or any(0xD800 <= ord(c) <= 0xDFFF for c in reason):
+        # Neither can be stored as text: say so rather than fail on the write.
+        raise DismissalError("the reason holds a NUL byte or a lone surrogate")
     standing = active(dataset, fingerprint)
     if standing is not None:
         return standing

@@ -78,7 +78,10 @@ def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpR
     finding = _get_finding(run_id, finding_id)
     form = DismissForm(request.POST)
     if not form.is_valid():
-        return _finding_response(request, finding, "A reason is required to dismiss a finding.")
+        error = form.errors.as_data()["reason"][0]
+        if error.code == "required":
+            return _finding_response(request, finding, "A reason is required to dismiss it.")
+        return _finding_response(request, finding, " ".join(error.messages))
     try:
         dismiss(
             finding.run.batch.dataset,

@@ -78,6 +78,8 @@ def test_dismiss_and_undo_swap_the_finding_in_place(member_client, member):
     url = reverse("reviews:dismiss", args=[run2.pk, finding.pk])
     refused = member_client.post(url, {"reason": "  "}, headers=HTMX)
     assert refused.status_code == 200 and "A reason is required" in refused.content.decode()
+    nul = member_client.post(url, {"reason": "a\x00b"}, headers=HTMX)
+    assert nul.status_code == 200 and "Null characters are not allowed" in nul.content.decode()
     assert not Dismissal.objects.filter(fingerprint=finding.fingerprint).exists()
 
     response = member_client.post(url, {"reason": "test deal, <b>ignore</b>"}, headers=HTMX)
