@@ -115,7 +115,7 @@ def _checked(fingerprint: str) -> str:
     return fingerprint
 
 
-def dismissal_examples(dataset_id: int, limit: int = 200) -> tuple[dict, ...]:
+def prompt_dismissals(dataset_id: int, limit: int = 200) -> tuple[dict, ...]:
     """The dataset's standing dismissals, newest first, for the model's prompt (which
     takes as many as its token budget allows)."""
     rows = (

@@ -38,7 +38,7 @@ from reviews.llm.judge import (
 )
 from reviews.models import AgentRun, Finding, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
-from reviews.orchestration.dismissals import dismissal_examples
+from reviews.orchestration.dismissals import prompt_dismissals
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
@@ -250,7 +250,7 @@ def run_context(run: ReviewRun) -> RunContext:
     dataset_id = run.batch.dataset_id
     if dataset_id is None:
         return base
-    return replace(base, dismissals=dismissal_examples(dataset_id))
+    return replace(base, dismissals=prompt_dismissals(dataset_id))
 
 
 def judged_review(
