@@ -13,7 +13,18 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from reviews.audit import purge_runs, why_kept
-from reviews.models import VERDICT_LABELS, AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.models import (
+    VERDICT_LABELS,
+    AgentRun,
+    Batch,
+    BatchFile,
+    Dataset,
+    Dismissal,
+    Finding,
+    ReviewRun,
+    Verdict,
+)
+from reviews.orchestration.dismissals import DismissalError, undo_dismissal
 from reviews.orchestration.submit import rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response
@@ -46,6 +57,76 @@ def _changelist(model: str, **filters: object) -> str:
     return f"{reverse(f'admin:{model}_changelist')}?{query}"
 
 
+# --- datasets --------------------------------------------------------------------------
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    """Editable: the team names its CRMs and chooses what decides their verdicts."""
+
+    list_display = ("name", "verdict_scope", "batches_link", "page_link", "created")
+    list_filter = ("verdict_scope",)
+    search_fields = ("name",)
+    readonly_fields = ("created", "page_link")
+
+    @admin.display(description="history")
+    def page_link(self, dataset: Dataset) -> str:
+        if dataset.pk is None:
+            return "–"
+        url = reverse("reviews:dataset", args=[dataset.name])
+        return format_html('<a href="{}">dataset page</a>', url)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
+        return super().get_queryset(request).annotate(batch_count=Count("batches"))
+
+    @admin.display(description="batches", ordering="batch_count")
+    def batches_link(self, dataset: Dataset) -> str:
+        if not dataset.batch_count:
+            return "–"
+        url = _changelist("reviews_batch", dataset__id__exact=dataset.pk)
+        return format_html('<a href="{}">{}</a>', url, dataset.batch_count)
+
+
+@admin.register(Dismissal)
+class DismissalAdmin(admin.ModelAdmin):
+    """Who dismissed what, when and why. Undo goes through the same code as the
+    dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
+
+    list_display = (
+        "fingerprint",
+        "dataset",
+        "title",
+        "kind",
+        "reason",
+        "created_by",
+        "created_at",
+        "undone_by",
+        "undone_at",
+    )
+    list_filter = ("dataset", "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
+    search_fields = ("fingerprint", "title", "reason", "dataset__name")
+    list_select_related = ("dataset", "created_by", "undone_by")
+    readonly_fields = [f.name for f in Dismissal._meta.fields]
+    actions = ("undo_selected",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # dismissed from a finding, where its title and fingerprint are known
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Undo selected dismissals")
+    def undo_selected(self, request: HttpRequest, queryset: QuerySet[Dismissal]) -> None:
+        undone = 0
+        for dismissal in queryset.filter(undone_at__isnull=True).select_related("dataset"):
+            try:
+                undo_dismissal(dismissal.dataset, dismissal.fingerprint, user=request.user)
+            except DismissalError:
+                continue  # undone meanwhile
+            undone += 1
+        self.message_user(request, f"Undid {undone} dismissals.", messages.SUCCESS)
+
+
 # --- batches ---------------------------------------------------------------------------
 
 
@@ -65,13 +146,14 @@ class BatchAdmin(admin.ModelAdmin):
         "companies",
         "contacts",
         "deals",
+        "dataset",
         "runs_link",
         "created_by",
         "created_at",
     )
-    list_filter = ("status", "source")
+    list_filter = ("status", "source", "dataset")
     search_fields = ("=id", "external_id", "file_name", "^sha256")
-    list_select_related = ("created_by",)
+    list_select_related = ("created_by", "dataset")
     readonly_fields = [f.name for f in Batch._meta.fields]
     inlines = (BatchFileInline,)
 
@@ -230,9 +312,14 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="dashboard")
     def dashboard_link(self, run: ReviewRun) -> str:
-        return format_html(
+        link = format_html(
             '<a href="{}">open run #{}</a>', reverse("reviews:run", args=[run.pk]), run.pk
         )
+        dataset = run.batch.dataset
+        if dataset is None:
+            return link
+        url = reverse("reviews:dataset", args=[dataset.name])
+        return format_html('{} · <a href="{}">dataset {}</a>', link, url, dataset.name)
 
     @admin.display(description="findings")
     def findings_link(self, run: ReviewRun) -> str:

@@ -2,8 +2,7 @@
 file name. One search for the admin and the dashboard's runs list.
 
 Each word must match (as in Django's admin); a word matches if any lookup below does.
-To search one more field, add its lookup to RUN_LOOKUPS or FINDING_LOOKUPS (the
-dataset's name, once batches have one, is one line here)."""
+To search one more field, add its lookup to RUN_LOOKUPS or FINDING_LOOKUPS."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ RUN_LOOKUPS: tuple[str, ...] = (
     "batch__external_id__icontains",
     "batch__file_name__icontains",
     "batch__sha256__startswith",
+    "batch__dataset__name__icontains",
 )
 FINDING_LOOKUPS: tuple[str, ...] = (
     "title__icontains",

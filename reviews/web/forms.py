@@ -37,6 +37,14 @@ class UploadForm(forms.Form):
         ),
         widget=MultipleFileInput(attrs={"accept": ACCEPTED_TYPES}),
     )
+    dataset = forms.CharField(
+        label="Dataset",
+        required=False,
+        max_length=200,
+        help_text="Optional. The CRM this export is a sync of: it is reviewed against the "
+        "dataset's previous sync. Wins over the batch's own \"dataset\" key.",
+        widget=forms.TextInput(attrs={"list": "dataset-names", "autocomplete": "off"}),
+    )
     as_of = forms.DateTimeField(
         label="As of (UTC)",
         required=False,
@@ -57,6 +65,15 @@ class UploadForm(forms.Form):
                 code="too_large",
             )
         return files
+
+
+class DismissForm(forms.Form):
+    reason = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(
+            attrs={"placeholder": "Why this is not a problem (e.g. two subsidiaries)"}
+        ),
+    )
 
 
 class BreakGlassForm(forms.Form):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import views
+from reviews.web import history_views, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -12,4 +12,15 @@ urlpatterns = [
     path("runs/<int:run_id>/break-glass/", views.break_glass, name="break_glass"),
     path("runs/<int:run_id>/findings.csv", views.findings_csv, name="findings_csv"),
     path("runs/<int:run_id>.json", views.run_json, name="run_json"),
+    path(
+        "runs/<int:run_id>/findings/<int:finding_id>/dismiss/",
+        history_views.dismiss_finding,
+        name="dismiss",
+    ),
+    path(
+        "runs/<int:run_id>/findings/<int:finding_id>/undo/",
+        history_views.undo_finding_dismissal,
+        name="undo_dismissal",
+    ),
+    path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
 ]

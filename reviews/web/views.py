@@ -35,12 +35,28 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import VERDICT_LABELS, AgentRun, Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import (
+    VERDICT_LABELS,
+    AgentRun,
+    Batch,
+    Dataset,
+    Finding,
+    ReviewRun,
+    Severity,
+    Verdict,
+)
 from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
-from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
+from reviews.web.forms import (
+    BROKEN_GLASS,
+    BreakGlassForm,
+    DismissForm,
+    RunFilterForm,
+    UploadForm,
+)
+from reviews.web.history_views import mark_dismissed, status_counts
 from reviews.web.report import run_report
 
 RUNS_PER_PAGE = 25
@@ -53,7 +69,7 @@ LEDGER_CALLS_SHOWN = 200
 
 def _get_run(run_id: int) -> ReviewRun:
     runs = ReviewRun.objects.select_related(
-        "batch", "created_by", "verdict", "verdict__overridden_by"
+        "batch", "batch__dataset", "created_by", "verdict", "verdict__overridden_by"
     )
     return get_object_or_404(runs, pk=run_id)
 
@@ -79,6 +95,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
                 as_of=form.cleaned_data["as_of"],
                 client_ip=client_ip(request),
+                dataset=form.cleaned_data["dataset"] or None,
             )
         except ServeRefused as error:
             return refused(request, error)
@@ -94,6 +111,10 @@ def upload(request: HttpRequest) -> HttpResponse:
         "rejected": rejected,
         "errors": split_errors(rejected.errors) if rejected else [],
         "recent": recent,
+        # The user's datasets, suggested in the Dataset field.
+        "dataset_names": Dataset.objects.filter(batches__created_by=request.user)
+        .values_list("name", flat=True)
+        .distinct()[:50],
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
     return render(request, "reviews/upload.html", context)
@@ -131,7 +152,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
         "batch": batch,
         "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names
         "errors": split_errors(batch.errors),
-        "runs": with_page_totals(list(batch.runs.select_related("batch", "verdict"))),
+        "runs": with_page_totals(list(batch.runs.select_related("batch__dataset", "verdict"))),
     }
     return render(request, "reviews/batch.html", context)
 
@@ -250,28 +271,41 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
     for row in tally:
         categories[row["category"]] += row["n"]
         severities[row["severity"]] += row["n"]
-    findings, category = shown_findings(run, params, categories)
+    findings, category, status = shown_findings(run, params, categories)
+    page = Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page"))
+    page.object_list = mark_dismissed(list(page.object_list), run)
     return {
+        "status": status,
+        "status_counts": status_counts(run),
+        "in_dataset": run.batch.dataset_id is not None,
+        "dismiss_form": DismissForm(),
         "category": category,
         "categories": sorted(categories.items()),
         "severity_counts": [(s, severities[s]) for s in Severity.values if severities[s]],
         "findings_total": sum(categories.values()),
-        "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
+        "findings_page": page,
     }
 
 
 def shown_findings(
     run: ReviewRun, params: QueryDict, categories: Iterable[str] | None = None
-) -> tuple[QuerySet[Finding], str]:
-    """The run's findings as the page shows them (its filter, its order), and the
-    category filter in force: the page and its CSV download agree on both."""
+) -> tuple[QuerySet[Finding], str, str]:
+    """The run's findings as the page shows them (its filters, its order), and the
+    category and status filters in force: the page and its CSV download agree."""
     findings = run.findings.order_by(_SEVERITY_RANK, "position")
     category = params.get("category", "")
     if categories is None:
         categories = run.findings.order_by().values_list("category", flat=True).distinct()
     if category and category in set(categories):
-        return findings.filter(category=category), category
-    return findings, ""
+        findings = findings.filter(category=category)
+    else:
+        category = ""
+    status = params.get("status", "")
+    if status in Finding.Status.values and run.batch.dataset_id:
+        findings = findings.filter(status=status)
+    else:
+        status = ""
+    return findings, category, status
 
 
 def ledger_context(run: ReviewRun) -> dict:
@@ -346,7 +380,7 @@ def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
-    findings, category = shown_findings(run, request.GET)
+    findings, category, _status = shown_findings(run, request.GET)
     name = f"run-{run.pk}-{category}-findings.csv" if category else f"run-{run.pk}-findings.csv"
     return findings_csv_response(findings, name)
 
@@ -358,7 +392,7 @@ def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = filter_runs(ReviewRun.objects.select_related("batch", "verdict"), form)
+    runs = filter_runs(ReviewRun.objects.select_related("batch__dataset", "verdict"), form)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     page.object_list = with_page_totals(page.object_list)
     template = "reviews/runs.html" + ("#results" if request.htmx else "")

@@ -44,6 +44,14 @@ def test_runs_are_found_by_a_record_id_in_their_findings_exactly():
     assert set(search_runs(runs, str(seed.batch_id))) == {seed}
 
 
+def test_runs_are_found_by_their_dataset_name():
+    acme = reviewed([json_upload({**acme_batch(), "dataset": "acme-hubspot"}, "acme.json")])
+    reviewed()
+    runs = ReviewRun.objects.all()
+    assert set(search_runs(runs, "acme-hub")) == {acme}
+    assert set(search_runs(runs, "globex-hubspot")) == set()
+
+
 def test_findings_are_found_by_record_id_title_words_and_kind():
     acme = reviewed([json_upload(acme_batch(), "acme.json")])
     reviewed()

@@ -1,0 +1,123 @@
+"""Dataset history on the dashboard: the dataset page, and Dismiss / Undo on a finding
+of the run page (htmx: the finding is swapped in place, no page reload)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from reviews.models import Dataset, Dismissal, Finding, ReviewRun
+from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
+from reviews.web import datasets
+from reviews.web.forms import DismissForm
+
+
+def _get_finding(run_id: int, finding_id: int) -> Finding:
+    finding = get_object_or_404(
+        Finding.objects.select_related("run__batch__dataset"), pk=finding_id, run_id=run_id
+    )
+    if finding.run.batch.dataset is None:  # no dataset to remember a dismissal in
+        raise Http404("this run's batch belongs to no dataset")
+    return finding
+
+
+def mark_dismissed(findings: list[Finding], run: ReviewRun) -> list[Finding]:
+    """Set `dismissal` (the standing one, or None) on each finding of one page: one query."""
+    dataset_id = run.batch.dataset_id
+    standing: dict[str, Dismissal] = {}
+    if dataset_id is not None:
+        keys = [f.fingerprint for f in findings]
+        standing = {
+            d.fingerprint: d
+            for d in Dismissal.objects.filter(
+                dataset_id=dataset_id, fingerprint__in=keys, undone_at__isnull=True
+            ).select_related("created_by")
+        }
+    for finding in findings:
+        finding.dismissal = standing.get(finding.fingerprint)
+    return findings
+
+
+def status_counts(run: ReviewRun) -> list[tuple[str, int]]:
+    """[(new, n), (open, n)] for a dataset run's filter; empty for a batch without one."""
+    if run.batch.dataset_id is None:
+        return []
+    counts = dict(
+        run.findings.order_by()
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return [(status, counts.get(status, 0)) for status in Finding.Status.values]
+
+
+def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -> HttpResponse:
+    if not request.htmx:  # without JavaScript: back to the run page, with the outcome
+        if error:
+            messages.error(request, error)
+        return redirect("reviews:run", finding.run_id)
+    finding.dismissal = active(finding.run.batch.dataset, finding.fingerprint)
+    context = {
+        "f": finding,
+        "run": finding.run,
+        "in_dataset": True,
+        "dismiss_form": DismissForm(),
+        "dismiss_error": error,
+        "open": True,
+    }
+    return render(request, "reviews/_finding.html", context)
+
+
+@login_required
+@require_POST
+def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
+    finding = _get_finding(run_id, finding_id)
+    form = DismissForm(request.POST)
+    if not form.is_valid():
+        error = form.errors.as_data()["reason"][0]
+        if error.code == "required":
+            return _finding_response(request, finding, "A reason is required to dismiss it.")
+        return _finding_response(request, finding, " ".join(error.messages))
+    try:
+        dismiss(
+            finding.run.batch.dataset,
+            finding.fingerprint,
+            reason=form.cleaned_data["reason"],
+            user=request.user,
+            finding=finding,
+        )
+    except DismissalError as error:
+        return _finding_response(request, finding, str(error))
+    return _finding_response(request, finding)
+
+
+@login_required
+@require_POST
+def undo_finding_dismissal(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
+    finding = _get_finding(run_id, finding_id)
+    try:
+        undo_dismissal(finding.run.batch.dataset, finding.fingerprint, user=request.user)
+    except DismissalError as error:
+        return _finding_response(request, finding, str(error))
+    return _finding_response(request, finding)
+
+
+@login_required
+@require_GET
+def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, name=name)
+    history = datasets.syncs(dataset)
+    context = {
+        "dataset": dataset,
+        "syncs": history,
+        "chart": datasets.trend(history),
+        "shares": datasets.kind_shares(dataset),
+        "dismissals": dataset.dismissals.filter(undone_at__isnull=True).select_related(
+            "created_by"
+        )[:50],
+    }
+    return render(request, "reviews/dataset.html", context)
