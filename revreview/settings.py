@@ -77,7 +77,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # the API docs' vendored static files
     "reviews",
+    "reviews.web.api",
     "ledger",
 ]
 
