@@ -10,7 +10,7 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, Batch, BatchFile, Dataset, Finding, ReviewRun, Verdict
 from reviews.orchestration.submit import rerun
 from reviews.web.exports import findings_csv_response
 
@@ -39,6 +39,29 @@ def _changelist(model: str, **filters: object) -> str:
     return f"{reverse(f'admin:{model}_changelist')}?{query}"
 
 
+# --- datasets --------------------------------------------------------------------------
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    """Editable: the team names its CRMs and chooses what decides their verdicts."""
+
+    list_display = ("name", "verdict_scope", "batches_link", "created")
+    list_filter = ("verdict_scope",)
+    search_fields = ("name",)
+    readonly_fields = ("created",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
+        return super().get_queryset(request).annotate(batch_count=Count("batches"))
+
+    @admin.display(description="batches", ordering="batch_count")
+    def batches_link(self, dataset: Dataset) -> str:
+        if not dataset.batch_count:
+            return "–"
+        url = _changelist("reviews_batch", dataset__id__exact=dataset.pk)
+        return format_html('<a href="{}">{}</a>', url, dataset.batch_count)
+
+
 # --- batches ---------------------------------------------------------------------------
 
 
@@ -58,13 +81,14 @@ class BatchAdmin(admin.ModelAdmin):
         "companies",
         "contacts",
         "deals",
+        "dataset",
         "runs_link",
         "created_by",
         "created_at",
     )
-    list_filter = ("status", "source")
+    list_filter = ("status", "source", "dataset")
     search_fields = ("=id", "external_id", "file_name", "^sha256")
-    list_select_related = ("created_by",)
+    list_select_related = ("created_by", "dataset")
     readonly_fields = [f.name for f in Batch._meta.fields]
     inlines = (BatchFileInline,)
 

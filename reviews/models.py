@@ -8,6 +8,26 @@ from django.db import models
 from reviews.engine import findings
 
 
+class Dataset(models.Model):
+    """The syncs of one CRM: each batch is reviewed against the dataset's previous one."""
+
+    class VerdictScope(models.TextChoices):
+        NEW = "new"  # only problems new since the last sync decide the verdict
+        ALL = "all"  # every open problem decides it, as a batch without a dataset
+
+    name = models.CharField(max_length=200, unique=True)
+    verdict_scope = models.CharField(
+        max_length=8, choices=VerdictScope.choices, default=VerdictScope.NEW
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Batch(models.Model):
     class Status(models.TextChoices):
         RECEIVED = "received"  # stored, not parsed yet
@@ -28,6 +48,10 @@ class Batch(models.Model):
     contacts = models.IntegerField(default=0)
     deals = models.IntegerField(default=0)
     as_of = models.DateTimeField(null=True, blank=True)
+    # The syncs of one CRM; a batch without a dataset is reviewed on its own.
+    dataset = models.ForeignKey(
+        Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

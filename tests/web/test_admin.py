@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from reviews.admin import FINDINGS_INLINE_LIMIT
-from reviews.models import Finding, ReviewRun
+from reviews.models import Dataset, Finding, ReviewRun
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db
@@ -140,3 +140,18 @@ def test_runs_are_read_only_in_the_admin(admin_client):
     response = admin_client.get(reverse("admin:reviews_reviewrun_change", args=[run.pk]))
     assert response.context["has_change_permission"] is False
     assert admin_client.get(reverse("admin:reviews_batch_add")).status_code == 403
+
+
+def test_datasets_are_edited_in_the_admin_and_list_their_batches(admin_client):
+    run = reviewed()
+    response = admin_client.post(
+        reverse("admin:reviews_dataset_add"), {"name": "acme-hubspot", "verdict_scope": "all"}
+    )
+    assert response.status_code == 302
+    dataset = Dataset.objects.get(name="acme-hubspot")
+    assert dataset.verdict_scope == Dataset.VerdictScope.ALL
+    run.batch.dataset = dataset
+    run.batch.save(update_fields=["dataset"])
+    page = admin_client.get(reverse("admin:reviews_dataset_changelist")).content.decode()
+    assert f"/admin/reviews/batch/?dataset__id__exact={dataset.pk}" in page
+    assert Dataset(name="x").verdict_scope == "new"
