@@ -4,6 +4,7 @@ reviews.orchestration.submit exactly as the upload form hands it."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
@@ -78,14 +79,16 @@ RESPONSES = {
 def upload_batch(
     request: HttpRequest,
     response: HttpResponse,
-    as_of: datetime | None = Query(None, description="Date rules count from this time."),
-    idempotency_key: str | None = Header(
-        None,
-        alias="Idempotency-Key",
-        min_length=1,
-        max_length=255,
-        description="A retry with the same key returns the first request's run.",
-    ),
+    as_of: Annotated[datetime | None, Query(description="Date rules count from this time.")] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=255,
+            description="A retry with the same key returns the first request's run.",
+        ),
+    ] = None,
 ):
     """Upload a batch for review. Answers 202 with the run to poll, or 400 with every
     structural error (record and field); the upload is kept either way."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
@@ -19,7 +19,7 @@ from reviews.web.views import filter_runs
 
 router = Router(tags=["runs"])
 
-RunId = Path(..., ge=1, le=MAX_ID)
+RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 Verdict = Literal["approve", "approve_with_comments", "request_changes", "break_glass"]
 MAX_LIMIT = 200
 
@@ -38,7 +38,7 @@ def _run(run_id: int) -> ReviewRun | None:
     response={200: RunReport, 401: Problem, 403: Problem, 404: Problem, 422: Problem},
     url_name="run",
 )
-def get_run(request: HttpRequest, run_id: int = RunId):
+def get_run(request: HttpRequest, run_id: RunId):
     """The run as spec §5 JSON. Poll it: `run.status` is queued or running until the
     review is done (or failed); then the verdict, findings and ledger are filled."""
     run = _run(run_id)
@@ -55,10 +55,14 @@ def get_run(request: HttpRequest, run_id: int = RunId):
 )
 def list_runs(
     request: HttpRequest,
-    verdict: Verdict | None = Query(None, description="The effective verdict, or break_glass."),
-    since: datetime | None = Query(None, description="Runs created at or after this time."),
-    limit: int = Query(50, ge=1, le=MAX_LIMIT),
-    offset: int = Query(0, ge=0, le=10**9),
+    verdict: Annotated[
+        Verdict | None, Query(description="The effective verdict, or break_glass.")
+    ] = None,
+    since: Annotated[
+        datetime | None, Query(description="Runs created at or after this time.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+    offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
 ):
     """Runs, newest first."""
     runs = filter_runs(
@@ -100,7 +104,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
     },
     url_name="rerun",
 )
-def rerun_run(request: HttpRequest, response: HttpResponse, run_id: int = RunId):
+def rerun_run(request: HttpRequest, response: HttpResponse, run_id: RunId):
     """A fresh review of the run's batch (skips the cache; counts against the rate limit
     and the budget, like the dashboard's re-run button)."""
     run = _run(run_id)

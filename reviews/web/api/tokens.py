@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from reviews.web.api.models import ApiToken
 
-TOKEN_PREFIX = "rr_"
+TOKEN_PREFIX = "rr_"  # noqa: S105 (a marker, not a secret)
 SHOWN_PREFIX_LENGTH = 8
 # last_used_at is written at most this often per token, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
