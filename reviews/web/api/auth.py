@@ -17,14 +17,14 @@ from reviews.web.api.tokens import active_token
 class TokenAuth(HttpBearer):
     def __init__(self, scope: str) -> None:
         super().__init__()
-        self.scope = scope
+        self.scope = str(scope)
 
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         found = active_token(token.strip())
         if found is None:
             return None
         if not found.has_scope(self.scope):
-            raise AuthorizationError(message=f"this token lacks the {self.scope!r} scope")
+            raise AuthorizationError(message=f"this token lacks the '{self.scope}' scope")
         return found
 
 
