@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from reviews.engine import findings
+from reviews.engine import findings, history
 
 
 class Dataset(models.Model):
@@ -111,6 +111,14 @@ class ReviewRun(models.Model):
     reused_run = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
     )
+    # Dataset history (spec section 6): the run this one was compared with (chosen when
+    # the run is made, so a re-run compares with the same one), the baseline's findings
+    # gone now, and the findings the team dismissed (each with who and why).
+    baseline_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="compared_by"
+    )
+    resolved = models.JSONField(default=list, blank=True)
+    suppressed = models.JSONField(default=list, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
@@ -183,6 +191,10 @@ class Finding(models.Model):
         RULE = "rule"
         MODEL = "model"
 
+    class Status(models.TextChoices):
+        NEW = history.NEW  # not in the baseline run (every finding of a first sync)
+        OPEN = history.OPEN  # the baseline run had it too
+
     run = models.ForeignKey(ReviewRun, on_delete=models.CASCADE, related_name="findings")
     position = models.IntegerField()  # the coordinator's order: severity, then money
     category = models.CharField(max_length=32, db_index=True)
@@ -195,6 +207,10 @@ class Finding(models.Model):
     confidence = models.FloatField(default=1.0)
     amount_at_risk = models.DecimalField(max_digits=18, decimal_places=2, null=True, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.RULE)
+    # reviews.engine.history.fingerprint: the same problem keeps it from sync to sync.
+    fingerprint = models.CharField(max_length=16, blank=True, default="", db_index=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.NEW)
+    first_seen = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position"]
@@ -232,3 +248,50 @@ class Verdict(models.Model):
     @property
     def effective_decision(self) -> str:
         return self.Decision.APPROVE if self.is_overridden else self.decision
+
+
+class Dismissal(models.Model):
+    """The team's "this is not a problem" for one fingerprint of one dataset. It lasts
+    until undone; undoing keeps the row (who undid it, when), and a later dismissal of
+    the same fingerprint is a new row."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="dismissals")
+    fingerprint = models.CharField(max_length=16)
+    # The finding as the team saw it when dismissing it.
+    category = models.CharField(max_length=32)
+    kind = models.CharField(max_length=64)
+    title = models.CharField(max_length=500)
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="dismissals",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="undone_dismissals",
+    )
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "fingerprint"],
+                condition=models.Q(undone_at__isnull=True),
+                name="one_active_dismissal_per_fingerprint",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fingerprint} in {self.dataset_id}: {self.reason[:40]}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.undone_at is None

@@ -115,6 +115,8 @@ class Batch:
     deals: list[Deal]
     pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
     value_problems: list[ValueProblem] = field(default_factory=list)
+    # The JSON "dataset" key: the CRM this batch is a sync of (spec section 6).
+    dataset: str | None = None
     # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
     # detector asks for the stage of every deal.
     _stages: dict[tuple[str | None, str | None], Stage | None] = field(

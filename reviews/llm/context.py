@@ -39,15 +39,44 @@ def is_exact(finding: RawFinding) -> bool:
     return finding.source == "rule" and finding.confidence >= 1.0
 
 
-def shared_context(as_of: datetime, counts: dict[str, int], rules: dict) -> str:
+# The share of LLM_CALL_TOKEN_BUDGET the team's dismissals may take in the shared block.
+DISMISSALS_BUDGET_SHARE = 4
+
+
+def shared_context(
+    as_of: datetime,
+    counts: dict[str, int],
+    rules: dict,
+    dismissals: Iterable[dict] = (),
+    budget_tokens: int = 0,
+) -> str:
     """The run's facts, not the parsed batch, so the coordinator builds the same block
-    without parsing the upload again."""
+    without parsing the upload again. A dataset's dismissals (every category, so the
+    block stays the same for every agent and the provider's prompt cache holds) go in
+    as examples of what not to flag, newest first, within a quarter of the budget."""
     facts = {
         "as_of": as_of.isoformat(),
         "counts": {kind: counts[kind] for kind in _KINDS},
         "review_rules": {key: _plain(rules[key]) for key in sorted(rules)},
     }
+    examples = dismissal_examples(dismissals, budget_tokens // DISMISSALS_BUDGET_SHARE)
+    if examples:
+        facts["dismissed_by_the_team"] = examples
     return f"{load('shared')}\n\n<shared_context>\n{to_json(facts)}\n</shared_context>\n"
+
+
+def dismissal_examples(dismissals: Iterable[dict], budget_tokens: int) -> dict[str, list[dict]]:
+    """{category: [{kind, title, reason}]}, sanitised, until the budget is spent."""
+    examples: dict[str, list[dict]] = {}
+    left = budget_tokens
+    for dismissal in dismissals:
+        item = sanitize({key: dismissal.get(key, "")[:500] for key in ("kind", "title", "reason")})
+        cost = estimate_tokens(to_json(item))
+        if cost > left:
+            break
+        left -= cost
+        examples.setdefault(str(dismissal.get("category", "")), []).append(item)
+    return examples
 
 
 @dataclass(slots=True)

@@ -46,6 +46,9 @@ class RunContext:
     counts: dict[str, int]
     tier: str = "full"
     deadline_at: float | None = None  # epoch seconds; no model call starts after it
+    # The dataset's standing dismissals ({category, kind, title, reason}, newest first):
+    # examples of what not to flag, in the shared block.
+    dismissals: tuple[dict, ...] = ()
 
     @classmethod
     def for_run(cls, run) -> RunContext:
@@ -187,7 +190,13 @@ def judge_coordinator(
 
 
 def _shared(run_context: RunContext) -> str:
-    return context.shared_context(run_context.as_of, run_context.counts, run_context.rules)
+    return context.shared_context(
+        run_context.as_of,
+        run_context.counts,
+        run_context.rules,
+        run_context.dismissals,
+        int(settings.LLM_CALL_TOKEN_BUDGET),
+    )
 
 
 def _coordinator_payload(

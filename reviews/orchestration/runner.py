@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.tasks import run_finished
-from reviews.engine import coordinator
+from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.risk import SPECIALISTS_PER_TIER
@@ -38,7 +38,8 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.models import AgentRun, Finding, ReviewRun, Verdict
-from reviews.orchestration import serving
+from reviews.orchestration import baselines, serving
+from reviews.orchestration.dismissals import dismissal_examples
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
@@ -137,14 +138,14 @@ def model_pass(
     specialist, and this one's rule findings are in the verdict."""
     if not models_allowed(run) or agent not in run.specialists:
         return Judged(findings)
-    run_context = RunContext.for_run(run)
-    if run_context.past_deadline:
+    model_context = run_context(run)
+    if model_context.past_deadline:
         return Judged(findings, note=_no_judgement("the run's deadline had passed"))
     try:
         near = SPECIALISTS[agent].near_misses(
             parsed, settings.REVIEW_RULES, int(settings.LLM_NEAR_MISS_LIMIT)
         )
-        result = judge_specialist(run_context, agent, findings, near, parsed)
+        result = judge_specialist(model_context, agent, findings, near, parsed)
     except Exception as error:  # the soft time limit, or a bug: the rules stand
         logger.exception("run %s: %s model pass broke off", run.pk, agent)
         return Judged(findings, note=_no_judgement(repr(error)))
@@ -198,10 +199,18 @@ def coordinate(run_id: int) -> None:
     ]
     counts = run.batch.counts
     review = coordinator.fuse(findings, counts, failed)
+    # Dataset history: the team's dismissed problems are set aside before anything
+    # judges or counts them (spec section 6).
+    context = baselines.history_context(run)
+    suppressed: list[RawFinding] = []
+    if context and context.dismissed:
+        kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
+        if suppressed:
+            review = coordinator.fuse(kept, counts, failed)
     model, note, degraded = RULES_ONLY, "", bool(failed)
     if models_allowed(run):
         try:
-            judged = judge_coordinator(RunContext.for_run(run), review.findings, failed)
+            judged = judge_coordinator(run_context(run), review.findings, failed)
         except Exception as error:  # LLMError, the soft time limit, or a bug
             if not isinstance(error, LLMError):
                 logger.exception("run %s: the coordinator's model pass broke off", run_id)
@@ -216,7 +225,33 @@ def coordinate(run_id: int) -> None:
             if judged is not None:
                 review = judged_review(judged, counts, failed)
                 model = judged.model_served
-    save_review(run, review, degraded=degraded, coordinator_model=model, coordinator_note=note)
+    comparison = history.compare(
+        review.findings,
+        suppressed,
+        context.baseline if context else None,
+        run.as_of,
+        context.dismissed if context else None,
+    )
+    if context:
+        review = history.apply_scope(review, comparison, context.verdict_scope)
+    save_review(
+        run,
+        review,
+        comparison,
+        degraded=degraded,
+        coordinator_model=model,
+        coordinator_note=note,
+    )
+
+
+def run_context(run: ReviewRun) -> RunContext:
+    """The run's model context, with its dataset's dismissals as examples of what not
+    to flag (in the shared block, so every agent's prompt prefix stays the same)."""
+    base = RunContext.for_run(run)
+    dataset_id = run.batch.dataset_id
+    if dataset_id is None:
+        return base
+    return replace(base, dismissals=dismissal_examples(dataset_id))
 
 
 def judged_review(
@@ -238,6 +273,7 @@ def judged_review(
 def save_review(
     run: ReviewRun,
     review: coordinator.Review,
+    comparison: history.Comparison,
     *,
     degraded: bool,
     coordinator_model: str = RULES_ONLY,
@@ -261,8 +297,12 @@ def save_review(
                     confidence=f.confidence,
                     amount_at_risk=f.amount_at_risk or None,
                     source=f.source,
+                    fingerprint=marked.fingerprint,
+                    status=marked.status,
+                    first_seen=marked.first_seen,
                 )
-                for position, f in enumerate(review.findings)
+                for position, marked in enumerate(comparison.findings)
+                for f in (marked.finding,)
             ),
             batch_size=2000,
         )
@@ -281,7 +321,11 @@ def save_review(
             finished_at=now,
         )
         ReviewRun.objects.filter(pk=run.pk).update(
-            status=ReviewRun.Status.DONE, degraded=degraded, finished_at=now
+            status=ReviewRun.Status.DONE,
+            degraded=degraded,
+            finished_at=now,
+            resolved=comparison.resolved,
+            suppressed=[history.suppressed_entry(m) for m in comparison.suppressed],
         )
     run_finished(run.pk)  # alerts, after the commit
 

@@ -19,10 +19,11 @@ from django.utils import timezone
 from alerts.tasks import run_finished
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from reviews.orchestration import serving
+from reviews.models import AgentRun, Batch, BatchFile, Dataset, Finding, ReviewRun, Verdict
+from reviews.orchestration import baselines, serving
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.tasks import start_review
 
@@ -67,14 +68,16 @@ def submit(
     dispatch: bool = True,
     client_ip: str | None = None,
     no_cache: bool = False,
+    dataset: str | None = None,
 ) -> Submission:
     """Store, parse and (if valid) serve a review: a finished run that reuses another
     run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
     execute (the CLI runs it in-process). `client_ip` is None where no rate limit
-    applies (the CLI). Raises ServeRefused."""
+    applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
+    batch's own "dataset" key. Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
     try:
-        parsed = accept(batch, as_of=as_of, files=files)
+        parsed = accept(batch, as_of=as_of, files=files, dataset=dataset)
     except IngestError as error:
         return Submission(batch=batch, errors=error.errors)
     run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
@@ -97,7 +100,8 @@ def serve(
     """Make the run decide_serve asks for: a copy of a finished review (cached, or
     failback with a last good run) or a queued run (fresh, or failback reviewed by the
     detectors alone). Raises ServeRefused when the request is refused."""
-    fingerprint = serving.config_fingerprint()
+    baseline = baselines.choose_baseline(batch)
+    fingerprint = baselines.serving_key(serving.config_fingerprint(), batch, baseline)
     decision = serving.decide_serve(batch.content_key, fingerprint, client_ip, no_cache=no_cache)
     if decision.is_error:
         raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
@@ -118,6 +122,7 @@ def serve(
         mode=mode,
         reason=decision.reason,
         fingerprint=fingerprint,
+        baseline=baseline,
     )
 
 
@@ -160,7 +165,11 @@ def _combined_sha256(digests: list[str]) -> str:
 
 
 def accept(
-    batch: Batch, *, as_of: datetime | None = None, files: list[UploadedFile] | None = None
+    batch: Batch,
+    *,
+    as_of: datetime | None = None,
+    files: list[UploadedFile] | None = None,
+    dataset: str | None = None,
 ) -> plain.Batch:
     """Parse the stored files (or `files`, the same bytes still in memory, to spare a
     read back); mark the batch accepted (with counts and its as-of time) or rejected
@@ -168,6 +177,7 @@ def accept(
     files = files if files is not None else stored_files(batch)
     try:
         parsed = parse(files, as_of=as_of, received_at=batch.created_at)
+        name = dataset_name(dataset) or parsed.dataset
     except IngestError as error:
         batch.status = Batch.Status.REJECTED
         batch.errors = error.errors
@@ -184,8 +194,21 @@ def accept(
         len(parsed.deals),
     )
     batch.content_key = serving.content_key(parsed)
+    if name:
+        batch.dataset, _ = Dataset.objects.get_or_create(name=name)
     batch.save()
     return parsed
+
+
+def dataset_name(name: str | None) -> str | None:
+    """A dataset name given beside the upload, checked as the JSON key is; raises
+    IngestError naming the problem."""
+    if name is None or not name.strip():
+        return None
+    problem = dataset_name_problem(name)
+    if problem:
+        raise IngestError([f"dataset: {problem}"])
+    return name.strip()
 
 
 def create_run(
@@ -196,6 +219,7 @@ def create_run(
     mode: str = ReviewRun.Mode.FRESH,
     reason: str = "",
     fingerprint: str = "",
+    baseline: ReviewRun | None = None,
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
@@ -206,6 +230,7 @@ def create_run(
             mode=mode,
             reason=reason[:300],
             config_fingerprint=fingerprint,
+            baseline_run=baseline,
             tier=risk.tier,
             as_of=parsed.as_of,
             created_by=created_by,
@@ -266,6 +291,10 @@ def reuse_run(
             config_fingerprint=source.config_fingerprint,
             tier=source.tier,
             specialists=source.specialists,
+            # A served run carries the statuses of the run it reuses (spec section 6).
+            baseline_run_id=source.baseline_run_id,
+            resolved=source.resolved,
+            suppressed=source.suppressed,
             status=ReviewRun.Status.DONE,
             as_of=batch.as_of or source.as_of,
             created_by=created_by,

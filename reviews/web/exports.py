@@ -12,7 +12,7 @@ from reviews.models import Finding
 
 CSV_COLUMNS = tuple(
     "position severity category kind title detail record_ids suggested_fix confidence "
-    "amount_at_risk source".split()
+    "amount_at_risk source fingerprint status first_seen".split()
 )
 
 
@@ -48,6 +48,9 @@ def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -
             f.confidence,
             "" if f.amount_at_risk is None else f.amount_at_risk,
             f.source,
+            f.fingerprint,
+            f.status,
+            f.first_seen.isoformat() if f.first_seen else "",
         ]
         yield writer.writerow(([f.run_id] if with_run else []) + row)
 

@@ -16,6 +16,18 @@ def _number(value: Decimal | None) -> int | float | None:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
+def _history_fields(finding) -> dict:
+    return {
+        "fingerprint": finding.fingerprint,
+        "status": finding.status,
+        "first_seen": _iso(finding.first_seen),
+    }
+
+
+def _decimal(value: str | None) -> Decimal | None:
+    return Decimal(value) if value else None
+
+
 def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
@@ -24,6 +36,7 @@ def run_report(run: ReviewRun) -> dict:
     batch = run.batch
     verdict = getattr(run, "verdict", None)
     cost = run_cost(run.pk)
+    in_dataset = batch.dataset_id is not None
     calls = LedgerEntry.objects.filter(run=run).order_by("created_at", "id")
     report = {
         "batch": {
@@ -55,6 +68,7 @@ def run_report(run: ReviewRun) -> dict:
                 "confidence": f.confidence,
                 "amount_at_risk": _number(f.amount_at_risk),
                 "source": f.source,
+                **(_history_fields(f) if in_dataset else {}),
             }
             for f in run.findings.all()
         ],
@@ -78,6 +92,16 @@ def run_report(run: ReviewRun) -> dict:
             ],
         },
     }
+    if in_dataset:  # spec section 6; a batch without a dataset reads as sections 1-5
+        report["run"] |= {
+            "dataset": batch.dataset.name,
+            "baseline_run": run.baseline_run_id,
+            "resolved": run.resolved,
+        }
+        report["suppressed"] = [
+            {**item, "amount_at_risk": _number(_decimal(item.get("amount_at_risk")))}
+            for item in run.suppressed
+        ]
     if run.reason:
         report["run"]["reason"] = run.reason
     if run.reused_run_id:
@@ -106,12 +130,17 @@ def text_report(report: dict) -> str:
         "",
     ]
     for f in report["findings"]:
-        amount = f" [${f['amount_at_risk']:,}]" if f["amount_at_risk"] else ""
-        lines.append(f"{f['severity'].upper():10} {f['category']}/{f['kind']}{amount}")
-        lines.append(f"    {f['title']}")
-        lines.append(f"    records: {', '.join(f['record_ids'])}")
-        if f["suggested_fix"]:
-            lines.append(f"    fix: {f['suggested_fix']}")
+        lines += _finding_lines(f)
+    if run.get("resolved"):
+        lines += ["", f"resolved since the last sync (run {run['baseline_run']}):"]
+        for r in run["resolved"]:
+            lines.append(f"  {r['severity'].upper():10} {r['category']}/{r['kind']}")
+            lines.append(f"    {r['title']}")
+    if report.get("suppressed"):
+        lines += ["", "suppressed (dismissed by the team; not in the verdict):"]
+        for f in report["suppressed"]:
+            lines += _finding_lines(f)
+            lines.append(f"    dismissed by {f['dismissed_by'] or '-'}: {f['reason']}")
     ledger = report["ledger"]
     lines += [
         "",
@@ -119,6 +148,22 @@ def text_report(report: dict) -> str:
         f"(analyst baseline ${ledger['analyst_usd']:,.2f})",
     ]
     return "\n".join(lines)
+
+
+def _finding_lines(f: dict) -> list[str]:
+    amount = f" [${f['amount_at_risk']:,}]" if f["amount_at_risk"] else ""
+    status = f" {f['status'].upper()}" if f.get("status") else ""
+    lines = [
+        f"{f['severity'].upper():10} {f['category']}/{f['kind']}{amount}{status}"
+        + (f" #{f['fingerprint']}" if f.get("fingerprint") else ""),
+        f"    {f['title']}",
+        f"    records: {', '.join(f['record_ids'])}",
+    ]
+    if f.get("first_seen"):
+        lines.append(f"    first seen: {f['first_seen']}")
+    if f["suggested_fix"]:
+        lines.append(f"    fix: {f['suggested_fix']}")
+    return lines
 
 
 def _header(run: dict) -> str:

@@ -57,7 +57,7 @@ VERDICT_LABELS = {
 
 def _get_run(run_id: int) -> ReviewRun:
     runs = ReviewRun.objects.select_related(
-        "batch", "created_by", "verdict", "verdict__overridden_by"
+        "batch", "batch__dataset", "created_by", "verdict", "verdict__overridden_by"
     )
     return get_object_or_404(runs, pk=run_id)
 

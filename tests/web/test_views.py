@@ -336,6 +336,9 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
         "confidence",
         "amount_at_risk",
         "source",
+        "fingerprint",
+        "status",
+        "first_seen",
     ]
     findings = list(run.findings.order_by("position"))
     assert len(rows) == len(findings) + 1

@@ -29,6 +29,7 @@ def parse_json_batch(
     exported_at = _exported_at(top.get("exportedAt"), errors)
     batch_id = _optional_text(top, "id", errors)
     source = _optional_text(top, "source", errors)
+    dataset = _dataset_name(top, errors)
     pipelines = parse_pipelines(top.get("pipelines"), errors)
     problems: list[ValueProblem] = []
     companies = _records(top, COMPANIES, errors, problems)
@@ -44,6 +45,7 @@ def parse_json_batch(
         deals=deals,
         pipelines=pipelines,
         value_problems=problems,
+        dataset=dataset,
     )
 
 
@@ -90,6 +92,33 @@ def _optional_text(top: dict, key: str, errors: ErrorList) -> str | None:
         errors.add(f"{key}: not a string: {describe(value)}")
         return None
     return value
+
+
+DATASET_NAME_MAX = 200
+
+
+def _dataset_name(top: dict, errors: ErrorList) -> str | None:
+    name = _optional_text(top, "dataset", errors)
+    if name is None:
+        return None
+    problem = dataset_name_problem(name)
+    if problem:
+        errors.add(f"dataset: {problem}")
+        return None
+    return name.strip()
+
+
+def dataset_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a dataset, or None. Shared with the form and the CLI."""
+    stripped = name.strip()
+    if not stripped:
+        return "empty name"
+    if len(stripped) > DATASET_NAME_MAX:
+        return f"name is {len(stripped):,} characters; at most {DATASET_NAME_MAX}"
+    if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in stripped):
+        # ASCII-escaped: a lone surrogate cannot be stored or shown as it is.
+        return f"name holds a control character or a lone surrogate: {json.dumps(stripped[:60])}"
+    return None
 
 
 def _records(

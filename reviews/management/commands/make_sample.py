@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.samplegen import write_sample
+from reviews.samplegen.sync import write_syncs
 
 
 class Command(BaseCommand):
@@ -19,11 +20,26 @@ class Command(BaseCommand):
         parser.add_argument(
             "--out", type=Path, help="batch path (default: samples/generated/N-S.json)"
         )
+        parser.add_argument(
+            "--syncs",
+            type=int,
+            default=1,
+            help="write this many consecutive syncs of one dataset (x.json, x.sync2.json, "
+            "...), each truth listing every problem's status and those resolved",
+        )
 
-    def handle(self, *args, records: int, seed: int, out: Path | None, **options) -> None:
+    def handle(
+        self, *args, records: int, seed: int, out: Path | None, syncs: int, **options
+    ) -> None:
         if records < 1:
             raise CommandError("--records must be at least 1")
+        if syncs < 1:
+            raise CommandError("--syncs must be at least 1")
         out = out or settings.BASE_DIR / "samples" / "generated" / f"{records}-{seed}.json"
-        batch_path, truth_path = write_sample(out, records, seed)
-        self.stdout.write(f"batch: {batch_path}")
-        self.stdout.write(f"truth: {truth_path}")
+        if syncs == 1:
+            written = [write_sample(out, records, seed)]
+        else:
+            written = write_syncs(out, records, seed, syncs)
+        for batch_path, truth_path in written:
+            self.stdout.write(f"batch: {batch_path}")
+            self.stdout.write(f"truth: {truth_path}")

@@ -43,6 +43,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--timeout", type=float, default=600, help="seconds, with --worker")
         parser.add_argument(
+            "--dataset",
+            help='the dataset this batch is a sync of (wins over the batch\'s "dataset" '
+            "key): it is reviewed against the dataset's previous sync",
+        )
+        parser.add_argument(
             "--no-cache",
             action="store_true",
             help="review afresh even if this content was reviewed under the same configuration",
@@ -53,7 +58,11 @@ class Command(BaseCommand):
         uploads = [_read(path) for path in files]
         try:
             submission = submit(
-                uploads, as_of=as_of, dispatch=options["worker"], no_cache=options["no_cache"]
+                uploads,
+                as_of=as_of,
+                dispatch=options["worker"],
+                no_cache=options["no_cache"],
+                dataset=options["dataset"],
             )
         except (IngestError, UploadTooLarge) as error:
             self._bad_input(format, [str(error)], batch=None)
