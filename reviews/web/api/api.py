@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
-from reviews.web.api import batches, runs
+from reviews.web.api import batches, datasets, runs
 
 api = NinjaAPI(
     title="revreview API",
@@ -21,6 +21,7 @@ api = NinjaAPI(
 )
 api.add_router("/", batches.router)
 api.add_router("/", runs.router)
+api.add_router("/", datasets.router)
 
 
 @api.exception_handler(AuthenticationError)

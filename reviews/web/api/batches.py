@@ -80,6 +80,10 @@ def upload_batch(
     request: HttpRequest,
     response: HttpResponse,
     as_of: Annotated[datetime | None, Query(description="Date rules count from this time.")] = None,
+    dataset: Annotated[
+        str | None,
+        Query(description="The dataset this batch is a sync of (wins over its own key)."),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -95,16 +99,21 @@ def upload_batch(
     token = request.auth
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
+    dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
     key = clean_text(idempotency_key, "Idempotency-Key")
     record = None
     if key:
-        fingerprint = idempotency.request_sha256(files, None, as_of)
+        fingerprint = idempotency.request_sha256(files, dataset, as_of)
         record, first = idempotency.claim(token.user, key, fingerprint)
         if not first:
             return replay(request, response, record, fingerprint)
     try:
         submission = submit(
-            files, created_by=token.user, as_of=as_of, client_ip=rate_identity(token)
+            files,
+            created_by=token.user,
+            as_of=as_of,
+            dataset=dataset,
+            client_ip=rate_identity(token),
         )
     except ServeRefused as error:
         _release(record)

@@ -11,7 +11,7 @@ from ninja import Path, Query, Router, Status
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.web.api.auth import READ, UPLOAD, rate_identity
-from reviews.web.api.common import MAX_ID, accepted, run_urls, too_many, utc
+from reviews.web.api.common import MAX_ID, accepted, clean_text, run_urls, too_many, utc
 from reviews.web.api.schemas import Problem, RunList, RunReport, UploadAccepted
 from reviews.web.forms import RunFilterForm
 from reviews.web.report import run_report
@@ -55,6 +55,7 @@ def get_run(request: HttpRequest, run_id: RunId):
 )
 def list_runs(
     request: HttpRequest,
+    dataset: Annotated[str | None, Query(description="Runs of this dataset's batches.")] = None,
     verdict: Annotated[
         Verdict | None, Query(description="The effective verdict, or break_glass.")
     ] = None,
@@ -66,8 +67,11 @@ def list_runs(
 ):
     """Runs, newest first."""
     runs = filter_runs(
-        ReviewRun.objects.select_related("verdict"), RunFilterForm({"verdict": verdict or ""})
+        ReviewRun.objects.select_related("verdict", "batch__dataset"),
+        RunFilterForm({"verdict": verdict or ""}),
     )
+    if dataset is not None:
+        runs = runs.filter(batch__dataset__name=clean_text(dataset, "dataset"))
     since = utc(since, "since")
     if since is not None:
         runs = runs.filter(created_at__gte=since)
@@ -80,6 +84,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
     return {
         "id": run.pk,
         "batch_id": run.batch_id,
+        "dataset": run.batch.dataset.name if run.batch.dataset else None,
         "status": run.status,
         "mode": run.mode,
         "tier": run.tier,

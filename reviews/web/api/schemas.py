@@ -111,6 +111,7 @@ class RunReport(Document):
 class RunListItem(Schema):
     id: int
     batch_id: int
+    dataset: str | None
     status: str
     mode: str
     tier: str
@@ -124,3 +125,45 @@ class RunListItem(Schema):
 class RunList(Schema):
     count: int
     items: list[RunListItem]
+
+
+class DismissalIn(Schema):
+    fingerprint: str  # the finding's fingerprint (16 hex digits)
+    reason: str
+
+
+class DismissalOut(Schema):
+    fingerprint: str
+    category: str
+    kind: str
+    title: str
+    reason: str
+    dismissed_by: str | None
+    dismissed_at: datetime
+    undone_by: str | None
+    undone_at: datetime | None
+
+
+class DatasetRun(Schema):
+    """One sync of the dataset: its run and how its findings compare with the last."""
+
+    id: int
+    batch_id: int
+    as_of: datetime
+    status: str
+    mode: str
+    verdict: str | None
+    new: int
+    open: int
+    resolved: int
+    suppressed: int
+    urls: RunUrls
+
+
+class DatasetOut(Schema):
+    name: str
+    verdict_scope: str  # new: only new problems decide the verdict; all: every one
+    created: datetime
+    batches: int
+    runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
+    dismissals: list[DismissalOut]  # standing ones, newest first
