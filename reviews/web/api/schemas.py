@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Schema
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 
-class Document(Schema):
+class Document(BaseModel):
+    # A plain pydantic model: ninja's Schema reads attributes and would drop extra keys.
     model_config = ConfigDict(extra="allow")
 
 
