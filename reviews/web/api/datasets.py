@@ -104,7 +104,14 @@ def _dismissal(dismissal: Dismissal) -> dict:
 @router.post(
     "/datasets/{name}/dismissals",
     auth=UPLOAD,
-    response={201: DismissalOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
+    response={
+        201: DismissalOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        422: Problem,
+    },
     url_name="dismissals",
 )
 def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
