@@ -135,16 +135,20 @@ def settle(delivery: WebhookDelivery, ok: bool, now: datetime) -> float | None:
 
 
 def overdue(grace_seconds: int) -> list[int]:
-    """Deliveries whose attempt is overdue (its task was lost), after putting back those
-    stuck in `sending` (a worker died mid-attempt)."""
+    """Deliveries whose attempt is overdue (its task was lost), and those stuck in
+    `sending` (a worker died mid-attempt), put back to pending and due now."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS + grace_seconds)
-    WebhookDelivery.objects.filter(
-        status=WebhookDelivery.Status.SENDING, claimed_at__lt=stale
-    ).update(status=WebhookDelivery.Status.PENDING, next_attempt_at=now)
-    return list(
+    stuck = list(
         WebhookDelivery.objects.filter(
-            status=WebhookDelivery.Status.PENDING,
-            next_attempt_at__lt=now - timedelta(seconds=grace_seconds),
+            status=WebhookDelivery.Status.SENDING, claimed_at__lt=stale
         ).values_list("pk", flat=True)[:1000]
     )
+    WebhookDelivery.objects.filter(pk__in=stuck, status=WebhookDelivery.Status.SENDING).update(
+        status=WebhookDelivery.Status.PENDING, next_attempt_at=now
+    )
+    late = WebhookDelivery.objects.filter(
+        status=WebhookDelivery.Status.PENDING,
+        next_attempt_at__lt=now - timedelta(seconds=grace_seconds),
+    ).values_list("pk", flat=True)[:1000]
+    return sorted({*stuck, *late})

@@ -353,11 +353,15 @@ def sweep_stuck_runs() -> list[int]:
 def fail_run(run_id: int, error: BaseException) -> None:
     """Last resort when the coordinator itself cannot finish: the run is failed, visibly."""
     logger.error("run %s failed: %r", run_id, error)
-    failed = ReviewRun.objects.filter(pk=run_id).exclude(status=ReviewRun.Status.DONE).update(
-        status=ReviewRun.Status.FAILED,
-        degraded=True,
-        error=repr(error)[:2000],
-        finished_at=timezone.now(),
+    failed = (
+        ReviewRun.objects.filter(pk=run_id)
+        .exclude(status=ReviewRun.Status.DONE)
+        .update(
+            status=ReviewRun.Status.FAILED,
+            degraded=True,
+            error=repr(error)[:2000],
+            finished_at=timezone.now(),
+        )
     )
     if failed:  # alerts, after the commit (a second call makes no second delivery)
         run_finished(run_id)

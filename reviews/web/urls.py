@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import views
+from reviews.web import tokens, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -12,4 +12,6 @@ urlpatterns = [
     path("runs/<int:run_id>/break-glass/", views.break_glass, name="break_glass"),
     path("runs/<int:run_id>/findings.csv", views.findings_csv, name="findings_csv"),
     path("runs/<int:run_id>.json", views.run_json, name="run_json"),
+    path("settings/tokens/", tokens.token_list, name="tokens"),
+    path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]
