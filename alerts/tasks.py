@@ -18,9 +18,11 @@ SWEEP_GRACE_SECONDS = 60
 
 def run_finished(run_id: int) -> None:
     """Called when a run finishes: alert its dataset's subscribers after the commit.
-    Costs one query when the run's dataset has no active subscription."""
+    Costs one query when the run's dataset has no active subscription. Robust: a broker
+    that cannot take the task is logged, never fails the review (the sweep cannot
+    recover it, as no delivery row exists yet; the run stays visible all the same)."""
     if WebhookSubscription.objects.filter(active=True, dataset__batches__runs=run_id).exists():
-        transaction.on_commit(lambda: notify_run_finished.delay(run_id=run_id))
+        transaction.on_commit(lambda: notify_run_finished.delay(run_id=run_id), robust=True)
 
 
 @shared_task(name="alerts.notify_run_finished", soft_time_limit=60, time_limit=90)

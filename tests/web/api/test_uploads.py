@@ -89,3 +89,20 @@ def test_an_unsupported_content_type_is_415(http):
     response = http.post("/batches", content=b"id,name", headers={"Content-Type": "text/plain"})
     assert response.status_code == 415
     assert Batch.objects.count() == 0
+
+
+def test_multipart_fields_name_the_dataset_and_as_of(http):
+    files = [("files", ("batch.json", SEED.read_bytes(), "application/json"))]
+    data = {"dataset": "acme-hubspot", "as_of": "2026-09-01T00:00:00Z"}
+    response = http.post("/batches", files=files, data=data)
+    assert response.status_code == 202, response.text
+    batch = Batch.objects.get(pk=response.json()["batch_id"])
+    assert batch.dataset.name == "acme-hubspot"
+    assert batch.as_of.isoformat() == "2026-09-01T00:00:00+00:00"
+
+    bad = http.post("/batches", files=files, data={"as_of": "next tuesday"})
+    assert bad.status_code == 422
+    assert "as_of" in bad.json()["detail"]
+    nul = http.post("/batches", files=files, data={"dataset": "a\x00b"})
+    assert nul.status_code == 422
+    assert http.post("/batches", data={"dataset": "x"}).status_code == 415
