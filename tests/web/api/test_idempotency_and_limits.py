@@ -62,7 +62,7 @@ def test_over_the_rate_limit_the_api_answers_429_with_retry_after(http, settings
     assert modes == ["fresh", "cached"]
 
     refused = http.post("/batches", content=SEED, headers=JSON)
-    assert refused.status_code == 429
+    assert refused.status_code == 429, refused.text
     assert 1 <= int(refused.headers["Retry-After"]) <= 3600
     assert "rate limit" in refused.json()["detail"]
     assert Batch.objects.count() == 3  # the refused upload is kept
