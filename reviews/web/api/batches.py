@@ -126,6 +126,9 @@ def upload_batch(
         return Status(
             400, {"detail": "no batch", "batch_id": None, "errors": errors_of(error.errors)}
         )
+    except BaseException:  # a crash: a retry with the key must not wait on it for a day
+        _release(record)
+        raise
     if record is not None:
         idempotency.finish(record, submission)
     if not submission.accepted:
