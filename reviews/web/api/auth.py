@@ -19,6 +19,14 @@ class TokenAuth(HttpBearer):
         super().__init__()
         self.scope = str(scope)
 
+    def __call__(self, request: HttpRequest) -> ApiToken | None:
+        # Not HttpBearer's: under DEBUG it logs a header with another scheme, which may
+        # hold a token all the same. Tokens never reach a log.
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        return self.authenticate(request, token)
+
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         found = active_token(token.strip())
         if found is None:

@@ -106,3 +106,14 @@ def test_multipart_fields_name_the_dataset_and_as_of(http):
     nul = http.post("/batches", files=files, data={"dataset": "a\x00b"})
     assert nul.status_code == 422
     assert http.post("/batches", data={"dataset": "x"}).status_code == 415
+
+
+def test_an_upload_over_the_size_limit_is_413(http, settings):
+    settings.MAX_UPLOAD_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    body = SEED.read_bytes()
+    assert len(body) > 100
+    as_body = http.post("/batches", content=body, headers={"Content-Type": "application/json"})
+    assert as_body.status_code == 413
+    as_file = http.post("/batches", files=[("files", ("seed.json", body, "application/json"))])
+    assert as_file.status_code == 413
+    assert "MAX_UPLOAD_BYTES" in as_file.json()["detail"]
