@@ -12,6 +12,7 @@ from alerts import signing
 from alerts.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset, ReviewRun
+from reviews.orchestration.runner import fail_run
 from reviews.orchestration.submit import dispatch_review, submit
 from reviews.orchestration.tasks import start_review
 from tests.alerts.receiver import Receiver
@@ -150,3 +151,22 @@ def test_a_failing_receiver_is_retried_with_growing_delays(dataset, fast_retries
     ]
     assert "receiver is down" in attempts[0].error
     assert all(a.latency_ms >= 0 for a in attempts)
+
+
+def test_a_failed_run_alerts_who_watches_failures(dataset, redis_url):
+    with Receiver() as receiver:
+        subscribe(dataset, receiver.url)  # request_changes only: not told
+        watcher = subscribe(dataset, receiver.url, triggers=["failed"])
+        queued = submit(
+            [sample("lite.json")], dispatch=False, no_cache=True, dataset="acme-hubspot"
+        )
+        fail_run(queued.run.pk, RuntimeError("worker lost"))
+        fail_run(queued.run.pk, RuntimeError("and again"))  # no second delivery
+        (request,) = receiver.wait_for(1)
+        time.sleep(0.5)
+        assert len(receiver.received) == 1
+    payload = json.loads(request.body)
+    assert payload["triggers"] == ["failed"]
+    assert payload["run"]["status"] == "failed"
+    assert payload["summary"] == "RuntimeError('worker lost')"
+    assert WebhookDelivery.objects.get().subscription == watcher
