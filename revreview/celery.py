@@ -7,4 +7,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "revreview.settings")
 app = Celery("revreview")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # The review tasks live with the rest of the orchestration, not at the app root.
-app.autodiscover_tasks(["reviews.orchestration"])
+app.autodiscover_tasks(["reviews.orchestration", "alerts"])

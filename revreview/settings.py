@@ -77,8 +77,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "ninja",  # the API docs' vendored static files
     "reviews",
+    "reviews.web.api",
     "ledger",
+    "alerts",
 ]
 
 MIDDLEWARE = [
@@ -173,6 +176,7 @@ CELERY_RESULT_EXPIRES = 3600
 # Beat (embedded in the worker with -B) sweeps runs that stopped making progress.
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-runs": {"task": "reviews.sweep_stuck_runs", "schedule": 300.0},
+    "sweep-webhook-deliveries": {"task": "alerts.sweep_webhook_deliveries", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
@@ -246,6 +250,17 @@ BUDGET_RESERVATION_TOKENS = envint("BUDGET_RESERVATION_TOKENS", 8_000)
 RATE_LIMIT_PER_HOUR = envint("RATE_LIMIT_PER_HOUR", 60)
 # 0: the client is REMOTE_ADDR; n: the n-th address from the right of X-Forwarded-For.
 TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
+
+# --- alerts (alerts/): webhooks when a dataset's run finishes ---------------------------
+
+# Where the dashboard is reached, for the run links in alerts (no request to ask).
+SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
+WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 10)
+# A failed delivery is retried after the base delay, doubled each time up to the cap,
+# until the next attempt would fall outside the window (a day) after the first.
+WEBHOOK_RETRY_BASE_SECONDS = envdecimal("WEBHOOK_RETRY_BASE_SECONDS", "30")
+WEBHOOK_RETRY_MAX_DELAY_SECONDS = envint("WEBHOOK_RETRY_MAX_DELAY_SECONDS", 3600)
+WEBHOOK_RETRY_WINDOW_SECONDS = envint("WEBHOOK_RETRY_WINDOW_SECONDS", 86400)
 
 # --- the analyst baseline ------------------------------------------------------
 

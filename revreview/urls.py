@@ -3,6 +3,8 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from reviews.web.api.api import api
+
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
     # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the admin's).
@@ -13,6 +15,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 urlpatterns = [
     path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("spend/", include("ledger.urls")),
     path("", include("reviews.web.urls")),

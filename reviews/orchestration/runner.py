@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from alerts.tasks import run_finished
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import MIXED, RawFinding
@@ -332,6 +333,7 @@ def save_review(
             resolved=comparison.resolved,
             suppressed=[history.suppressed_entry(m) for m in comparison.suppressed],
         )
+    run_finished(run.pk)  # alerts, after the commit
 
 
 def sweep_stuck_runs() -> list[int]:
@@ -357,9 +359,15 @@ def sweep_stuck_runs() -> list[int]:
 def fail_run(run_id: int, error: BaseException) -> None:
     """Last resort when the coordinator itself cannot finish: the run is failed, visibly."""
     logger.error("run %s failed: %r", run_id, error)
-    ReviewRun.objects.filter(pk=run_id).exclude(status=ReviewRun.Status.DONE).update(
-        status=ReviewRun.Status.FAILED,
-        degraded=True,
-        error=repr(error)[:2000],
-        finished_at=timezone.now(),
+    failed = (
+        ReviewRun.objects.filter(pk=run_id)
+        .exclude(status=ReviewRun.Status.DONE)
+        .update(
+            status=ReviewRun.Status.FAILED,
+            degraded=True,
+            error=repr(error)[:2000],
+            finished_at=timezone.now(),
+        )
     )
+    if failed:  # alerts, after the commit (a second call makes no second delivery)
+        run_finished(run_id)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from alerts.tasks import run_finished
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
@@ -316,6 +317,7 @@ def reuse_run(
         )
         _copy_findings(source, run)
         _copy_verdict(source, run)
+    run_finished(run.pk)  # it is finished at once: alerts, after the commit
     return run
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import history_views, views
+from reviews.web import history_views, tokens, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -23,4 +23,6 @@ urlpatterns = [
         name="undo_dismissal",
     ),
     path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
+    path("settings/tokens/", tokens.token_list, name="tokens"),
+    path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]

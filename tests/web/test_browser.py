@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 from django.db import connections
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -171,3 +172,30 @@ def test_run_page_updates_live_until_the_verdict(page, worker):
     page.wait_for_timeout(2500)
     assert len(polls) == count  # and nothing polls any more
     assert ReviewRun.objects.get(pk=run.pk).status == ReviewRun.Status.DONE
+
+
+def test_an_api_token_is_made_shown_once_used_and_revoked(page, live_server, redis_url):
+    log_in(page)
+    page.click("header >> text=API tokens")
+    expect(page.locator("h1")).to_have_text("API tokens")
+    page.fill("input[name=name]", "nightly export")
+    page.uncheck("input[name=scopes][value=read]")
+    page.click("text=Create token")
+    secret = page.locator("#token-secret").inner_text()
+    assert secret.startswith("rr_")
+    expect(page.locator('#tokens tr[data-token="nightly export"]')).to_contain_text("upload")
+
+    api = f"{live_server.url}/api/v1"
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    seed = (DATA / "seed-example.json").read_bytes()
+    assert httpx.post(f"{api}/batches", content=seed, headers=headers).status_code == 202
+    assert httpx.get(f"{api}/runs", headers=headers).status_code == 403  # upload only
+
+    page.goto("/settings/tokens/")
+    expect(page.locator("#token-secret")).to_have_count(0)  # shown once
+    expect(page.locator('#tokens tr[data-token="nightly export"]')).to_contain_text("Revoke")
+    page.click('#tokens tr[data-token="nightly export"] >> text=Revoke')
+    expect(page.locator('#tokens tr[data-token="nightly export"]')).to_have_attribute(
+        "data-active", "false"
+    )
+    assert httpx.post(f"{api}/batches", content=seed, headers=headers).status_code == 401

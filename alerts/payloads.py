@@ -1,0 +1,81 @@
+"""What a finished run triggers, and the body a subscription receives about it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from django.conf import settings
+from django.urls import reverse
+
+from alerts.models import Trigger, WebhookSubscription
+from reviews.models import ReviewRun, Severity
+
+VERDICT_WORDS = {
+    "approve": "Approved",
+    "approve_with_comments": "Approved with comments",
+    "request_changes": "Changes requested",
+}
+
+
+def run_triggers(run: ReviewRun) -> set[str]:
+    """Everything about this finished run a subscription may watch."""
+    if run.status == ReviewRun.Status.FAILED:
+        return {Trigger.FAILED}
+    triggers: set[str] = set()
+    verdict = getattr(run, "verdict", None)
+    if verdict is not None:
+        triggers.add(verdict.decision)  # the reviewers' verdict, not a later break glass
+    if run.degraded:
+        triggers.add(Trigger.DEGRADED)
+    return triggers
+
+
+def site_url(path: str) -> str:
+    return settings.SITE_URL.rstrip("/") + path
+
+
+def message(run: ReviewRun, triggers: list[str]) -> dict:
+    verdict = getattr(run, "verdict", None)
+    counts = Counter(run.findings.values_list("severity", flat=True))
+    return {
+        "event": "run.finished",
+        "triggers": triggers,
+        "dataset": run.batch.dataset.name if run.batch.dataset else None,
+        "run": {
+            "id": run.pk,
+            "status": run.status,
+            "mode": run.mode,
+            "degraded": run.degraded,
+            "verdict": verdict.decision if verdict else None,
+            "url": site_url(reverse("reviews:run", kwargs={"run_id": run.pk})),
+            "api_url": site_url(reverse("api:run", kwargs={"run_id": run.pk})),
+        },
+        "batch": {"id": run.batch_id, "external_id": run.batch.external_id or None},
+        "summary": verdict.summary if verdict else run.error,
+        "counts": {severity: counts[severity] for severity in Severity.values},
+    }
+
+
+def slack_text(data: dict) -> str:
+    """One Slack message (mrkdwn): verdict, dataset, summary, counts and the run link."""
+    run = data["run"]
+    if run["status"] == ReviewRun.Status.FAILED:
+        headline = "Review failed"
+    else:
+        headline = VERDICT_WORDS.get(run["verdict"], str(run["verdict"]))
+        if run["degraded"]:
+            headline += " (degraded)"
+    counts = ", ".join(f"{n} {severity}" for severity, n in data["counts"].items())
+    dataset = data["dataset"] or "a batch"
+    return (
+        f"revreview: *{headline}* on {dataset} (run {run['id']}, {run['mode']}). "
+        f"{data['summary']} Findings: {counts}. <{run['url']}|Open run {run['id']}>"
+    )
+
+
+def body(subscription: WebhookSubscription, run: ReviewRun, triggers: list[str]) -> str:
+    data = message(run, triggers)
+    if subscription.payload_format == WebhookSubscription.Format.SLACK:
+        data = {"text": slack_text(data)}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

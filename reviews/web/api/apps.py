@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ApiConfig(AppConfig):
+    name = "reviews.web.api"
+    label = "api"
+    verbose_name = "API"

@@ -1,0 +1,198 @@
+"""POST /batches: an upload (multipart files, or a JSON batch as the body), handed to
+reviews.orchestration.submit exactly as the upload form hands it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
+from ninja import Header, Query, Router, Status
+from ninja.errors import HttpError
+
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.orchestration.submit import ServeRefused, UploadTooLarge, submit
+from reviews.web.api import idempotency
+from reviews.web.api.auth import UPLOAD, rate_identity
+from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.schemas import Problem, Rejected, UploadAccepted
+from reviews.web.views import split_errors
+
+router = Router(tags=["batches"])
+
+JSON_TYPES = ("application/json", "text/json")
+MULTIPART = "multipart/form-data"
+BODY_NAME = "body.json"  # the stored file name of a batch sent as the request body
+
+# The body is read by hand (two content types, the bytes stored as received), so the
+# OpenAPI document describes it here.
+REQUEST_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "description": "A JSON batch (spec section 1), stored byte for byte.",
+            }
+        },
+        MULTIPART: {
+            "schema": {
+                "type": "object",
+                "required": ["files"],
+                "properties": {
+                    "files": {
+                        "type": "array",
+                        "items": {"type": "string", "format": "binary"},
+                        "description": "One JSON batch, one to three HubSpot CSV exports, "
+                        "or a ZIP holding them.",
+                    },
+                    "dataset": {"type": "string"},
+                    "as_of": {"type": "string", "format": "date-time"},
+                },
+            }
+        },
+    },
+}
+
+RESPONSES = {
+    202: UploadAccepted,
+    400: Rejected,
+    401: Problem,
+    403: Problem,
+    409: Problem,
+    413: Problem,
+    415: Problem,
+    422: Problem,
+    429: Problem,
+}
+
+
+@router.post(
+    "/batches",
+    auth=UPLOAD,
+    response=RESPONSES,
+    openapi_extra={"requestBody": REQUEST_BODY},
+    url_name="batches",
+)
+def upload_batch(
+    request: HttpRequest,
+    response: HttpResponse,
+    as_of: Annotated[datetime | None, Query(description="Date rules count from this time.")] = None,
+    dataset: Annotated[
+        str | None,
+        Query(description="The dataset this batch is a sync of (wins over its own key)."),
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=255,
+            description="A retry with the same key returns the first request's run.",
+        ),
+    ] = None,
+):
+    """Upload a batch for review. Answers 202 with the run to poll, or 400 with every
+    structural error (record and field); the upload is kept either way."""
+    token = request.auth
+    files, fields = request_files(request)
+    as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
+    dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
+    key = clean_text(idempotency_key, "Idempotency-Key")
+    record = None
+    if key:
+        fingerprint = idempotency.request_sha256(files, dataset, as_of)
+        record, first = idempotency.claim(token.user, key, fingerprint)
+        if not first:
+            return replay(request, response, record, fingerprint)
+    try:
+        submission = submit(
+            files,
+            created_by=token.user,
+            as_of=as_of,
+            dataset=dataset,
+            client_ip=rate_identity(token),
+        )
+    except ServeRefused as error:
+        _release(record)
+        return Status(429, too_many(response, error))
+    except UploadTooLarge as error:
+        _release(record)
+        return Status(413, {"detail": str(error)})
+    except IngestError as error:  # nothing uploaded at all
+        _release(record)
+        return Status(
+            400, {"detail": "no batch", "batch_id": None, "errors": errors_of(error.errors)}
+        )
+    except BaseException:  # a crash: a retry with the key must not wait on it for a day
+        _release(record)
+        raise
+    if record is not None:
+        idempotency.finish(record, submission)
+    if not submission.accepted:
+        return Status(400, rejected(submission.batch.pk, submission.errors))
+    return Status(202, accepted(request, response, submission.run))
+
+
+def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, str]]:
+    """The uploaded files and the multipart form's other fields."""
+    content_type = request.content_type or ""
+    try:
+        if content_type == MULTIPART:
+            files = [
+                UploadedFile(name=f.name, data=f.read()) for f in request.FILES.getlist("files")
+            ]
+            if not files:
+                raise HttpError(422, "multipart upload without a `files` part")
+            return files, {key: request.POST.get(key, "") for key in ("as_of", "dataset")}
+        if content_type in JSON_TYPES:
+            return [UploadedFile(name=BODY_NAME, data=request.body)], {}
+    except RequestDataTooBig:
+        raise HttpError(413, "the request body is larger than MAX_UPLOAD_BYTES") from None
+    except MultiPartParserError as error:
+        raise HttpError(422, f"unreadable multipart body: {error}") from None
+    raise HttpError(415, f"send {MULTIPART} (files) or application/json (a JSON batch)")
+
+
+def form_time(value: str | None) -> datetime | None:
+    """`as_of` from a multipart field, read like the query parameter."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise HttpError(422, f"as_of is not an ISO 8601 date-time: {value[:100]!r}") from None
+    return utc(parsed, "as_of")
+
+
+def errors_of(errors: list[str]) -> list[dict[str, str]]:
+    return [{"location": loc, "message": msg} for loc, msg in split_errors(errors)]
+
+
+def rejected(batch_id: int, errors: list[str]) -> dict:
+    return {
+        "detail": f"batch {batch_id} rejected: {len(errors)} structural problems; it is kept",
+        "batch_id": batch_id,
+        "errors": errors_of(errors),
+    }
+
+
+def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: str):
+    """The answer of the first request that used this key."""
+    if record.request_sha256 != fingerprint:
+        return Status(422, {"detail": "this Idempotency-Key was used for a different upload"})
+    if record.batch is None:
+        return Status(
+            409, {"detail": "the first request with this Idempotency-Key is still running"}
+        )
+    response["Idempotent-Replayed"] = "true"
+    if record.run is None:
+        return Status(400, rejected(record.batch.pk, record.batch.errors))
+    return Status(202, accepted(request, response, record.run))
+
+
+def _release(record) -> None:
+    if record is not None:
+        idempotency.release(record)

@@ -1,0 +1,156 @@
+"""Datasets: the history of one CRM's syncs, and dismissing a problem for it (the
+same reviews.orchestration.dismissals functions as the dashboard and the CLI)."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from django.http import HttpRequest
+from ninja import Router, Status
+
+from reviews.models import Dataset, Dismissal, Finding, ReviewRun
+from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.web.api.auth import READ, UPLOAD
+from reviews.web.api.common import run_urls
+from reviews.web.api.schemas import DatasetOut, DismissalIn, DismissalOut, Problem
+
+router = Router(tags=["datasets"])
+
+RUNS_SHOWN = 50
+
+
+def _dataset(name: str) -> Dataset | None:
+    if "\x00" in name:  # no stored name has one (and Postgres cannot compare it)
+        return None
+    return Dataset.objects.annotate(batch_count=Count("batches")).filter(name=name).first()
+
+
+def _not_found(name: str) -> Status:
+    return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
+
+
+@router.get(
+    "/datasets/{name}",
+    auth=READ,
+    response={200: DatasetOut, 401: Problem, 403: Problem, 404: Problem},
+    url_name="dataset",
+)
+def get_dataset(request: HttpRequest, name: str):
+    """The dataset's latest syncs (new / open / resolved / suppressed counts) and the
+    problems the team dismissed."""
+    dataset = _dataset(name)
+    if dataset is None:
+        return _not_found(name)
+    runs = list(
+        ReviewRun.objects.filter(batch__dataset=dataset)
+        .select_related("verdict")
+        .order_by("-as_of", "-id")[:RUNS_SHOWN]
+    )
+    counts = {
+        (row["run_id"], row["status"]): row["n"]
+        for row in Finding.objects.filter(run_id__in=[run.pk for run in runs])
+        .order_by()
+        .values("run_id", "status")
+        .annotate(n=Count("id"))
+    }
+    standing = (
+        Dismissal.objects.filter(dataset=dataset, undone_at__isnull=True)
+        .select_related("created_by", "undone_by")
+        .order_by("-created_at", "-pk")
+    )
+    return Status(
+        200,
+        {
+            "name": dataset.name,
+            "verdict_scope": dataset.verdict_scope,
+            "created": dataset.created,
+            "batches": dataset.batch_count,
+            "runs": [_run(request, run, counts) for run in runs],
+            "dismissals": [_dismissal(d) for d in standing],
+        },
+    )
+
+
+def _run(request: HttpRequest, run: ReviewRun, counts: dict[tuple[int, str], int]) -> dict:
+    verdict = getattr(run, "verdict", None)
+    return {
+        "id": run.pk,
+        "batch_id": run.batch_id,
+        "as_of": run.as_of,
+        "status": run.status,
+        "mode": run.mode,
+        "verdict": verdict.effective_decision if verdict else None,
+        "new": counts.get((run.pk, Finding.Status.NEW), 0),
+        "open": counts.get((run.pk, Finding.Status.OPEN), 0),
+        "resolved": len(run.resolved),
+        "suppressed": len(run.suppressed),
+        "urls": run_urls(request, run.pk),
+    }
+
+
+def _dismissal(dismissal: Dismissal) -> dict:
+    return {
+        "fingerprint": dismissal.fingerprint,
+        "category": dismissal.category,
+        "kind": dismissal.kind,
+        "title": dismissal.title,
+        "reason": dismissal.reason,
+        "dismissed_by": dismissal.created_by.get_username() if dismissal.created_by else None,
+        "dismissed_at": dismissal.created_at,
+        "undone_by": dismissal.undone_by.get_username() if dismissal.undone_by else None,
+        "undone_at": dismissal.undone_at,
+    }
+
+
+@router.post(
+    "/datasets/{name}/dismissals",
+    auth=UPLOAD,
+    response={
+        201: DismissalOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        422: Problem,
+    },
+    url_name="dismissals",
+)
+def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
+    """Dismiss a problem (by its fingerprint) for this dataset, with a reason: later
+    reviews list it under `suppressed` and leave it out of the verdict."""
+    dataset = _dataset(name)
+    if dataset is None:
+        return _not_found(name)
+    try:
+        made = dismiss(
+            dataset,
+            _text(payload.fingerprint),
+            reason=_text(payload.reason),
+            user=request.auth.user,
+        )
+    except DismissalError as error:
+        return Status(400, {"detail": str(error)})
+    return Status(201, _dismissal(made))
+
+
+@router.delete(
+    "/datasets/{name}/dismissals/{fingerprint}",
+    auth=UPLOAD,
+    response={200: DismissalOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
+    url_name="dismissal",
+)
+def undo_dismissal_of(request: HttpRequest, name: str, fingerprint: str):
+    """Take a dismissal back: later reviews flag the problem again."""
+    dataset = _dataset(name)
+    if dataset is None:
+        return _not_found(name)
+    try:
+        undone = undo_dismissal(dataset, _text(fingerprint), user=request.auth.user)
+    except DismissalError as error:
+        return Status(400, {"detail": str(error)})
+    return Status(200, _dismissal(undone))
+
+
+def _text(value: str) -> str:
+    """NUL bytes and lone surrogates cannot be stored: dropped and replaced, so the
+    dismissal functions judge (and refuse, for a fingerprint) what is left."""
+    return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")

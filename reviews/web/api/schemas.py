@@ -1,0 +1,170 @@
+"""The API's request and response shapes. They document the API (its OpenAPI schema)
+and ninja checks every response against them. Report documents allow extra keys, so
+what a later version adds to the run JSON (docs/output.md) reaches the client unchanged."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ninja import Schema
+from pydantic import BaseModel, ConfigDict
+
+
+class Document(BaseModel):
+    # A plain pydantic model: ninja's Schema reads attributes and would drop extra keys.
+    model_config = ConfigDict(extra="allow")
+
+
+class Problem(Schema):
+    """An error: `detail` says what went wrong (a list of field errors for 422)."""
+
+    detail: str | list[dict[str, Any]]
+
+
+class RunUrls(Schema):
+    api: str  # this run in the API: poll it until `run.status` is done or failed
+    dashboard_json: str  # the run JSON (docs/output.md) on the dashboard (needs a login)
+    dashboard: str  # the run page on the dashboard
+
+
+class UploadAccepted(Schema):
+    batch_id: int
+    run_id: int
+    status: str  # queued, running, done (a cached run is done at once) or failed
+    mode: str  # fresh, cached or failback
+    urls: RunUrls
+
+
+class RecordError(Schema):
+    location: str  # record and field, e.g. "deals[3].amount"; empty when not about one
+    message: str
+
+
+class Rejected(Schema):
+    detail: str
+    batch_id: int | None  # the upload is kept, as received, under this id
+    errors: list[RecordError]
+
+
+class BatchInfo(Document):
+    id: str | None
+    sha256: str
+    counts: dict[str, int]
+
+
+class RunInfo(Document):
+    id: int
+    mode: str
+    tier: str
+    specialists: list[str]
+    status: str
+    degraded: bool
+    started_at: str | None
+    finished_at: str | None
+
+
+class FindingInfo(Document):
+    category: str
+    kind: str
+    severity: str
+    title: str
+    detail: str
+    record_ids: list[str]
+    suggested_fix: str
+    confidence: float
+    amount_at_risk: int | float | None
+    source: str
+
+
+class LedgerCall(Document):
+    agent: str
+    model_requested: str
+    model: str | None
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    usd: float
+    latency_ms: int | None
+    outcome: str
+
+
+class Ledger(Document):
+    tokens: int
+    usd: float
+    analyst_usd: float
+    calls: list[LedgerCall]
+
+
+class RunReport(Document):
+    """Spec §5, as `manage.py review --format json` prints it, plus `urls`. While the
+    run is queued or running, `verdict` is null and `findings` empty."""
+
+    batch: BatchInfo
+    run: RunInfo
+    verdict: str | None
+    summary: str
+    findings: list[FindingInfo]
+    ledger: Ledger
+    urls: RunUrls
+
+
+class RunListItem(Schema):
+    id: int
+    batch_id: int
+    dataset: str | None
+    status: str
+    mode: str
+    tier: str
+    degraded: bool
+    verdict: str | None  # the effective verdict (approve after a break glass)
+    created_at: datetime
+    finished_at: datetime | None
+    urls: RunUrls
+
+
+class RunList(Schema):
+    count: int
+    items: list[RunListItem]
+
+
+class DismissalIn(Schema):
+    fingerprint: str  # the finding's fingerprint (16 hex digits)
+    reason: str
+
+
+class DismissalOut(Schema):
+    fingerprint: str
+    category: str
+    kind: str
+    title: str
+    reason: str
+    dismissed_by: str | None
+    dismissed_at: datetime
+    undone_by: str | None
+    undone_at: datetime | None
+
+
+class DatasetRun(Schema):
+    """One sync of the dataset: its run and how its findings compare with the last."""
+
+    id: int
+    batch_id: int
+    as_of: datetime
+    status: str
+    mode: str
+    verdict: str | None
+    new: int
+    open: int
+    resolved: int
+    suppressed: int
+    urls: RunUrls
+
+
+class DatasetOut(Schema):
+    name: str
+    verdict_scope: str  # new: only new problems decide the verdict; all: every one
+    created: datetime
+    batches: int
+    runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
+    dismissals: list[DismissalOut]  # standing ones, newest first
