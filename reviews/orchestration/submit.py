@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
@@ -132,18 +133,32 @@ def store_upload(files: list[UploadedFile], *, created_by=None) -> Batch:
         )
     digests = [hashlib.sha256(f.data).hexdigest() for f in files]
     sha256 = _combined_sha256(digests)
+    names = [stored_name(f.name) for f in files]
     with transaction.atomic():
         batch = Batch.objects.create(
-            file_name=", ".join(f.name for f in files)[:500],
+            file_name=stored_name(", ".join(names)),
             sha256=sha256,
             size_bytes=total,
             created_by=created_by,
         )
         BatchFile.objects.bulk_create(
-            BatchFile(batch=batch, name=f.name, sha256=d, size_bytes=len(f.data), data=f.data)
-            for f, d in zip(files, digests, strict=True)
+            BatchFile(batch=batch, name=name, sha256=d, size_bytes=len(f.data), data=f.data)
+            for f, name, d in zip(files, names, digests, strict=True)
         )
     return batch
+
+
+_NAME_CHARS = 500  # Batch.file_name and BatchFile.name
+
+
+def stored_name(name: str) -> str:
+    """A file name as it can be stored: NUL and lone surrogates (a non-UTF-8 name from
+    the CLI) as their \\u escapes, and at most 500 characters, keeping the end, where
+    the extension is."""
+    name = make_safe(name)
+    if len(name) <= _NAME_CHARS:
+        return name
+    return name[: _NAME_CHARS // 2 - 1] + "…" + name[-(_NAME_CHARS // 2) :]
 
 
 def stored_sha256(files: list[UploadedFile]) -> str:
