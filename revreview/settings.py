@@ -186,7 +186,16 @@ COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
 
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# A file over this is spooled to a temporary file as it arrives, not held in memory;
+# the limit handler before Django's stops an upload past MAX_UPLOAD_BYTES mid-body.
+FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 2621440)
+FILE_UPLOAD_HANDLERS = [
+    "reviews.web.uploads.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# A dashboard upload bigger than this is parsed by a worker, not the web process.
+PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
 MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 
 REVIEW_RULES = {
@@ -265,14 +274,22 @@ STATICFILES_DIRS = [BASE_DIR / "revreview" / "static"]
 # DATA_DIR: that is a volume in compose, which would hide the files the image built.
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# One console handler on the root logger: our loggers at LOG_LEVEL, everything else
+# (Django's request errors with their traceback, Celery, psycopg) at WARNING. Django's
+# own default prints request errors only with DEBUG on; here they are always logged.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "revreview": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-        "reviews": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-        "ledger": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+        # No handlers of its own (Django's default ones print only under DEBUG): its
+        # records reach the root's console.
+        "django": {"level": "INFO"},
+        "django.server": {"level": "INFO"},
+        "revreview": {"level": env("LOG_LEVEL", "INFO")},
+        "reviews": {"level": env("LOG_LEVEL", "INFO")},
+        "ledger": {"level": env("LOG_LEVEL", "INFO")},
     },
 }

@@ -24,7 +24,8 @@ from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.stored_files import Source, copy_into
+from reviews.orchestration.tasks import accept_upload, start_review
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,30 @@ def submit(
     execute (the CLI runs it in-process). `client_ip` is None where no rate limit
     applies (the CLI). Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
+    return review_stored(
+        batch,
+        files=files,
+        created_by=created_by,
+        as_of=as_of,
+        dispatch=dispatch,
+        client_ip=client_ip,
+        no_cache=no_cache,
+    )
+
+
+def review_stored(
+    batch: Batch,
+    *,
+    files: list[UploadedFile] | None = None,
+    created_by=None,
+    as_of: datetime | None = None,
+    dispatch: bool = True,
+    client_ip: str | None = None,
+    no_cache: bool = False,
+) -> Submission:
+    """submit() after the store: parse the stored batch (or `files`, its bytes still in
+    memory) and serve it. A worker calls this for an upload too big to parse in the web
+    process (tasks.accept_upload). Raises ServeRefused."""
     try:
         parsed = accept(batch, as_of=as_of, files=files)
     except IngestError as error:
@@ -121,31 +146,36 @@ def serve(
     )
 
 
-def store_upload(files: list[UploadedFile], *, created_by=None) -> Batch:
-    """Keep the upload byte for byte, before anything reads it."""
+def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batch:
+    """Keep the upload byte for byte, before anything reads it. `files` are in memory
+    (UploadedFile) or read in chunks (Source: a big upload spooled to disk)."""
     if not files:
         raise IngestError(["no file uploaded"])
-    total = sum(len(f.data) for f in files)
+    sources = [as_source(f) for f in files]
+    total = sum(s.size for s in sources)
     if total > settings.MAX_UPLOAD_BYTES:
         raise UploadTooLarge(
             f"upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes "
             "(MAX_UPLOAD_BYTES)"
         )
-    digests = [hashlib.sha256(f.data).hexdigest() for f in files]
-    sha256 = _combined_sha256(digests)
-    names = [stored_name(f.name) for f in files]
+    names = [stored_name(s.name) for s in sources]
     with transaction.atomic():
         batch = Batch.objects.create(
             file_name=stored_name(", ".join(names)),
-            sha256=sha256,
+            sha256="",
             size_bytes=total,
             created_by=created_by,
         )
-        BatchFile.objects.bulk_create(
-            BatchFile(batch=batch, name=name, sha256=d, size_bytes=len(f.data), data=f.data)
-            for f, name, d in zip(files, names, digests, strict=True)
-        )
+        digests = copy_into(batch, list(zip(names, sources, strict=True)))
+        batch.sha256 = _combined_sha256(digests)
+        batch.save(update_fields=["sha256"])
     return batch
+
+
+def as_source(file: UploadedFile | Source) -> Source:
+    if isinstance(file, Source):
+        return file
+    return Source(name=file.name, size=len(file.data), chunks=lambda: (file.data,))
 
 
 _NAME_CHARS = 500  # Batch.file_name and BatchFile.name
@@ -183,10 +213,7 @@ def accept(
     try:
         parsed = parse(files, as_of=as_of, received_at=batch.created_at)
     except IngestError as error:
-        batch.status = Batch.Status.REJECTED
-        batch.errors = error.errors
-        batch.save(update_fields=["status", "errors"])
-        logger.info("batch %s rejected: %d errors", batch.pk, len(error.errors))
+        reject(batch, error.errors)
         raise
     batch.status = Batch.Status.ACCEPTED
     batch.external_id = (parsed.id or "")[:200]
@@ -200,6 +227,47 @@ def accept(
     batch.content_key = serving.content_key(parsed)
     batch.save()
     return parsed
+
+
+def accept_later(batch: Batch, *, as_of: datetime | None, client_ip: str | None) -> None:
+    """Hand a stored upload to a worker to parse and serve (tasks.accept_upload): the
+    web process never holds a big batch parsed (a million records are over 1 GB)."""
+    kwargs = {
+        "batch_id": batch.pk,
+        "as_of": as_of.isoformat() if as_of else None,
+        "client_ip": client_ip,
+    }
+    transaction.on_commit(lambda: accept_upload.delay(**kwargs))
+
+
+def accept_stored_upload(
+    batch_id: int, *, as_of: str | None, client_ip: str | None
+) -> Submission | None:
+    """The worker's half of accept_later. A refused request (far over the rate limit)
+    leaves the batch accepted, with the reason among its errors."""
+    batch = Batch.objects.filter(pk=batch_id, status=Batch.Status.RECEIVED).first()
+    if batch is None:  # gone, or a redelivered task whose first run got there
+        logger.info("batch %s is gone or already read", batch_id)
+        return None
+    try:
+        return review_stored(
+            batch,
+            created_by=batch.created_by,
+            as_of=datetime.fromisoformat(as_of) if as_of else None,
+            client_ip=client_ip,
+        )
+    except ServeRefused as error:
+        Batch.objects.filter(pk=batch_id).update(errors=[f"refused: {error}"])
+        return None
+
+
+def reject(batch: Batch, errors: list[str]) -> None:
+    """Mark a stored batch rejected, with why (a parse error, or a request refused
+    before parsing: an invalid as-of time, an empty file)."""
+    batch.status = Batch.Status.REJECTED
+    batch.errors = [make_safe(error) for error in errors]
+    batch.save(update_fields=["status", "errors"])
+    logger.info("batch %s rejected: %d errors", batch.pk, len(errors))
 
 
 def create_run(

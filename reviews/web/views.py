@@ -27,19 +27,29 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
-from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
+from reviews.orchestration.submit import (
+    ServeRefused,
+    UploadTooLarge,
+    accept_later,
+    reject,
+    rerun,
+    store_upload,
+    submit,
+)
 from reviews.web.exports import findings_csv_response
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.web.report import run_report
+from reviews.web.uploads import as_sources, too_large_message
 
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
@@ -73,25 +83,56 @@ def _require_staff(request: HttpRequest) -> None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
-    rejected: Batch | None = None
-    if form.is_valid():
-        files = [UploadedFile(name=f.name, data=f.read()) for f in form.cleaned_data["files"]]
-        try:
-            submission = submit(
-                files,
-                created_by=request.user,
-                as_of=form.cleaned_data["as_of"],
-                client_ip=client_ip(request),
-            )
-        except ServeRefused as error:
-            return refused(request, error)
-        except (UploadTooLarge, IngestError) as error:
-            form.add_error("files", str(error))
-        else:
-            if submission.accepted:
-                return redirect("reviews:run", submission.run.pk)
-            rejected = submission.batch  # stored as received; the errors are on it
+    """Every upload received is stored, even one refused before parsing (an invalid
+    as-of time, an empty file), with the reason; only one over the size limit is not,
+    since it was cut off while arriving. A small upload is parsed here and answered at
+    once (400 with every error if rejected); a big one is parsed by a worker and the
+    batch page follows it."""
+    if request.method == "GET":
+        return upload_page(request, UploadForm())
+    form = UploadForm(request.POST, request.FILES)
+    too_large = too_large_message(request)
+    if too_large:
+        form.add_error(None, too_large)
+        return upload_page(request, form, status=413)
+    received = request.FILES.getlist("files")
+    if not received or not form.is_valid():
+        rejected = None
+        if received and not form.has_error("files", "too_large"):
+            rejected = store_upload(as_sources(received), created_by=request.user)
+            reject(rejected, form_errors(form))
+        return upload_page(request, form, rejected=rejected, status=400)
+    as_of, ip = form.cleaned_data["as_of"], client_ip(request)
+    if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
+        batch = store_upload(as_sources(received), created_by=request.user)
+        accept_later(batch, as_of=as_of, client_ip=ip)
+        return redirect("reviews:batch", batch.pk)
+    files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
+    try:
+        submission = submit(files, created_by=request.user, as_of=as_of, client_ip=ip)
+    except ServeRefused as error:
+        return refused(request, error)
+    except (UploadTooLarge, IngestError) as error:
+        form.add_error("files", str(error))
+        return upload_page(request, form, status=400)
+    if submission.accepted:
+        return redirect("reviews:run", submission.run.pk)
+    # stored as received; the errors are on it
+    return upload_page(request, form, rejected=submission.batch, status=400)
+
+
+def form_errors(form: UploadForm) -> list[str]:
+    """The form's errors as batch errors: 'as_of: Enter a valid date/time.'"""
+    return [
+        f"{field}: {message}" if field != "__all__" else message
+        for field, messages in form.errors.items()
+        for message in messages
+    ]
+
+
+def upload_page(
+    request: HttpRequest, form: UploadForm, *, rejected: Batch | None = None, status: int = 200
+) -> HttpResponse:
     recent = Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:8]
     context = {
         "form": form,
@@ -100,7 +141,7 @@ def upload(request: HttpRequest) -> HttpResponse:
         "recent": recent,
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
     }
-    return render(request, "reviews/upload.html", context)
+    return render(request, "reviews/upload.html", context, status=status)
 
 
 def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
@@ -117,6 +158,12 @@ def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
 @require_GET
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("created_by"), pk=batch_id)
+    if request.htmx and batch.status == Batch.Status.RECEIVED:
+        return render(request, "reviews/batch.html#waiting", {"batch": batch})
+    if request.htmx:  # read by the worker since: its run, or the page with its errors
+        run = batch.runs.order_by("-pk").first()
+        target = reverse("reviews:run", args=[run.pk]) if run else request.path
+        return HttpResponseClientRedirect(target)
     context = {
         "batch": batch,
         "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names

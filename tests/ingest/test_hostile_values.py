@@ -187,9 +187,7 @@ def test_5000_digit_exported_at_is_a_named_error():
     data = b'{"exportedAt": %s, "companies": [], "contacts": [], "deals": []}' % (b"1" * 5000)
     errors = errors_of(parse_files, ("batch.json", data))
 
-    assert errors == ["exportedAt: not a date: a number too long to show"] or (
-        errors[0].startswith("exportedAt: not a date:")
-    )
+    assert errors == ['exportedAt: not a date: "' + "1" * 58 + "…"]
 
 
 def test_5000_digit_exported_at_string_is_a_named_error():

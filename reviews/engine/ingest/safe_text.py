@@ -28,8 +28,7 @@ _UNSAFE = re.compile("[\x00\ud800-\udfff]")
 _JSON_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 
 UNSAFE_MESSAGE = (
-    "holds a character that cannot be stored (NUL or a lone surrogate), "
-    "shown as its \\u escape"
+    "holds a character that cannot be stored (NUL or a lone surrogate), shown as its \\u escape"
 )
 # Owner of an id or an unknown field: ids are what references point at.
 ID_CATEGORY = Category.ATTRIBUTION
