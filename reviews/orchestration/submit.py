@@ -21,11 +21,11 @@ from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, Batch, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.stored_files import Source, copy_into
-from reviews.orchestration.tasks import accept_upload, start_review
+from reviews.orchestration.tasks import start_review
 
 logger = logging.getLogger(__name__)
 
@@ -229,21 +229,10 @@ def accept(
     return parsed
 
 
-def accept_later(batch: Batch, *, as_of: datetime | None, client_ip: str | None) -> None:
-    """Hand a stored upload to a worker to parse and serve (tasks.accept_upload): the
-    web process never holds a big batch parsed (a million records are over 1 GB)."""
-    kwargs = {
-        "batch_id": batch.pk,
-        "as_of": as_of.isoformat() if as_of else None,
-        "client_ip": client_ip,
-    }
-    transaction.on_commit(lambda: accept_upload.delay(**kwargs))
-
-
 def accept_stored_upload(
     batch_id: int, *, as_of: str | None, client_ip: str | None
 ) -> Submission | None:
-    """The worker's half of accept_later. A refused request (far over the rate limit)
+    """The worker's half of intake_tasks.accept_later. A refused request (far over the rate limit)
     leaves the batch accepted, with the reason among its errors."""
     batch = Batch.objects.filter(pk=batch_id, status=Batch.Status.RECEIVED).first()
     if batch is None:  # gone, or a redelivered task whose first run got there

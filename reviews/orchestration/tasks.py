@@ -60,19 +60,6 @@ def coordinate_after_chord_error(*, run_id: int) -> None:
     coordinate(run_id=run_id)
 
 
-@shared_task(
-    name="reviews.accept_upload",
-    soft_time_limit=settings.SPECIALIST_SOFT_TIME_LIMIT,
-    time_limit=settings.SPECIALIST_TIME_LIMIT,
-)
-def accept_upload(*, batch_id: int, as_of: str | None, client_ip: str | None) -> None:
-    """Parse and serve an upload too big to parse in the web process (its bytes are
-    stored already), then start its review."""
-    from reviews.orchestration import submit  # submit dispatches the tasks of this module
-
-    submit.accept_stored_upload(batch_id, as_of=as_of, client_ip=client_ip)
-
-
 @shared_task(name="reviews.sweep_stuck_runs")
 def sweep_stuck_runs() -> None:
     failed = runner.sweep_stuck_runs()

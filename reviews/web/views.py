@@ -37,10 +37,10 @@ from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.orchestration.intake_tasks import accept_later
 from reviews.orchestration.submit import (
     ServeRefused,
     UploadTooLarge,
-    accept_later,
     reject,
     rerun,
     store_upload,
