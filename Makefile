@@ -23,7 +23,7 @@ run: install
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
 	@trap 'kill 0' INT TERM EXIT; \
 	$(VENV)/bin/celery -A revreview worker --beat --loglevel=INFO --concurrency=2 & \
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	DEBUG=$${DEBUG:-true} $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
 	$(VENV)/bin/pytest

@@ -10,8 +10,9 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ledger.ratelimit import client_ip
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from reviews.orchestration.submit import rerun
+from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.web.exports import findings_csv_response
 
 FINDINGS_INLINE_LIMIT = 50
@@ -181,9 +182,17 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-run selected runs (fresh)")
     def rerun_selected(self, request: HttpRequest, queryset: QuerySet[ReviewRun]) -> None:
-        new_runs = [rerun(run, created_by=request.user) for run in queryset.select_related("batch")]
-        ids = ", ".join(f"#{run.pk}" for run in new_runs)
-        self.message_user(request, f"Started {len(new_runs)} fresh runs: {ids}.", messages.SUCCESS)
+        # Each re-run is a request like the dashboard's: it counts against the rate limit
+        # (and may be served by failback); past twice the limit the rest are refused.
+        new_runs = []
+        for run in queryset.select_related("batch"):
+            try:
+                new_runs.append(rerun(run, created_by=request.user, client_ip=client_ip(request)))
+            except ServeRefused as error:
+                self.message_user(request, f"Run #{run.pk} not re-run: {error}", messages.ERROR)
+                break
+        ids = ", ".join(f"#{run.pk} ({run.mode})" for run in new_runs)
+        self.message_user(request, f"Started {len(new_runs)} runs: {ids}.", messages.SUCCESS)
 
     @admin.action(description="Export findings of selected runs as CSV")
     def export_findings_csv(

@@ -61,7 +61,10 @@ def envdecimal(name: str, default: str) -> Decimal:
 
 
 DEBUG = envbool("DEBUG", False)
-SECRET_KEY = env("SECRET_KEY", "dev-only-insecure-key-change-me")
+# The web server refuses to start with one of these outside DEBUG (revreview.wsgi);
+# the CLI and the worker sign nothing, so they run with it.
+DEFAULT_SECRET_KEYS = ("dev-only-insecure-key-change-me", "change-me-in-production")
+SECRET_KEY = env("SECRET_KEY", DEFAULT_SECRET_KEYS[0])
 ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS").split(",") if o]
 
@@ -77,6 +80,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "csp",
+    "axes",
     "reviews",
     "ledger",
 ]
@@ -90,7 +95,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "revreview.urls"
@@ -255,6 +262,60 @@ ANALYST_HOURLY_USD = envdecimal("ANALYST_HOURLY_USD", "60")
 ANALYST_MINUTES_PER_RECORD = envdecimal("ANALYST_MINUTES_PER_RECORD", "0.5")
 
 # --- Django plumbing ----------------------------------------------------------------
+
+# --- security: HTTPS, cookies, CSP, login throttling, mail ------------------------------
+
+# With DEBUG off (deployed), HTTPS only: redirect, HSTS, cookies sent over HTTPS alone.
+# Behind a proxy that ends TLS, SECURE_PROXY_SSL_HEADER=true trusts its X-Forwarded-Proto.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
+if envbool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_HTTPONLY = True  # htmx takes the token from the page (base.html), not the cookie
+X_FRAME_OPTIONS = "DENY"
+
+# Content Security Policy (django-csp): scripts from our own static files only (htmx is
+# vendored); inline style attributes allowed, inline and injected scripts not.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Login throttling (django-axes): a username at one address is locked out for
+# AXES_COOLOFF_MINUTES after AXES_FAILURE_LIMIT wrong passwords, on the dashboard's
+# login and the admin's alike; the address is found as the rate limit finds it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = envint("AXES_COOLOFF_MINUTES", 15) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "ledger.ratelimit.client_ip"
+AXES_RESET_ON_SUCCESS = True
+
+# Mail: without EMAIL_HOST there is no password reset (revreview/urls.py), since its
+# mail could not be sent.
+EMAIL_HOST = env("EMAIL_HOST")
+EMAIL_PORT = envint("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "revreview@localhost")
+PASSWORD_RESET_ENABLED = bool(EMAIL_HOST)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
