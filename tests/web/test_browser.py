@@ -69,9 +69,9 @@ def page(browser, live_server, django_user_model) -> Page:
     blocked: list[str] = []
     page.on(
         "console",
-        lambda message: blocked.append(message.text)
-        if "Content Security Policy" in message.text
-        else None,
+        lambda message: (
+            blocked.append(message.text) if "Content Security Policy" in message.text else None
+        ),
     )
     yield page
     context.close()
