@@ -97,7 +97,7 @@ def review_stored(
 ) -> Submission:
     """submit() after the store: parse the stored batch (or `files`, its bytes still in
     memory) and serve it. A worker calls this for an upload too big to parse in the web
-    process (tasks.accept_upload). Raises ServeRefused."""
+    process (intake_tasks.accept_upload). Raises ServeRefused."""
     try:
         parsed = accept(batch, as_of=as_of, files=files)
     except IngestError as error:

@@ -56,12 +56,7 @@ def _load(data: bytes) -> dict:
     except UnicodeDecodeError as error:
         raise IngestError([not_utf8(data, error)]) from None
     try:
-        try:
-            top = json.loads(text)
-        except json.JSONDecodeError:
-            raise
-        except ValueError:  # a number past Python's int digit limit: valid JSON
-            top = json.loads(text, parse_int=_bounded_int)
+        top = _loads(text)
     except json.JSONDecodeError as error:
         raise IngestError(
             [f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
@@ -74,20 +69,36 @@ def _load(data: bytes) -> dict:
     return top
 
 
-def _bounded_int(digits: str) -> int | Decimal:
-    """An int, or past Python's int digit limit a Decimal (which has none): the field's
-    parser then calls it an invalid value instead of the whole batch failing to load."""
-    if len(digits) <= _INT_DIGITS:
-        return int(digits)
-    return Decimal(digits)
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # a number past Python's int digit limit: valid JSON all the same
+        return json.loads(text, parse_int=_bounded_int)
 
 
 _INT_DIGITS = 4000  # under sys.get_int_max_str_digits()'s default 4,300, with room for a sign
 
 
+def _bounded_int(digits: str) -> int | Decimal:
+    """An int, or past Python's int digit limit a Decimal (which has none): the field's
+    parser then calls it an invalid value instead of the whole batch failing to load.
+    Only a document that needs it pays for this hook."""
+    if len(digits) <= _INT_DIGITS:
+        return int(digits)
+    return Decimal(digits)
+
+
 def _json_type(value: object) -> str:
-    names = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
-    names[Decimal] = "number"
+    names = {
+        list: "array",
+        str: "string",
+        int: "number",
+        float: "number",
+        Decimal: "number",  # an int past the digit limit (_bounded_int)
+        bool: "boolean",
+    }
     return names.get(value.__class__, "null")
 
 
