@@ -215,6 +215,9 @@ def accept(
     except IngestError as error:
         reject(batch, error.errors)
         raise
+    except Exception as error:  # a bug or a memory error: still never left half-done
+        reject(batch, [f"the upload could not be read ({type(error).__name__}); re-upload it"])
+        raise
     batch.status = Batch.Status.ACCEPTED
     batch.external_id = (parsed.id or "")[:200]
     batch.source = (parsed.source or "")[:50]

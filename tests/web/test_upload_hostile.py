@@ -172,3 +172,23 @@ def test_a_request_error_is_logged_with_its_traceback(member_client, caplog, mon
     assert console.filter(record)
     printed = console.format(record)
     assert "Traceback" in printed and "RuntimeError: the database went away" in printed
+
+
+def test_a_crash_while_parsing_leaves_the_batch_rejected_not_half_done(member_client, monkeypatch):
+    from reviews.engine.ingest import json_batch
+
+    def out_of_memory(text):
+        raise MemoryError
+
+    monkeypatch.setattr(json_batch, "_loads", out_of_memory)  # stands in for any crash
+    member_client.raise_request_exception = False
+    data = (DATA / "seed-example.json").read_bytes()
+
+    response = post(member_client, ("seed.json", data))
+
+    assert response.status_code == 500
+    batch = stored(data)
+    assert (batch.status, batch.errors) == (
+        Batch.Status.REJECTED,
+        ["the upload could not be read (MemoryError); re-upload it"],
+    )
