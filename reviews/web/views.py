@@ -1,4 +1,5 @@
-"""The dashboard: upload a batch, watch its run live, read the verdict, act on it.
+"""The dashboard: watch a run live, read the verdict, act on it (the upload page is in
+reviews.web.uploads).
 
 Views stay thin: parse the request, call one function (reviews.orchestration.submit or a
 query helper below), render. The only htmx branch is `if request.htmx: template += "#partial"`."""
@@ -17,7 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -29,27 +30,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
-from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
-from reviews.orchestration.intake_tasks import accept_later
-from reviews.orchestration.submit import (
-    ServeRefused,
-    UploadTooLarge,
-    reject,
-    rerun,
-    store_upload,
-    submit,
-)
+from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.web.exports import findings_csv_response
-from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
+from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
 from reviews.web.report import run_report
-from reviews.web.uploads import as_sources, too_large_message
 
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
@@ -78,70 +69,6 @@ def _require_staff(request: HttpRequest) -> None:
 
 
 # --- upload and batches ----------------------------------------------------------------
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def upload(request: HttpRequest) -> HttpResponse:
-    """Every upload received is stored, even one refused before parsing (an invalid
-    as-of time, an empty file), with the reason; only one over the size limit is not,
-    since it was cut off while arriving. A small upload is parsed here and answered at
-    once (400 with every error if rejected); a big one is parsed by a worker and the
-    batch page follows it."""
-    if request.method == "GET":
-        return upload_page(request, UploadForm())
-    form = UploadForm(request.POST, request.FILES)
-    too_large = too_large_message(request)
-    if too_large:
-        form.add_error(None, too_large)
-        return upload_page(request, form, status=413)
-    received = request.FILES.getlist("files")
-    if not received or not form.is_valid():
-        rejected = None
-        if received and not form.has_error("files", "too_large"):
-            rejected = store_upload(as_sources(received), created_by=request.user)
-            reject(rejected, form_errors(form))
-        return upload_page(request, form, rejected=rejected, status=400)
-    as_of, ip = form.cleaned_data["as_of"], client_ip(request)
-    if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
-        batch = store_upload(as_sources(received), created_by=request.user)
-        accept_later(batch, as_of=as_of, client_ip=ip)
-        return redirect("reviews:batch", batch.pk)
-    files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
-    try:
-        submission = submit(files, created_by=request.user, as_of=as_of, client_ip=ip)
-    except ServeRefused as error:
-        return refused(request, error)
-    except (UploadTooLarge, IngestError) as error:
-        form.add_error("files", str(error))
-        return upload_page(request, form, status=400)
-    if submission.accepted:
-        return redirect("reviews:run", submission.run.pk)
-    # stored as received; the errors are on it
-    return upload_page(request, form, rejected=submission.batch, status=400)
-
-
-def form_errors(form: UploadForm) -> list[str]:
-    """The form's errors as batch errors: 'as_of: Enter a valid date/time.'"""
-    return [
-        f"{field}: {message}" if field != "__all__" else message
-        for field, messages in form.errors.items()
-        for message in messages
-    ]
-
-
-def upload_page(
-    request: HttpRequest, form: UploadForm, *, rejected: Batch | None = None, status: int = 200
-) -> HttpResponse:
-    recent = Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:8]
-    context = {
-        "form": form,
-        "rejected": rejected,
-        "errors": split_errors(rejected.errors) if rejected else [],
-        "recent": recent,
-        "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
-    }
-    return render(request, "reviews/upload.html", context, status=status)
 
 
 def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
