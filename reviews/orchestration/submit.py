@@ -23,8 +23,8 @@ from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
+from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.stored_files import Source, copy_into
 from reviews.orchestration.tasks import start_review
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """Receiving uploads: the upload page, the size limit enforced while the body is read,
-and the received files handed on as chunked sources (reviews.orchestration.stored_files).
+and the received files handed on as chunked sources (reviews.orchestration.blob_store).
 
 Django spools a file over FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file as it
 arrives; UploadLimitHandler sits before Django's own in FILE_UPLOAD_HANDLERS and stops the
@@ -20,8 +20,8 @@ from django.views.decorators.http import require_http_methods
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch
+from reviews.orchestration.blob_store import Source
 from reviews.orchestration.intake_tasks import accept_later
-from reviews.orchestration.stored_files import Source
 from reviews.orchestration.submit import (
     ServeRefused,
     UploadTooLarge,
