@@ -4,11 +4,7 @@ import os
 
 import dj_database_url
 
-# Before the app's settings read it; set in the environment so the worker and CLI
-# processes the tests start get it too.
-os.environ.setdefault("SECRET_KEY", "tests-only-" + "k" * 60)
-
-from revreview.settings import *  # noqa: E402, F403
+from revreview.settings import *  # noqa: F403
 from tests import services
 
 POSTGRES_PROBLEM = services.ensure_postgres()
@@ -39,7 +35,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # (collectstatic fills it for `make run` and the Docker image, not for tests).
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 
+SECRET_KEY = "tests-only-" + "k" * 60  # not the default, which the web server refuses
 # The test client and the live server speak plain HTTP; the HTTPS settings of a
-# deployment are checked by tests/test_deploy.py (manage.py check --deploy).
+# deployment are checked by tests/web/test_security.py (manage.py check --deploy).
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False

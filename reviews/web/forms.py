@@ -17,7 +17,7 @@ class MultipleFileInput(forms.FileInput):
 
 class MultipleFileField(forms.FileField):
     """A file field that takes several files (a HubSpot export is up to three CSVs).
-    An empty file passes here: the ingest refuses it by name, with the upload kept."""
+    An empty file passes here: the ingest refuses it, with the upload kept."""
 
     widget = MultipleFileInput
 
