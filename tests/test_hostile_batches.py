@@ -149,3 +149,14 @@ def test_cli_reviews_a_hostile_batch_from_a_non_utf8_file_name(postgres, tmp_pat
 
     assert (code, report["verdict"]) == (1, "request_changes")
     assert Batch.objects.get().file_name == "export-\\udcff.json"
+
+
+def test_a_1000_character_file_name_is_stored_shortened_keeping_its_extension(postgres):
+    data = json.dumps(batch_doc()).encode()
+    name = "x" * 995 + ".json"
+
+    submission = submit([UploadedFile(name, data)], dispatch=False)
+
+    stored = BatchFile.objects.get(batch=submission.batch)
+    assert len(stored.name) == 500 and stored.name.endswith("x.json") and "…" in stored.name
+    assert bytes(stored.data) == data and submission.accepted
