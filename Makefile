@@ -22,7 +22,8 @@ run: install
 	$(PY) manage.py demo
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
 	@# honcho supervises both (Procfile): one Ctrl-C stops them once, cleanly.
-	REVREVIEW_HOST=$(HOST) exec $(VENV)/bin/honcho start --port $(PORT) --procfile Procfile
+	@# DEBUG on by default: the default SECRET_KEY is refused outside DEBUG.
+	DEBUG=$${DEBUG:-true} REVREVIEW_HOST=$(HOST) exec $(VENV)/bin/honcho start --port $(PORT) --procfile Procfile
 
 test: install
 	$(VENV)/bin/pytest

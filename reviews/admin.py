@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from ledger.ratelimit import client_ip
 from reviews.audit import purge_runs, why_kept
 from reviews.models import (
     VERDICT_LABELS,
@@ -25,7 +26,7 @@ from reviews.models import (
     Verdict,
 )
 from reviews.orchestration.dismissals import DismissalError, undo_dismissal
-from reviews.orchestration.submit import rerun
+from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response
 
@@ -335,12 +336,18 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-run selected runs (fresh)")
     def rerun_selected(self, request: HttpRequest, queryset: QuerySet[ReviewRun]) -> None:
-        new_runs = [rerun(run, created_by=request.user) for run in queryset.select_related("batch")]
-        ids = ", ".join(f"#{run.pk}" for run in new_runs)
+        # Each re-run is a request like the dashboard's: it counts against the rate limit
+        # (and may be served by failback); past twice the limit the rest are refused.
+        new_runs = []
+        for run in queryset.select_related("batch"):
+            try:
+                new_runs.append(rerun(run, created_by=request.user, client_ip=client_ip(request)))
+            except ServeRefused as error:
+                self.message_user(request, f"Run #{run.pk} not re-run: {error}", messages.ERROR)
+                break
+        ids = ", ".join(f"#{run.pk} ({run.mode})" for run in new_runs)
         runs = "run" if len(new_runs) == 1 else "runs"
-        self.message_user(
-            request, f"Started {len(new_runs)} fresh {runs}: {ids}.", messages.SUCCESS
-        )
+        self.message_user(request, f"Started {len(new_runs)} {runs}: {ids}.", messages.SUCCESS)
 
     @admin.action(description="Export findings of selected runs as CSV")
     def export_findings_csv(

@@ -61,7 +61,10 @@ def envdecimal(name: str, default: str) -> Decimal:
 
 
 DEBUG = envbool("DEBUG", False)
-SECRET_KEY = env("SECRET_KEY", "dev-only-insecure-key-change-me")
+# The web server refuses to start with one of these outside DEBUG (revreview.wsgi);
+# the CLI and the worker sign nothing, so they run with it.
+DEFAULT_SECRET_KEYS = ("dev-only-insecure-key-change-me", "change-me-in-production")
+SECRET_KEY = env("SECRET_KEY", DEFAULT_SECRET_KEYS[0])
 ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS").split(",") if o]
 
@@ -78,6 +81,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",  # the API docs' vendored static files
+    "csp",
+    "axes",
     "reviews",
     "reviews.web.api",
     "ledger",
@@ -93,7 +98,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "revreview.urls"
@@ -190,7 +197,16 @@ COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
 
 MAX_UPLOAD_BYTES = envint("MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
-FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# A file over this is spooled to a temporary file as it arrives, not held in memory;
+# the limit handler before Django's stops an upload past MAX_UPLOAD_BYTES mid-body.
+FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 2621440)
+FILE_UPLOAD_HANDLERS = [
+    "reviews.web.uploads.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# A dashboard upload bigger than this is parsed by a worker, not the web process.
+PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
 MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 # Day and month order of CSV dates like 07/08/2026 when no value in the file settles it.
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
@@ -269,6 +285,60 @@ ANALYST_MINUTES_PER_RECORD = envdecimal("ANALYST_MINUTES_PER_RECORD", "0.5")
 
 # --- Django plumbing ----------------------------------------------------------------
 
+# --- security: HTTPS, cookies, CSP, login throttling, mail ------------------------------
+
+# With DEBUG off (deployed), HTTPS only: redirect, HSTS, cookies sent over HTTPS alone.
+# Behind a proxy that ends TLS, SECURE_PROXY_SSL_HEADER=true trusts its X-Forwarded-Proto.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
+if envbool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_HTTPONLY = True  # htmx takes the token from the page (base.html), not the cookie
+X_FRAME_OPTIONS = "DENY"
+
+# Content Security Policy (django-csp): scripts from our own static files only (htmx is
+# vendored); inline style attributes allowed, inline and injected scripts not.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Login throttling (django-axes): a username at one address is locked out for
+# AXES_COOLOFF_MINUTES after AXES_FAILURE_LIMIT wrong passwords, on the dashboard's
+# login and the admin's alike; the address is found as the rate limit finds it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = envint("AXES_COOLOFF_MINUTES", 15) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "ledger.ratelimit.client_ip"
+AXES_RESET_ON_SUCCESS = True
+
+# Mail: without EMAIL_HOST there is no password reset (revreview/urls.py), since its
+# mail could not be sent.
+EMAIL_HOST = env("EMAIL_HOST")
+EMAIL_PORT = envint("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "revreview@localhost")
+PASSWORD_RESET_ENABLED = bool(EMAIL_HOST)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -287,14 +357,22 @@ STATICFILES_DIRS = [BASE_DIR / "revreview" / "static"]
 # DATA_DIR: that is a volume in compose, which would hide the files the image built.
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# One console handler on the root logger: our loggers at LOG_LEVEL, everything else
+# (Django's request errors with their traceback, Celery, psycopg) at WARNING. Django's
+# own default prints request errors only with DEBUG on; here they are always logged.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "revreview": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-        "reviews": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-        "ledger": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+        # No handlers of its own (Django's default ones print only under DEBUG): its
+        # records reach the root's console.
+        "django": {"level": "INFO"},
+        "django.server": {"level": "INFO"},
+        "revreview": {"level": env("LOG_LEVEL", "INFO")},
+        "reviews": {"level": env("LOG_LEVEL", "INFO")},
+        "ledger": {"level": env("LOG_LEVEL", "INFO")},
     },
 }

@@ -61,3 +61,18 @@ def test_cli_worker_flag_sends_the_review_through_the_broker_and_waits(worker):
     # Eager execution is off here (the worker fixture), so only the worker can finish it.
     assert {a.status for a in run.agents.all()} == {AgentRun.Status.DONE}
     assert worker.poll() is None
+
+
+def test_worker_reads_a_big_upload_then_reviews_it(worker):
+    from reviews.orchestration.intake_tasks import accept_later
+    from reviews.orchestration.submit import store_upload
+
+    batch = store_upload([upload("seed-example.json")])
+    accept_later(batch, as_of=None, client_ip="203.0.113.9")  # on commit: at once here
+    deadline = time.monotonic() + 60
+    while not batch.runs.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    run = wait_until_finished(batch.runs.get(), worker)
+    batch.refresh_from_db()
+    assert (batch.status, run.status) == ("accepted", ReviewRun.Status.DONE)
+    assert run.verdict.decision == "approve_with_comments"

@@ -15,6 +15,7 @@ import logging
 import traceback
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -24,6 +25,7 @@ from alerts.tasks import run_finished
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import MIXED, RawFinding
+from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
 from reviews.llm.config import enabled
@@ -109,14 +111,20 @@ def run_specialist(run_id: int, agent: str) -> None:
         return
     judged = model_pass(run, agent, parsed, findings)
     price_findings(judged.findings, parsed)  # the model's own findings need theirs too
-    AgentRun.objects.filter(run_id=run_id, agent=agent).update(
-        status=AgentRun.Status.DONE,
-        model=judged.model,
-        error=judged.note[:2000],
-        output=[f.to_json() for f in judged.findings]
-        + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
-        finished_at=timezone.now(),
-    )
+    try:
+        # A savepoint: a refused write (text the database cannot hold) leaves the
+        # connection usable for recording the failure itself.
+        with transaction.atomic():
+            AgentRun.objects.filter(run_id=run_id, agent=agent).update(
+                status=AgentRun.Status.DONE,
+                model=judged.model,
+                error=judged.note[:2000],
+                output=[f.to_json() for f in judged.findings]
+                + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
+                finished_at=timezone.now(),
+            )
+    except Exception as error:  # the agent failed, and says with what
+        fail_agent(run_id, agent, error)
 
 
 @dataclass(slots=True)
@@ -166,7 +174,7 @@ def fail_agent(run_id: int, agent: str, error: BaseException) -> None:
             status=AgentRun.Status.DONE
         ).update(
             status=AgentRun.Status.FAILED,
-            error="".join(traceback.format_exception_only(error)).strip()[:2000],
+            error=make_safe("".join(traceback.format_exception_only(error)).strip())[:2000],
             finished_at=timezone.now(),
         )
         ReviewRun.objects.filter(pk=run_id).update(degraded=True)
@@ -271,6 +279,18 @@ def judged_review(
     return review
 
 
+# numeric(18, 2): each amount is bounded at ingest, but a sum over many deals need not be.
+_MAX_STORED_AMOUNT = Decimal("9999999999999999.99")
+
+
+def _storable(amount: Decimal | None) -> Decimal | None:
+    """The amount, capped to what its column holds (a sum past that is shown capped,
+    rather than the review failing on an overflow)."""
+    if amount is None:
+        return None
+    return max(-_MAX_STORED_AMOUNT, min(amount, _MAX_STORED_AMOUNT))
+
+
 def save_review(
     run: ReviewRun,
     review: coordinator.Review,
@@ -297,7 +317,9 @@ def save_review(
                     suggested_fix=f.suggested_fix,
                     confidence=f.confidence,
                     # Money in several currencies is not summed into one amount.
-                    amount_at_risk=(f.amount_at_risk or None) if f.currency != MIXED else None,
+                    amount_at_risk=(
+                        (_storable(f.amount_at_risk) or None) if f.currency != MIXED else None
+                    ),
                     currency=f.currency,
                     source=f.source,
                     fingerprint=marked.fingerprint,
@@ -314,7 +336,7 @@ def save_review(
             defaults={
                 "decision": review.decision,
                 "summary": review.summary,
-                "pipeline_at_risk": review.pipeline_at_risk,
+                "pipeline_at_risk": _storable(review.pipeline_at_risk),
                 "pipeline_by_currency": {
                     code: str(amount) for code, amount in review.pipeline_by_currency.items()
                 },

@@ -20,10 +20,12 @@ from alerts.tasks import run_finished
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
+from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, Batch, BatchFile, Dataset, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, Batch, Dataset, Finding, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
+from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.tasks import start_review
 
@@ -76,6 +78,32 @@ def submit(
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
     batch's own "dataset" key. Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
+    return review_stored(
+        batch,
+        files=files,
+        created_by=created_by,
+        as_of=as_of,
+        dispatch=dispatch,
+        client_ip=client_ip,
+        no_cache=no_cache,
+        dataset=dataset,
+    )
+
+
+def review_stored(
+    batch: Batch,
+    *,
+    files: list[UploadedFile] | None = None,
+    created_by=None,
+    as_of: datetime | None = None,
+    dispatch: bool = True,
+    client_ip: str | None = None,
+    no_cache: bool = False,
+    dataset: str | None = None,
+) -> Submission:
+    """submit() after the store: parse the stored batch (or `files`, its bytes still in
+    memory) and serve it. A worker calls this for an upload too big to parse in the web
+    process (intake_tasks.accept_upload). Raises ServeRefused."""
     try:
         parsed = accept(batch, as_of=as_of, files=files, dataset=dataset)
     except IngestError as error:
@@ -126,30 +154,49 @@ def serve(
     )
 
 
-def store_upload(files: list[UploadedFile], *, created_by=None) -> Batch:
-    """Keep the upload byte for byte, before anything reads it."""
+def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batch:
+    """Keep the upload byte for byte, before anything reads it. `files` are in memory
+    (UploadedFile) or read in chunks (Source: a big upload spooled to disk)."""
     if not files:
         raise IngestError(["no file uploaded"])
-    total = sum(len(f.data) for f in files)
+    sources = [as_source(f) for f in files]
+    total = sum(s.size for s in sources)
     if total > settings.MAX_UPLOAD_BYTES:
         raise UploadTooLarge(
             f"upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes "
             "(MAX_UPLOAD_BYTES)"
         )
-    digests = [hashlib.sha256(f.data).hexdigest() for f in files]
-    sha256 = _combined_sha256(digests)
+    names = [stored_name(s.name) for s in sources]
     with transaction.atomic():
         batch = Batch.objects.create(
-            file_name=", ".join(f.name for f in files)[:500],
-            sha256=sha256,
+            file_name=stored_name(", ".join(names)),
+            sha256="",
             size_bytes=total,
             created_by=created_by,
         )
-        BatchFile.objects.bulk_create(
-            BatchFile(batch=batch, name=f.name, sha256=d, size_bytes=len(f.data), data=f.data)
-            for f, d in zip(files, digests, strict=True)
-        )
+        digests = copy_into(batch, list(zip(names, sources, strict=True)))
+        batch.sha256 = _combined_sha256(digests)
+        batch.save(update_fields=["sha256"])
     return batch
+
+
+def as_source(file: UploadedFile | Source) -> Source:
+    if isinstance(file, Source):
+        return file
+    return Source(name=file.name, size=len(file.data), chunks=lambda: (file.data,))
+
+
+_NAME_CHARS = 500  # Batch.file_name and BatchFile.name
+
+
+def stored_name(name: str) -> str:
+    """A file name as it can be stored: NUL and lone surrogates (a non-UTF-8 name from
+    the CLI) as their \\u escapes, and at most 500 characters, keeping the end, where
+    the extension is."""
+    name = make_safe(name)
+    if len(name) <= _NAME_CHARS:
+        return name
+    return name[: _NAME_CHARS // 2 - 1] + "…" + name[-(_NAME_CHARS // 2) :]
 
 
 def stored_sha256(files: list[UploadedFile]) -> str:
@@ -179,10 +226,10 @@ def accept(
         parsed = parse(files, as_of=as_of, received_at=batch.created_at)
         name = dataset_name(dataset) or parsed.dataset
     except IngestError as error:
-        batch.status = Batch.Status.REJECTED
-        batch.errors = error.errors
-        batch.save(update_fields=["status", "errors"])
-        logger.info("batch %s rejected: %d errors", batch.pk, len(error.errors))
+        reject(batch, error.errors)
+        raise
+    except Exception as error:  # a bug or a memory error: still never left half-done
+        reject(batch, [f"the upload could not be read ({type(error).__name__}); re-upload it"])
         raise
     batch.status = Batch.Status.ACCEPTED
     batch.external_id = (parsed.id or "")[:200]
@@ -212,6 +259,37 @@ def dataset_name(name: str | None) -> str | None:
     if problem:
         raise IngestError([f"dataset: {problem}"])
     return name.strip()
+
+
+def accept_stored_upload(
+    batch_id: int, *, as_of: str | None, client_ip: str | None, dataset: str | None = None
+) -> Submission | None:
+    """The worker's half of intake_tasks.accept_later. A refused request (far over the rate limit)
+    leaves the batch accepted, with the reason among its errors."""
+    batch = Batch.objects.filter(pk=batch_id, status=Batch.Status.RECEIVED).first()
+    if batch is None:  # gone, or a redelivered task whose first run got there
+        logger.info("batch %s is gone or already read", batch_id)
+        return None
+    try:
+        return review_stored(
+            batch,
+            created_by=batch.created_by,
+            as_of=datetime.fromisoformat(as_of) if as_of else None,
+            client_ip=client_ip,
+            dataset=dataset,
+        )
+    except ServeRefused as error:
+        Batch.objects.filter(pk=batch_id).update(errors=[f"refused: {error}"])
+        return None
+
+
+def reject(batch: Batch, errors: list[str]) -> None:
+    """Mark a stored batch rejected, with why (a parse error, or a request refused
+    before parsing: an invalid as-of time, an empty file)."""
+    batch.status = Batch.Status.REJECTED
+    batch.errors = [make_safe(error) for error in errors]
+    batch.save(update_fields=["status", "errors"])
+    logger.info("batch %s rejected: %d errors", batch.pk, len(errors))
 
 
 def create_run(

@@ -16,9 +16,13 @@ class MultipleFileInput(forms.FileInput):
 
 
 class MultipleFileField(forms.FileField):
-    """A file field that takes several files (a HubSpot export is up to three CSVs)."""
+    """A file field that takes several files (a HubSpot export is up to three CSVs).
+    An empty file passes here: the ingest refuses it, with the upload kept."""
 
     widget = MultipleFileInput
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(allow_empty_file=True, **kwargs)
 
     def clean(self, data, initial=None) -> list[DjangoUploadedFile]:
         files = data if isinstance(data, list | tuple) else [data] if data else []

@@ -1,10 +1,10 @@
 from django.urls import path
 
-from reviews.web import history_views, tokens, views
+from reviews.web import history_views, tokens, uploads, views
 
 app_name = "reviews"
 urlpatterns = [
-    path("", views.upload, name="upload"),
+    path("", uploads.upload, name="upload"),
     path("batches/<int:batch_id>/", views.batch_detail, name="batch"),
     path("runs/", views.run_list, name="runs"),
     path("runs/<int:run_id>/", views.run_detail, name="run"),

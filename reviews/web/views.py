@@ -1,4 +1,5 @@
-"""The dashboard: upload a batch, watch its run live, read the verdict, act on it.
+"""The dashboard: watch a run live, read the verdict, act on it (the upload page is in
+reviews.web.uploads).
 
 Views stay thin: parse the request, call one function (reviews.orchestration.submit or a
 query helper below), render. The only htmx branch is `if request.htmx: template += "#partial"`."""
@@ -17,7 +18,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -27,35 +28,28 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseStopPolling
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
-from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
     Batch,
-    Dataset,
     Finding,
     ReviewRun,
     Severity,
     Verdict,
 )
 from reviews.orchestration.runner import models_allowed
-from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
+from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
-from reviews.web.forms import (
-    BROKEN_GLASS,
-    BreakGlassForm,
-    DismissForm,
-    RunFilterForm,
-    UploadForm,
-)
+from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, DismissForm, RunFilterForm
 from reviews.web.history_views import mark_dismissed, status_counts
 from reviews.web.report import run_report
 
@@ -82,58 +76,6 @@ def _require_staff(request: HttpRequest) -> None:
 # --- upload and batches ----------------------------------------------------------------
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
-    rejected: Batch | None = None
-    if form.is_valid():
-        files = [UploadedFile(name=f.name, data=f.read()) for f in form.cleaned_data["files"]]
-        try:
-            submission = submit(
-                files,
-                created_by=request.user,
-                as_of=form.cleaned_data["as_of"],
-                client_ip=client_ip(request),
-                dataset=form.cleaned_data["dataset"] or None,
-            )
-        except ServeRefused as error:
-            return refused(request, error)
-        except (UploadTooLarge, IngestError) as error:
-            form.add_error("files", str(error))
-        else:
-            if submission.accepted:
-                return redirect("reviews:run", submission.run.pk)
-            rejected = submission.batch  # stored as received; the errors are on it
-    recent = recent_uploads()
-    context = {
-        "form": form,
-        "rejected": rejected,
-        "errors": split_errors(rejected.errors) if rejected else [],
-        "recent": recent,
-        # The user's datasets, suggested in the Dataset field.
-        "dataset_names": Dataset.objects.filter(batches__created_by=request.user)
-        .values_list("name", flat=True)
-        .distinct()[:50],
-        "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
-    }
-    return render(request, "reviews/upload.html", context)
-
-
-def recent_uploads(limit: int = 8) -> list[Batch]:
-    """The newest uploads, each with its latest run and that run's verdict (`latest`,
-    None for a rejected batch): two queries for the list."""
-    batches = list(
-        Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:limit]
-    )
-    runs = ReviewRun.objects.select_related("verdict").in_bulk(
-        [b.latest_run for b in batches if b.latest_run]
-    )
-    for batch in batches:
-        batch.latest = runs.get(batch.latest_run)
-    return batches
-
-
 def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
     """Even failback cannot serve (a client far over its rate limit): 429, and when to
     come back. The upload itself is kept."""
@@ -148,6 +90,12 @@ def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
 @require_GET
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = get_object_or_404(Batch.objects.select_related("created_by"), pk=batch_id)
+    if request.htmx and batch.status == Batch.Status.RECEIVED:
+        return render(request, "reviews/batch.html#waiting", {"batch": batch})
+    if request.htmx:  # read by the worker since: its run, or the page with its errors
+        run = batch.runs.order_by("-pk").first()
+        target = reverse("reviews:run", args=[run.pk]) if run else request.path
+        return HttpResponseClientRedirect(target)
     context = {
         "batch": batch,
         "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names

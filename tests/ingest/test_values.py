@@ -26,7 +26,7 @@ def messages(results: list) -> list:
 
 
 def test_amount_accepted_forms():
-    values = ["+5", ".5", "5.", "007", Decimal("1.10"), 10**20]
+    values = ["+5", ".5", "5.", "007", Decimal("1.10"), 10**11]
 
     assert [parse_amount(v) for v in values] == [
         Decimal(5),
@@ -34,7 +34,7 @@ def test_amount_accepted_forms():
         Decimal(5),
         Decimal(7),
         Decimal("1.10"),
-        Decimal(10**20),
+        Decimal(10**11),
     ]
 
 

@@ -119,7 +119,22 @@ def test_rerun_action_starts_a_fresh_run_per_selected_run(
     new_runs = ReviewRun.objects.exclude(pk__in=[first.pk, second.pk])
     assert sorted(r.batch_id for r in new_runs) == sorted([first.batch_id, second.batch_id])
     assert {r.status for r in new_runs} == {"done"}
-    assert "Started 2 fresh runs" in response.content.decode()
+    assert "Started 2 runs: " in response.content.decode()
+
+
+def test_rerun_action_counts_against_the_rate_limit(admin_client, settings, redis_url):
+    runs = [reviewed() for _ in range(3)]
+    settings.RATE_LIMIT_PER_HOUR = 1
+    response = admin_client.post(
+        reverse("admin:reviews_reviewrun_changelist"),
+        {"action": "rerun_selected", "_selected_action": [r.pk for r in runs]},
+        follow=True,
+    )
+    page = response.content.decode()
+    new_runs = ReviewRun.objects.exclude(pk__in=[r.pk for r in runs]).order_by("pk")
+    # One within the limit, one just over it (failback), then refused.
+    assert [r.mode for r in new_runs] == ["fresh", "failback"]
+    assert "not re-run: " in page and "rate limit" in page
 
 
 def test_export_action_writes_the_findings_of_selected_runs(admin_client):

@@ -172,7 +172,7 @@ def test_rerun_message_counts_in_words(admin_client, django_capture_on_commit_ca
             {"action": "rerun_selected", "_selected_action": [run.pk]},
             follow=True,
         )
-    assert "Started 1 fresh run: #" in response.content.decode()
+    assert "Started 1 run: #" in response.content.decode()
 
 
 def test_run_list_filters_by_the_verdict_that_counts(admin_client, admin_user):

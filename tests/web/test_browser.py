@@ -66,8 +66,17 @@ def page(browser, live_server, django_user_model) -> Page:
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 860})
     page = context.new_page()
     page.set_default_timeout(15_000)
+    # The CSP (settings.CONTENT_SECURITY_POLICY) must not block what the pages use.
+    blocked: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            blocked.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     yield page
     context.close()
+    assert not blocked, blocked
 
 
 def log_in(page: Page) -> None:

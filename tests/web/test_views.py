@@ -99,7 +99,7 @@ def test_upload_of_the_seed_example_creates_a_run_and_redirects_to_it(
 def test_upload_of_a_broken_file_names_record_and_field_and_keeps_the_batch(member_client):
     broken = SimpleUploadedFile("broken.json", json.dumps(BROKEN).encode())
     response = member_client.post(reverse("reviews:upload"), {"files": broken})
-    assert response.status_code == 200
+    assert response.status_code == 400
     batch = Batch.objects.get()
     assert batch.status == Batch.Status.REJECTED
     assert bytes(BatchFile.objects.get(batch=batch).data) == json.dumps(BROKEN).encode()
@@ -131,7 +131,7 @@ def test_upload_of_csv_files_together_is_one_batch(
 def test_upload_larger_than_the_limit_shows_a_clear_error(member_client, settings):
     settings.MAX_UPLOAD_BYTES = 10
     response = member_client.post(reverse("reviews:upload"), {"files": seed_file()})
-    assert response.status_code == 200
+    assert response.status_code == 413
     assert "the limit is 10 bytes (MAX_UPLOAD_BYTES)" in response.content.decode()
     assert Batch.objects.count() == 0
 
@@ -166,7 +166,7 @@ def test_rerun_over_the_rate_limit_is_refused_with_429(member_client, settings, 
 
 def test_upload_without_a_file_is_refused(member_client):
     response = member_client.post(reverse("reviews:upload"), {})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "This field is required." in response.content.decode()
     assert Batch.objects.count() == 0
 

@@ -27,6 +27,7 @@ from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
+from reviews.engine.ingest.safe_text import clean_batch, may_hold_unsafe
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
@@ -56,6 +57,15 @@ def parse_upload(
     received_at = _aware(received_at)
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
+    batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
+    if any(may_hold_unsafe(f.data) for f in files):
+        clean_batch(batch)  # NUL and lone surrogates: storable, visible, reported
+    return batch
+
+
+def _parse(
+    files: list[UploadedFile], *, as_of: datetime | None, received_at: datetime, limits: Limits
+) -> Batch:
     types = [file_type(f) for f in files]
     if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with _no_cyclic_gc():
@@ -143,7 +153,8 @@ def unzip(file: UploadedFile, limit: int) -> list[UploadedFile]:
                 raise IngestError([_too_big(file.name, "more bytes than it declares", limit)])
             budget -= len(data)
             unpacked.append(UploadedFile(name=info.filename, data=data))
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
+    # UnicodeDecodeError: a member name flagged UTF-8 that is not.
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as error:
         raise IngestError([f"{file.name}: not a readable ZIP file ({error})"]) from None
     except RuntimeError as error:  # encrypted members
         raise IngestError([f"{file.name}: {error}"]) from None

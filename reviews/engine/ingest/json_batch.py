@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from decimal import Decimal
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
 from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8
@@ -72,18 +73,46 @@ def load_json(data: bytes) -> object:
     except UnicodeDecodeError as error:
         raise IngestError([not_utf8(data, error)]) from None
     try:
-        top = json.loads(text)
+        top = _loads(text)
     except json.JSONDecodeError as error:
         raise IngestError(
             [f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
         ) from None
-    except (ValueError, RecursionError) as error:  # e.g. a 5,000-digit number
+    except (ValueError, RecursionError) as error:
         raise IngestError([f"not JSON: {error}"]) from None
     return top
 
 
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # a number past Python's int digit limit: valid JSON all the same
+        return json.loads(text, parse_int=_bounded_int)
+
+
+_INT_DIGITS = 4000  # under sys.get_int_max_str_digits()'s default 4,300, with room for a sign
+
+
+def _bounded_int(digits: str) -> int | Decimal:
+    """An int, or past Python's int digit limit a Decimal (which has none): the field's
+    parser then calls it an invalid value instead of the whole batch failing to load.
+    Only a document that needs it pays for this hook."""
+    if len(digits) <= _INT_DIGITS:
+        return int(digits)
+    return Decimal(digits)
+
+
 def _json_type(value: object) -> str:
-    names = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+    names = {
+        list: "array",
+        str: "string",
+        int: "number",
+        float: "number",
+        Decimal: "number",  # an int past the digit limit (_bounded_int)
+        bool: "boolean",
+    }
     return names.get(value.__class__, "null")
 
 

@@ -21,6 +21,12 @@ from email_validator import EmailNotValidError, validate_email
 from price_parser import Price
 
 _MAX_SHOWN = 60  # characters of a bad value quoted in a message
+# Bounds that keep absurd values from reaching parsers that raise or crawl on them
+# (Python's int() refuses over 4,300 digits) or columns that overflow (amounts are
+# stored as numeric(18, 2)): the longest ISO 8601 date-time is ~35 characters, and no
+# deal is worth a trillion.
+MAX_DATE_CHARS = 64
+MAX_AMOUNT = Decimal(10) ** 12
 
 
 class Invalid:
@@ -37,7 +43,12 @@ class Invalid:
 
 def describe(value: object) -> str:
     """The value as it would read in the JSON (strings quoted), cut to a sane length."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    if value.__class__ is str and len(value) > _MAX_SHOWN:
+        value = value[:_MAX_SHOWN]  # a 200 MB cell is not dumped to show 60 characters
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:  # an int past Python's 4,300-digit str() limit, nested somewhere
+        text = "a number too long to show"
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
 
 
@@ -95,6 +106,15 @@ def parse_email(value: object) -> str | None | Invalid:
 def parse_amount(value: object) -> Decimal | None | Invalid:
     """A JSON number or a numeric string ("410000", " 410000.50 ") as a Decimal.
     Booleans, NaN, infinities and anything with letters are not amounts."""
+    amount = _amount(value)
+    if amount is None or amount.__class__ is Invalid:
+        return amount
+    if -MAX_AMOUNT < amount < MAX_AMOUNT:
+        return amount
+    return Invalid(f"not a plausible amount (over {MAX_AMOUNT:,}): {describe(value)}")
+
+
+def _amount(value: object) -> Decimal | None | Invalid:
     kind = value.__class__
     if kind is int:
         return Decimal(value)
@@ -165,7 +185,9 @@ def _parse_moment(value: object) -> datetime | None | Invalid:
         text = value.strip()
         if not text:
             return None
-        if text.isdigit() and text.isascii():
+        if len(text) > MAX_DATE_CHARS:
+            parsed = None
+        elif text.isdigit() and text.isascii():
             parsed = _from_epoch_ms(int(text))
         else:
             parsed = _from_iso(text)
@@ -193,6 +215,8 @@ def _from_iso(text: str) -> datetime | None:
 
 
 def _from_epoch_ms(value: int | float) -> datetime | None:
+    if value.__class__ is int and not -(10**18) < value < 10**18:
+        return None  # far past any datetime, and not worth a big-int division
     try:
         return datetime.fromtimestamp(value / 1000, UTC)
     except (OverflowError, OSError, ValueError):

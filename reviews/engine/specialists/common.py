@@ -19,7 +19,8 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
             severity=Severity.WARNING,
             title=f"Invalid value in {problem.path}",
             detail=f"{problem.path}: {problem.message}",
-            record_ids=[problem.record_id],
+            # A batch-level field (its id, source, dataset) names no record.
+            record_ids=[problem.record_id] if problem.record_id else [],
             suggested_fix="Correct the value in the CRM; it was treated as missing.",
         )
         for problem in batch.value_problems

@@ -1,0 +1,42 @@
+"""Uploads too big for the web process: stored there, read and served by a worker.
+
+Apart from tasks.py because it calls submit, which dispatches the review tasks: one
+module for both would import itself in a circle. The worker loads it through the
+Celery app's `include` (revreview.celery)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+
+from reviews.models import Batch
+from reviews.orchestration import submit
+
+
+def accept_later(
+    batch: Batch, *, as_of: datetime | None, client_ip: str | None, dataset: str | None = None
+) -> None:
+    """Hand a stored upload to a worker to parse and serve: the web process never holds
+    a big batch parsed (a million records are over 1 GB)."""
+    kwargs = {
+        "batch_id": batch.pk,
+        "as_of": as_of.isoformat() if as_of else None,
+        "client_ip": client_ip,
+        "dataset": dataset,
+    }
+    transaction.on_commit(lambda: accept_upload.delay(**kwargs))
+
+
+@shared_task(
+    name="reviews.accept_upload",
+    soft_time_limit=settings.SPECIALIST_SOFT_TIME_LIMIT,
+    time_limit=settings.SPECIALIST_TIME_LIMIT,
+)
+def accept_upload(
+    *, batch_id: int, as_of: str | None, client_ip: str | None, dataset: str | None = None
+) -> None:
+    """Parse and serve a stored upload, then start its review."""
+    submit.accept_stored_upload(batch_id, as_of=as_of, client_ip=client_ip, dataset=dataset)

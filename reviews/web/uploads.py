@@ -1,0 +1,182 @@
+"""Receiving uploads: the upload page, the size limit enforced while the body is read,
+and the received files handed on as chunked sources (reviews.orchestration.blob_store).
+
+Django spools a file over FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file as it
+arrives; UploadLimitHandler sits before Django's own in FILE_UPLOAD_HANDLERS and stops the
+upload once its files pass MAX_UPLOAD_BYTES, so an oversized body is never written
+out whole, let alone read into memory."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.db.models import Max
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from ledger.ratelimit import client_ip
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.models import Batch, Dataset, ReviewRun
+from reviews.orchestration.blob_store import Source
+from reviews.orchestration.intake_tasks import accept_later
+from reviews.orchestration.submit import (
+    ServeRefused,
+    UploadTooLarge,
+    reject,
+    store_upload,
+    submit,
+)
+from reviews.web.forms import UploadForm
+from reviews.web.views import refused, split_errors
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    """Every upload received is stored, even one refused before parsing (an invalid
+    as-of time, an empty file), with the reason; only one over the size limit is not,
+    since it was cut off while arriving. A small upload is parsed here and answered at
+    once (400 with every error if rejected); a big one is parsed by a worker and the
+    batch page follows it."""
+    if request.method == "GET":
+        return upload_page(request, UploadForm())
+    form = UploadForm(request.POST, request.FILES)
+    too_large = too_large_message(request)
+    if too_large:
+        form.add_error(None, too_large)
+        return upload_page(request, form, status=413)
+    received = request.FILES.getlist("files")
+    if not received or not form.is_valid():
+        rejected = None
+        if received and not form.has_error("files", "too_large"):
+            rejected = store_upload(as_sources(received), created_by=request.user)
+            reject(rejected, form_errors(form))
+        return upload_page(request, form, rejected=rejected, status=400)
+    as_of, ip = form.cleaned_data["as_of"], client_ip(request)
+    dataset = form.cleaned_data["dataset"] or None
+    if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
+        batch = store_upload(as_sources(received), created_by=request.user)
+        accept_later(batch, as_of=as_of, client_ip=ip, dataset=dataset)
+        return redirect("reviews:batch", batch.pk)
+    files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
+    try:
+        submission = submit(
+            files, created_by=request.user, as_of=as_of, client_ip=ip, dataset=dataset
+        )
+    except ServeRefused as error:
+        return refused(request, error)
+    except (UploadTooLarge, IngestError) as error:
+        form.add_error("files", str(error))
+        return upload_page(request, form, status=400)
+    if submission.accepted:
+        return redirect("reviews:run", submission.run.pk)
+    # stored as received; the errors are on it
+    return upload_page(request, form, rejected=submission.batch, status=400)
+
+
+def form_errors(form: UploadForm) -> list[str]:
+    """The form's errors as batch errors: 'as_of: Enter a valid date/time.'"""
+    return [
+        f"{field}: {message}" if field != "__all__" else message
+        for field, messages in form.errors.items()
+        for message in messages
+    ]
+
+
+def upload_page(
+    request: HttpRequest, form: UploadForm, *, rejected: Batch | None = None, status: int = 200
+) -> HttpResponse:
+    context = {
+        "form": form,
+        "rejected": rejected,
+        "errors": split_errors(rejected.errors) if rejected else [],
+        "recent": recent_uploads(),
+        # The user's datasets, suggested in the Dataset field.
+        "dataset_names": Dataset.objects.filter(batches__created_by=request.user)
+        .values_list("name", flat=True)
+        .distinct()[:50],
+        "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
+    }
+    return render(request, "reviews/upload.html", context, status=status)
+
+
+def recent_uploads(limit: int = 8) -> list[Batch]:
+    """The newest uploads, each with its latest run and that run's verdict (`latest`,
+    None for a rejected batch): two queries for the list."""
+    batches = list(
+        Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:limit]
+    )
+    runs = ReviewRun.objects.select_related("verdict").in_bulk(
+        [b.latest_run for b in batches if b.latest_run]
+    )
+    for batch in batches:
+        batch.latest = runs.get(batch.latest_run)
+    return batches
+
+
+# request attribute set when the upload was cut off: the bytes received by then
+TOO_LARGE = "upload_too_large"
+CHUNK_BYTES = 1024 * 1024
+
+
+class UploadLimitHandler(FileUploadHandler):
+    """Counts the bytes of every file in the request; past MAX_UPLOAD_BYTES it stops
+    the upload (the rest of the body is read and dropped, so the client still gets
+    the page that says why)."""
+
+    def __init__(self, request: HttpRequest | None = None) -> None:
+        super().__init__(request)
+        self.received = 0
+        self.declared_too_large = 0
+
+    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
+        # The multipart envelope adds a few hundred bytes a file: a body far past the
+        # limit is refused at its first file, before a byte is spooled. (Raising here
+        # would escape Django's parser; new_file is inside it.)
+        if content_length > settings.MAX_UPLOAD_BYTES + 64 * 1024:
+            self.declared_too_large = content_length
+        return None
+
+    def new_file(self, *args, **kwargs) -> None:
+        super().new_file(*args, **kwargs)
+        if self.declared_too_large:
+            self._refuse(self.declared_too_large)
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        self.received += len(raw_data)
+        if self.received > settings.MAX_UPLOAD_BYTES:
+            self._refuse(self.received)
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None  # the next handler (memory or temporary file) makes the file
+
+    def _refuse(self, size: int) -> None:
+        if self.request is not None:
+            setattr(self.request, TOO_LARGE, size)
+        raise StopUpload(connection_reset=False)
+
+
+def too_large_message(request: HttpRequest) -> str | None:
+    size = getattr(request, TOO_LARGE, None)
+    if size is None:
+        return None
+    return (
+        f"upload is over {size:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes "
+        "(MAX_UPLOAD_BYTES)"
+    )
+
+
+def as_sources(files: list[DjangoUploadedFile]) -> list[Source]:
+    """Received files as chunked sources, read from memory or their temporary file."""
+    return [
+        Source(name=f.name or "", size=f.size or 0, chunks=lambda f=f: _chunks(f)) for f in files
+    ]
+
+
+def _chunks(file: DjangoUploadedFile):
+    file.seek(0)
+    return file.chunks(CHUNK_BYTES)
