@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.engine.ingest.hubspot_csv import HUBSPOT_COLUMNS
+from reviews.engine.ingest.columns import COLUMNS
 from reviews.models import Batch as StoredBatch
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import submit
@@ -85,7 +85,7 @@ documents = st.one_of(
         optional={**top_level, "companies": json_values, "deals": st.lists(records, max_size=3)},
     ),
 )
-HEADERS = sorted({h for columns in HUBSPOT_COLUMNS.values() for h in columns})
+HEADERS = sorted({h for fields in COLUMNS.values() for names in fields.values() for h in names})
 csv_cells = st.one_of(hostile_text, absurd_numbers, st.sampled_from(["101", "101;102", ""]))
 
 

@@ -60,11 +60,17 @@ def test_nul_in_deal_names_kept_visible_and_reported():
     ]
 
 
+def test_a_dataset_name_with_unstorable_text_is_refused_by_name():
+    # A dataset is the key that ties syncs together: it is refused, not rewritten.
+    assert errors_of(parse_files, ("batch.json", raw_json(batch_doc(dataset="acme\ud800")))) == [
+        'dataset: name holds a control character or a lone surrogate: "acme\\ud800"'
+    ]
+
+
 def test_surrogates_everywhere_in_json_made_storable():
     doc = batch_doc(
         id="batch\udc80",
         source="hub\x00spot",
-        dataset="acme\ud800",
         companies=[{"id": "co\udc81", "name": "Acme", "notes\x00": {"deep": ["x\ud801"]}}],
         contacts=[
             {"id": "ct_1", "email": "a\x00@acme.example", "companyId": "co\udc81"},

@@ -71,6 +71,9 @@ def safe_tree(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
+_CLEANED_APART = {"companies", "contacts", "deals", "pipelines", "value_problems", "_stages"}
+
+
 def clean_batch(batch: Batch) -> None:
     """Make every string of a parsed batch safe, in place: the batch's own fields (id,
     source, dataset...), pipelines, records (ids, mapped fields, unknown fields) and
@@ -81,10 +84,17 @@ def clean_batch(batch: Batch) -> None:
         problem.path = make_safe(problem.path)
         problem.message = make_safe(problem.message)
     for spec in fields(batch):
+        if spec.name in _CLEANED_APART:
+            continue
         value = getattr(batch, spec.name)
-        if value.__class__ is str and not is_safe(value):
-            setattr(batch, spec.name, make_safe(value))
-            problems.append(ValueProblem(ID_CATEGORY, "", spec.name, UNSAFE_MESSAGE))
+        safe, changed = safe_tree(value)
+        if changed:
+            setattr(batch, spec.name, safe)
+            # The batch's own text (id, source) is a problem of its own; what the reader
+            # noted (headers it ignored, names it could not resolve) comes from records
+            # and their fields, reported there.
+            if value.__class__ is str:
+                problems.append(ValueProblem(ID_CATEGORY, "", spec.name, UNSAFE_MESSAGE))
     batch.pipelines = {make_safe(pid): _safe_pipeline(p) for pid, p in batch.pipelines.items()}
     batch._stages.clear()
     for kind, records in (
