@@ -121,6 +121,7 @@ def test_the_web_health_check_passes_against_gunicorn_and_fails_without_it(confi
     command[0] = sys.executable
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env |= {"DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "revreview.settings"}
+    env |= {"SECRET_KEY": "health-check-test-" + "x" * 40}  # the default is refused
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),

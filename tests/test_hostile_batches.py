@@ -72,7 +72,6 @@ def test_hostile_text_in_every_top_level_field_reviews_cleanly(postgres, hostile
     doc = batch_doc(
         id=f"batch{hostile}",
         source=f"hubspot{hostile}",
-        dataset=f"acme{hostile}",
         exportedAt="2026-08-01",
         companies=[{**COMPANY, f"note{hostile}": f"x{hostile}"}],
         deals=[{**d, "name": f"Renewal{hostile}"} for d in TWIN_DEALS],
@@ -89,7 +88,7 @@ def test_hostile_text_in_every_top_level_field_reviews_cleanly(postgres, hostile
     assert batch.file_name == f"export{escaped}.json"
     found = finding_kinds(run)
     assert ("invalid_value", []) in found  # the batch's own id and source name no record
-    # + the note and the two names (and the dataset, where batches carry one)
+    # + the note and the two names
     assert [kind for kind, _ in found].count("invalid_value") >= 5
     assert ("deal_entered_twice", ["dl_1", "dl_2"]) in found
 

@@ -18,6 +18,7 @@ from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD, rate_identity
 from reviews.web.api.common import accepted, clean_text, too_many, utc
 from reviews.web.api.schemas import Problem, Rejected, UploadAccepted
+from reviews.web.uploads import too_large_message
 from reviews.web.views import split_errors
 
 router = Router(tags=["batches"])
@@ -144,6 +145,9 @@ def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, s
             files = [
                 UploadedFile(name=f.name, data=f.read()) for f in request.FILES.getlist("files")
             ]
+            too_large = too_large_message(request)  # cut off while it arrived
+            if too_large:
+                raise HttpError(413, too_large)
             if not files:
                 raise HttpError(422, "multipart upload without a `files` part")
             return files, {key: request.POST.get(key, "") for key in ("as_of", "dataset")}
