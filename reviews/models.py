@@ -101,6 +101,10 @@ class ReviewRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its start task reached the broker (None: the dispatch failed, or not yet),
+    # and how often the sweep sent it again (reviews.orchestration.sweep).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
@@ -139,6 +143,12 @@ class AgentRun(models.Model):
     error = models.TextField(blank=True)
     # The specialist's findings (RawFinding.to_json), handed to the coordinator.
     output = models.JSONField(default=list, blank=True)
+    # Beaten while it runs; the sweep re-dispatches an agent whose beat stopped (its
+    # worker died), `retries` times at most RUN_RETRY_LIMIT.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
+    # What the model asked and the guards refused (reviews.llm.apply), one line each.
+    refused = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["id"]

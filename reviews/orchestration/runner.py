@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import traceback
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -38,6 +37,7 @@ from reviews.llm.judge import (
 )
 from reviews.models import AgentRun, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
+from reviews.orchestration.heartbeat import beating
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
@@ -88,31 +88,68 @@ def models_allowed(run: ReviewRun) -> bool:
     return enabled() and serving.models_allowed(run)
 
 
-def run_specialist(run_id: int, agent: str) -> None:
-    """Run one specialist's detector, then its model pass if it has one, and keep the
-    findings on its AgentRun. Never raises: a detector failure is recorded and marks
-    the run degraded, so the coordinator still runs."""
+def claim_agent(run_id: int, agent: str) -> int | None:
+    """pending -> running, with a first heartbeat. Returns the agent's `retries` as it
+    was claimed (a fencing token: the sweep bumps it when it takes the agent back, so a
+    worker it gave up on cannot overwrite the next one's result), or None if the agent
+    is already taken or finished (a redelivered task)."""
+    row = (
+        AgentRun.objects.filter(run_id=run_id, agent=agent, status=AgentRun.Status.PENDING)
+        .values_list("retries", flat=True)
+        .first()
+    )
+    if row is None:
+        return None
+    now = timezone.now()
     claimed = AgentRun.objects.filter(
-        run_id=run_id, agent=agent, status=AgentRun.Status.PENDING
-    ).update(status=AgentRun.Status.RUNNING, started_at=timezone.now())
-    if not claimed:
+        run_id=run_id, agent=agent, status=AgentRun.Status.PENDING, retries=row
+    ).update(status=AgentRun.Status.RUNNING, started_at=now, heartbeat_at=now)
+    return row if claimed else None
+
+
+def run_specialist(run_id: int, agent: str) -> bool:
+    """Run one specialist's detector, then its model pass if it has one, and keep the
+    findings on its AgentRun, beating while it works. Never raises: a detector failure
+    is recorded and marks the run degraded, so the coordinator still runs. Returns
+    whether every specialist of the run has now finished (the caller then dispatches the
+    coordinator; of two finishing at once both may, and the coordinator's claim lets one
+    through)."""
+    token = claim_agent(run_id, agent)
+    if token is None:
         logger.info("run %s: %s already taken or finished; skipping", run_id, agent)
-        return
-    try:
-        run = ReviewRun.objects.select_related("batch").get(pk=run_id)
-        parsed = load_parsed(run.batch)
-        findings = detector(agent)(parsed, settings.REVIEW_RULES)
-    except Exception as error:  # includes Celery's SoftTimeLimitExceeded
-        fail_agent(run_id, agent, error)
-        return
-    judged = model_pass(run, agent, parsed, findings)
-    AgentRun.objects.filter(run_id=run_id, agent=agent).update(
+        return False
+    with beating(run_id, agent):
+        try:
+            run = ReviewRun.objects.select_related("batch").get(pk=run_id)
+            parsed = load_parsed(run.batch)
+            findings = detector(agent)(parsed, settings.REVIEW_RULES)
+        except Exception as error:  # includes Celery's SoftTimeLimitExceeded
+            fail_agent(run_id, agent, error)
+            return specialists_finished(run_id)
+        judged = model_pass(run, agent, parsed, findings)
+    saved = AgentRun.objects.filter(
+        run_id=run_id, agent=agent, status=AgentRun.Status.RUNNING, retries=token
+    ).update(
         status=AgentRun.Status.DONE,
         model=judged.model,
         error=judged.note[:2000],
         output=[f.to_json() for f in judged.findings]
         + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
+        refused=judged.refused,
         finished_at=timezone.now(),
+    )
+    if not saved:  # the sweep took it back meanwhile; the next attempt's result stands
+        logger.warning("run %s: %s was taken back while it ran; result dropped", run_id, agent)
+    return specialists_finished(run_id)
+
+
+def specialists_finished(run_id: int) -> bool:
+    """Every specialist of a running run is done or failed."""
+    return (
+        ReviewRun.objects.filter(pk=run_id, status=ReviewRun.Status.RUNNING).exists()
+        and not AgentRun.objects.filter(run_id=run_id, agent__in=NAMES)
+        .exclude(status__in=(AgentRun.Status.DONE, AgentRun.Status.FAILED))
+        .exists()
     )
 
 
@@ -122,6 +159,7 @@ class Judged:
     model: str = RULES_ONLY  # the model that judged them; "rules" if none did
     note: str = ""  # why a model pass that was due did not judge
     dismissed: list[RawFinding] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # what the guards did not let it do
 
 
 def model_pass(
@@ -149,7 +187,12 @@ def model_pass(
         return Judged(findings, note=_no_judgement(repr(error)))
     if result.model_failed:
         return Judged(findings, note=_no_judgement(result.error))
-    return Judged(result.findings, result.model_served or RULES_ONLY, dismissed=result.dismissed)
+    return Judged(
+        result.findings,
+        result.model_served or RULES_ONLY,
+        dismissed=result.dismissed,
+        refused=result.refused,
+    )
 
 
 def _no_judgement(why: str) -> str:
@@ -175,18 +218,22 @@ def coordinate(run_id: int) -> None:
     run = ReviewRun.objects.filter(pk=run_id).select_related("batch").first()
     if run is None or run.status in (ReviewRun.Status.DONE, ReviewRun.Status.FAILED):
         return
-    claimed = AgentRun.objects.filter(
-        run_id=run_id, agent=AgentRun.COORDINATOR, status=AgentRun.Status.PENDING
-    ).update(status=AgentRun.Status.RUNNING, started_at=timezone.now())
-    if not claimed:  # a redelivered coordinator: the first one has it (or had it)
+    if not specialists_finished(run_id):
+        # Sent early (by a duplicate dispatch): the last specialist to finish sends it
+        # again, and the sweep retries or fails any specialist whose worker died.
+        logger.info("run %s: specialists still at work; the coordinator waits", run_id)
+        return
+    token = claim_agent(run_id, AgentRun.COORDINATOR)
+    if token is None:  # a redelivered coordinator: the first one has it (or had it)
         logger.info("run %s: the coordinator is already under way", run_id)
         return
+    with beating(run_id, AgentRun.COORDINATOR):
+        _coordinate(run)
+
+
+def _coordinate(run: ReviewRun) -> None:
+    run_id = run.pk
     agents = {a.agent: a for a in run.agents.all()}
-    # A specialist that never reported (its task was lost or killed) counts as failed.
-    for name in NAMES:
-        if agents[name].status in (AgentRun.Status.PENDING, AgentRun.Status.RUNNING):
-            fail_agent(run_id, name, RuntimeError("no result before the coordinator ran"))
-            agents[name].status = AgentRun.Status.FAILED
     failed = [name for name in NAMES if agents[name].status != AgentRun.Status.DONE]
     findings = [
         RawFinding.from_json(item)
@@ -197,10 +244,13 @@ def coordinate(run_id: int) -> None:
     ]
     counts = run.batch.counts
     review = coordinator.fuse(findings, counts, failed)
-    model, note, degraded = RULES_ONLY, "", bool(failed)
+    model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
-            judged = judge_coordinator(RunContext.for_run(run), review.findings, failed)
+            # The parsed batch (kept in this process when a specialist ran here) lets
+            # the guards see which records instruct the reviewer.
+            parsed = load_parsed(run.batch) if review.findings else None
+            judged = judge_coordinator(RunContext.for_run(run), review.findings, failed, parsed)
         except Exception as error:  # LLMError, the soft time limit, or a bug
             if not isinstance(error, LLMError):
                 logger.exception("run %s: the coordinator's model pass broke off", run_id)
@@ -214,8 +264,15 @@ def coordinate(run_id: int) -> None:
         else:
             if judged is not None:
                 review = judged_review(judged, counts, failed)
-                model = judged.model_served
-    save_review(run, review, degraded=degraded, coordinator_model=model, coordinator_note=note)
+                model, refused = judged.model_served, judged.refused
+    save_review(
+        run,
+        review,
+        degraded=degraded,
+        coordinator_model=model,
+        coordinator_note=note,
+        coordinator_refused=refused,
+    )
 
 
 def judged_review(
@@ -241,6 +298,7 @@ def save_review(
     degraded: bool,
     coordinator_model: str = RULES_ONLY,
     coordinator_note: str = "",
+    coordinator_refused: list[str] | None = None,
 ) -> None:
     now = timezone.now()
     with transaction.atomic():
@@ -277,31 +335,12 @@ def save_review(
             status=AgentRun.Status.DONE,
             model=coordinator_model,
             error=coordinator_note[:2000],
+            refused=coordinator_refused or [],
             finished_at=now,
         )
         ReviewRun.objects.filter(pk=run.pk).update(
             status=ReviewRun.Status.DONE, degraded=degraded, finished_at=now
         )
-
-
-def sweep_stuck_runs() -> list[int]:
-    """Fail runs that stopped making progress (a worker killed mid-run, a coordinator
-    killed at its hard limit): running for longer than any run can legitimately take.
-    They stay visible as failed, with the reason, and can be re-run."""
-    longest = (
-        settings.RUN_DEADLINE_SECONDS
-        + settings.SPECIALIST_TIME_LIMIT
-        + settings.COORDINATOR_TIME_LIMIT
-    )
-    cutoff = timezone.now() - timedelta(seconds=longest)
-    stuck = list(
-        ReviewRun.objects.filter(
-            status=ReviewRun.Status.RUNNING, started_at__lt=cutoff
-        ).values_list("pk", flat=True)
-    )
-    for run_id in stuck:
-        fail_run(run_id, RuntimeError(f"no progress for over {longest} s; re-run it"))
-    return stuck
 
 
 def fail_run(run_id: int, error: BaseException) -> None:

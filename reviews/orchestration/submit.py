@@ -23,7 +23,7 @@ from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.tasks import send_start
 
 logger = logging.getLogger(__name__)
 
@@ -217,7 +217,7 @@ def create_run(
 
 def dispatch_review(run: ReviewRun) -> None:
     # On commit, so a worker never picks up a run it cannot see yet.
-    transaction.on_commit(lambda: start_review.delay(run_id=run.pk))
+    transaction.on_commit(lambda: send_start(run.pk))
 
 
 def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
