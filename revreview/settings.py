@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
-from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,5 @@
 """The review path through the database: submit, specialists, coordinator (tasks eager)."""
 
-
 import pytest
 from django.utils import timezone
 

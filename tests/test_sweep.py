@@ -62,9 +62,7 @@ def test_a_live_heartbeat_is_left_alone(settings):
 def test_past_the_retry_limit_the_specialist_fails_and_the_run_finishes_degraded(settings):
     run = running_run(done=("dedup", "pipeline", "freshness"), running=("attribution",),
                       silent_for=settings.HEARTBEAT_TIMEOUT_SECONDS + 1)  # fmt: skip
-    AgentRun.objects.filter(run=run, agent="attribution").update(
-        retries=settings.RUN_RETRY_LIMIT
-    )
+    AgentRun.objects.filter(run=run, agent="attribution").update(retries=settings.RUN_RETRY_LIMIT)
     plan = sweep.sweep()
     assert (plan.specialists, plan.coordinate, plan.failed) == ([], [run.pk], [
         f"run {run.pk}: attribution"

@@ -37,9 +37,7 @@ def sample_batch(*, injected: bool = True) -> Batch:
                 email="dana@acme.example",
                 company_id="co_1",
             ),
-            contact(
-                "ct_2", first_name="Dana", last_name="Kimm", email=email, company_id="co_1"
-            ),
+            contact("ct_2", first_name="Dana", last_name="Kimm", email=email, company_id="co_1"),
             contact(
                 "ct_3",
                 first_name="Lee",
