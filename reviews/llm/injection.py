@@ -29,17 +29,18 @@ PATTERNS: tuple[str, ...] = (
     # "ignore previous instructions", "disregard all prior rules", "forget the above"
     rf"\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:{_ANY}\s+){{0,3}}{_RULES}\b",
     rf"\b(?:ignore|disregard|forget)\s+(?:{_ANY}\s+){{1,3}}(?:text|said|above|everything)\b",
-    # "new instructions:", "system prompt", "developer message"
-    r"\bnew\s+(?:instructions?|rules?|task|directive)\b",
+    # "new instructions:", "follow these instructions", "system prompt"
+    r"\bnew\s+(?:instructions?|directives?|task)\s*[:\-]",
+    r"\b(?:follow|obey)\s+(?:these|the|my|new|following)\s+(?:new\s+)?(?:instructions?|orders?)\b",
     r"\b(?:system|developer|hidden|secret)\s+(?:prompt|message|instructions?)\b",
     # addressing the model: "you are now", "as an AI", "act as the reviewer"
     r"\byou\s+(?:are|must|should|will|shall)\s+(?:now\s+)?(?:a|an|the|approve|dismiss|ignore|"
     r"not|never|only|mark|rate|treat|say|reply|respond|output|return)\b",
+    r"\byou\s+are\s+now\b",
     r"\bas\s+an?\s+(?:ai|llm|language\s+model|assistant|reviewer)\b",
     r"\b(?:act|behave|pretend)\s+(?:as|like)\s+(?:an?\s+|the\s+)?(?:ai|assistant|reviewer|system|admin)",
     # what an attacker wants from a reviewer: approve, dismiss, do not flag, lower
-    rf"\bapprove\s+(?:this|the|all|every|these)\s+(?:{_BATCH}\b)?",
-    r"\bauto[\s-]?approve\b",
+    rf"\bapprove\s+(?:this|the|all|every|these)\s+{_BATCH}\b",
     r"\bdismiss\s+(?:this|the|all|every|these|any|f\d+)\b",
     r"\b(?:do\s+not|don'?t|never|stop)\s+(?:flag|report|mention|raise|list|include)\b",
     r"\b(?:mark|rate|treat|classify|label)\s+(?:this|it|these|them|all)\s+(?:as\s+)?"
@@ -48,7 +49,7 @@ PATTERNS: tuple[str, ...] = (
     r"\bnot\s+a\s+(?:duplicate|problem|issue)\b.*\b(?:reviewer|model|ai|assistant)\b",
     r"\bverdict\s*[:=]\s*approve\b",
     # chat-template and role markup, in any spelling the boundary strips
-    r"<\|\s*im_(?:start|end)\s*\|>|<\|\s*(?:system|user|assistant|endoftext)\s*\|>",
+    r"<\|\s*im\s?(?:start|end)\s*\|>|<\|\s*(?:system|user|assistant|endoftext)\s*\|>",
     r"</?\s*(?:system|assistant|developer|instructions?)\s*>",
     r"\[/?(?:inst|system)\]",
 )

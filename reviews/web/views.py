@@ -166,6 +166,8 @@ class AgentRow:
     tokens: int
     usd: Decimal
     error: str
+    refused: list[str]  # what the model asked and the guards refused
+    retries: int  # times the sweep sent it again (its worker had stopped)
 
 
 def run_context(request: HttpRequest, run: ReviewRun) -> dict:
@@ -218,6 +220,8 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
                 tokens=used.get("tokens") or 0,
                 usd=micros_to_usd(used.get("micros") or 0),
                 error=agent.error,
+                refused=agent.refused,
+                retries=agent.retries,
             )
         )
     return rows
