@@ -105,6 +105,10 @@ class ReviewRun(models.Model):
     # and how often the sweep sent it again (reviews.orchestration.sweep).
     dispatched_at = models.DateTimeField(null=True, blank=True)
     retries = models.PositiveSmallIntegerField(default=0)
+    # Daily-budget tokens reserved for this run's model calls when it was served
+    # (ledger.budget.reserve_for_run); its calls draw on them, the rest is released
+    # when it finishes.
+    reserved_tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]

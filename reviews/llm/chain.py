@@ -92,7 +92,10 @@ def call_with_failback(
                 continue
             try:
                 timeout = _time_left(deadline_at, gateway.timeout)
-                reservation = budget.reserve()
+                # The run's own reservation first: made when it was served fresh.
+                reservation = (budget.draw_from_run(run_id) if run_id else None) or (
+                    budget.reserve()
+                )
                 if reservation is None:
                     raise BudgetSpent("daily token budget spent")
             except LLMError:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from ledger import budget
 from reviews.engine import coordinator
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
@@ -254,13 +255,14 @@ def _coordinate(run: ReviewRun) -> None:
         except Exception as error:  # LLMError, the soft time limit, or a bug
             if not isinstance(error, LLMError):
                 logger.exception("run %s: the coordinator's model pass broke off", run_id)
-            # The rules coordinator's review stands; the run says it lacks the model's.
+            # The rules coordinator's review stands, on every specialist's findings: not
+            # degraded (spec §5: a verdict reached without a specialist), but noted, and
+            # a run with a note is never served from the cache.
             note = f"no model judgement ({error!r}); the rules coordinator finished the run"
             review.summary += (
-                " Degraded: the coordinator's model review failed, so the rules coordinator "
-                "wrote this review."
+                " The coordinator's model review failed, so the rules coordinator wrote "
+                "this review."
             )
-            degraded = True
         else:
             if judged is not None:
                 review = judged_review(judged, counts, failed)
@@ -341,6 +343,7 @@ def save_review(
         ReviewRun.objects.filter(pk=run.pk).update(
             status=ReviewRun.Status.DONE, degraded=degraded, finished_at=now
         )
+    budget.release_run(run.pk)  # what its calls did not use goes back to the day
 
 
 def fail_run(run_id: int, error: BaseException) -> None:
@@ -352,3 +355,4 @@ def fail_run(run_id: int, error: BaseException) -> None:
         error=repr(error)[:2000],
         finished_at=timezone.now(),
     )
+    budget.release_run(run_id)

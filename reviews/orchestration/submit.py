@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.engine.risk import classify_risk
+from reviews.engine.risk import SPECIALISTS_PER_TIER, classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration import serving
@@ -97,7 +97,14 @@ def serve(
     failback with a last good run) or a queued run (fresh, or failback reviewed by the
     detectors alone). Raises ServeRefused when the request is refused."""
     fingerprint = serving.config_fingerprint()
-    decision = serving.decide_serve(batch.content_key, fingerprint, client_ip, no_cache=no_cache)
+    tier = classify_risk(parsed, settings.REVIEW_RULES).tier
+    decision = serving.decide_serve(
+        batch.content_key,
+        fingerprint,
+        client_ip,
+        no_cache=no_cache,
+        expected_calls=SPECIALISTS_PER_TIER[tier] + 1,  # the staffed specialists, the coordinator
+    )
     if decision.is_error:
         raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
     mode = decision.mode
@@ -117,6 +124,7 @@ def serve(
         mode=mode,
         reason=decision.reason,
         fingerprint=fingerprint,
+        reserved_tokens=decision.reserved_tokens if mode == ReviewRun.Mode.FRESH else 0,
     )
 
 
@@ -195,6 +203,7 @@ def create_run(
     mode: str = ReviewRun.Mode.FRESH,
     reason: str = "",
     fingerprint: str = "",
+    reserved_tokens: int = 0,
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
@@ -205,6 +214,7 @@ def create_run(
             mode=mode,
             reason=reason[:300],
             config_fingerprint=fingerprint,
+            reserved_tokens=reserved_tokens,
             tier=risk.tier,
             as_of=parsed.as_of,
             created_by=created_by,
