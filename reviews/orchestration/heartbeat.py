@@ -44,10 +44,12 @@ def beating(run_id: int, agent: str, interval: float | None = None) -> Iterator[
     def loop() -> None:
         try:
             while not stop.wait(seconds):
-                if not beat(run_id, agent):
-                    return
-        except Exception:  # a database hiccup: the sweep will judge by the last beat
-            logger.exception("run %s: %s heartbeat failed", run_id, agent)
+                try:
+                    if not beat(run_id, agent):
+                        return
+                except Exception:  # a database hiccup: try again at the next beat
+                    logger.warning("run %s: %s missed a heartbeat", run_id, agent, exc_info=True)
+                    connection.close()
         finally:
             connection.close()  # this thread's own connection
 
