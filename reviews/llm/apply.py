@@ -61,7 +61,8 @@ class Guard:
             return "an exact rule found it"
         named = sorted(self.instructing.intersection(finding.record_ids))
         if named:
-            return f"{', '.join(named[:5])} carry text that instructs the reviewer"
+            verb = "carries" if len(named) == 1 else "carry"
+            return f"{', '.join(named[:5])} {verb} text that instructs the reviewer"
         return ""
 
     def refuse(self, action: str, ref: str, finding: RawFinding, why: str) -> None:

@@ -127,7 +127,7 @@ def test_a_warning_on_records_that_instruct_is_neither_dismissed_nor_lowered():
     applied = apply_specialist_reply("dedup", batch, [same_person], {"f1": 0}, reply)
     assert [(f.kind, f.severity) for f in applied.findings] == [("contact_same_person", "warning")]
     assert len(applied.refused) == 2
-    assert all("ct_2 carry text that instructs the reviewer" in r for r in applied.refused)
+    assert all("ct_2 carries text that instructs the reviewer" in r for r in applied.refused)
     # The same reply about clean records is the model's to give.
     clean = apply_specialist_reply(
         "dedup", sample_batch(injected=False), [same_person], {"f1": 0}, reply
