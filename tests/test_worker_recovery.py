@@ -41,9 +41,9 @@ SAMPLES = services.ROOT / "samples"
 LITE, FLASH = "google/gemini-2.5-flash-lite", "google/gemini-2.5-flash"
 NOTHING = {"add": [], "adjust": [], "dismiss": []}
 ANY_REPLY = {**NOTHING, "summary": "Judged by the model."}  # a specialist's or coordinator's
-RECOVERY = {  # seconds: beat every 1, silent after 4, sweep every 2
+RECOVERY = {  # seconds: beat every 1, silent after 10 (a loaded CI box), sweep every 2
     "HEARTBEAT_SECONDS": "1",
-    "HEARTBEAT_TIMEOUT_SECONDS": "4",
+    "HEARTBEAT_TIMEOUT_SECONDS": "10",
     "SWEEP_INTERVAL_SECONDS": "2",
     "DISPATCH_GRACE_SECONDS": "3",
 }

@@ -98,9 +98,9 @@ def test_a_trickling_reply_is_cut_at_the_timeout_and_fails_back(llm_settings, fa
     fake_gateway.script(LITE_BACK, completion(GOOD))
     started = time.monotonic()
     assert call().model_served == LITE_BACK
-    assert time.monotonic() - started < 1.8
+    assert time.monotonic() - started < 3  # the whole body would take over 20 s
     failed, served = rows()
-    assert failed.outcome == "timeout" and 900 <= failed.latency_ms < 1500
+    assert failed.outcome == "timeout" and 900 <= failed.latency_ms < 2500
     assert (served.model, served.outcome) == (LITE_BACK, "failback")
 
 
