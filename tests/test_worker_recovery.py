@@ -46,6 +46,7 @@ RECOVERY = {  # seconds: beat every 1, silent after 10 (a loaded CI box), sweep 
     "HEARTBEAT_TIMEOUT_SECONDS": "10",
     "SWEEP_INTERVAL_SECONDS": "2",
     "DISPATCH_GRACE_SECONDS": "3",
+    "QUEUED_REDISPATCH_SECONDS": "20",
 }
 DEPLOYED = [*services.WORKER_ARGS, "--beat"]
 

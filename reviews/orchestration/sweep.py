@@ -4,13 +4,14 @@ A run's progress lives in its rows, so the sweep can tell from them alone what w
 - a running agent whose heartbeat stopped (its worker was killed): taken back to
   pending and sent again, at most RUN_RETRY_LIMIT times, then failed (a specialist
   leaves the run degraded; a coordinator fails the run);
-- a pending agent of a running run that no worker picked up for QUEUED_REDISPATCH_SECONDS
-  (its message was lost), sent again on the same terms;
-- a run whose specialists have all finished but whose coordinator was never sent (the
-  last specialist's dispatch failed), sent after DISPATCH_GRACE_SECONDS;
 - a queued run whose start never reached the broker (dispatched_at empty), sent again
-  after DISPATCH_GRACE_SECONDS, or whose message did but was lost, after
-  QUEUED_REDISPATCH_SECONDS; failed after RUN_RETRY_LIMIT sends.
+  after DISPATCH_GRACE_SECONDS, failed after RUN_RETRY_LIMIT sends;
+- work nobody started for QUEUED_REDISPATCH_SECONDS (a queued run, a pending specialist
+  of a running run, a coordinator whose specialists all finished, after
+  DISPATCH_GRACE_SECONDS for the coordinator): its message may be lost (a broker that
+  restarted without its data, a worker killed holding it), so it is sent again, every
+  QUEUED_REDISPATCH_SECONDS, but never failed for waiting: it may only be behind a
+  long queue, and a copy is harmless.
 
 Each take-back is a conditional UPDATE on the state the sweep saw, so two sweeps at once
 (or a worker finishing just then) never both act. What to send is returned as plain data;
@@ -92,7 +93,20 @@ def _unclaimed_agents(now: datetime, plan: Plan) -> None:
         run__started_at__lt=cutoff,
     )
     for agent in unclaimed:
-        _send_again(agent, AgentRun.Status.PENDING, "no worker took it up", now, plan)
+        if _mark_sent(agent, now):
+            logger.warning("run %s: %s not taken up; sending it again", agent.run_id, agent.agent)
+            plan.specialists.append((agent.run_id, agent.agent))
+
+
+def _mark_sent(agent: AgentRun, now: datetime) -> bool:
+    """Note on a pending agent that the sweep sends it now (heartbeat_at on a pending
+    row), unless someone took it meanwhile. Work nobody started is sent again but never
+    failed for waiting: it may only be behind a long queue, and a copy is harmless."""
+    return bool(
+        AgentRun.objects.filter(
+            pk=agent.pk, status=AgentRun.Status.PENDING, heartbeat_at=agent.heartbeat_at
+        ).update(heartbeat_at=now)
+    )
 
 
 def _send_again(agent: AgentRun, seen: str, why: str, now: datetime, plan: Plan) -> None:
@@ -137,29 +151,34 @@ def _waiting_coordinators(now: datetime, plan: Plan) -> None:
         last = AgentRun.objects.filter(run_id=coordinator.run_id, agent__in=NAMES).aggregate(
             last=Max("finished_at")
         )["last"]
-        if last is None or last < grace:
-            why = "its specialists finished but the coordinator was not sent"
-            _send_again(coordinator, AgentRun.Status.PENDING, why, now, plan)
+        if (last is None or last < grace) and _mark_sent(coordinator, now):
+            logger.warning("run %s: coordinator not taken up; sending it", coordinator.run_id)
+            plan.coordinate.append(coordinator.run_id)
 
 
 def _queued_runs(now: datetime, plan: Plan) -> None:
-    """Queued runs whose start never reached the broker, or reached it and was lost."""
-    queued = ReviewRun.objects.filter(
-        Q(dispatched_at__isnull=True, created_at__lt=_ago(now, "DISPATCH_GRACE_SECONDS"))
-        | Q(dispatched_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")),
-        status=ReviewRun.Status.QUEUED,
+    """Queued runs whose start never reached the broker (sent again, failed after the
+    retries), or reached it long ago (sent again: its message may be lost, or only
+    behind a long queue; the send renews dispatched_at)."""
+    waited = ReviewRun.objects.filter(
+        status=ReviewRun.Status.QUEUED, dispatched_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")
     )
-    for run in queued:
+    for run in waited:
+        logger.warning("run %s: still queued; sending it again", run.pk)
+        plan.start.append(run.pk)
+    never_sent = ReviewRun.objects.filter(
+        status=ReviewRun.Status.QUEUED,
+        dispatched_at__isnull=True,
+        created_at__lt=_ago(now, "DISPATCH_GRACE_SECONDS"),
+    )
+    for run in never_sent:
         if run.retries >= _limit():
             fail_run(run.pk, RuntimeError(f"no worker started it; sent {run.retries + 1} times"))
             plan.failed.append(f"run {run.pk}")
             continue
         taken = ReviewRun.objects.filter(
-            pk=run.pk,
-            status=ReviewRun.Status.QUEUED,
-            retries=run.retries,
-            dispatched_at=run.dispatched_at,
+            pk=run.pk, status=ReviewRun.Status.QUEUED, retries=run.retries, dispatched_at=None
         ).update(retries=run.retries + 1)
         if taken:
-            logger.warning("run %s: still queued; sending it again", run.pk)
+            logger.warning("run %s: its dispatch never reached the broker; sending it", run.pk)
             plan.start.append(run.pk)
