@@ -6,6 +6,10 @@ A model call reserves an estimate first and settles to its real usage after:
     ... call the model, write its LedgerEntry ...
     budget.settle(reservation, entry.input_tokens + entry.output_tokens)
 
+A run is served fresh only once its expected calls are reserved (serving.decide_serve):
+its calls draw on that (draw_from_run) before asking the counter, and what is left is
+released when it finishes (release_run).
+
 A reservation is granted only if it fits (`spent + estimate <= limit`), checked and
 applied in one atomic step, so concurrent callers never reserve past the limit; the
 only overshoot is a call that uses more than its estimate. Settle after the ledger
@@ -105,6 +109,37 @@ def reserve(estimate: int | None = None) -> Reservation | None:
             logger.warning("budget counter unavailable, refusing the reservation: %r", error)
             return None
     return Reservation(day=day, tokens=tokens) if granted else None
+
+
+def draw_from_run(run_id: int, estimate: int | None = None) -> Reservation | None:
+    """Take one call's estimate out of the tokens reserved for run `run_id` when it was
+    served: already counted in the day's budget, so nothing is asked of the counter.
+    None when the run has less than that left (the caller reserves anew)."""
+    from reviews.models import ReviewRun  # the ledger sits under the review rows
+
+    tokens = reservation_estimate() if estimate is None else estimate
+    row = ReviewRun.objects.filter(pk=run_id).values_list("created_at", flat=True).first()
+    if row is None or not tokens:
+        return None
+    taken = ReviewRun.objects.filter(pk=run_id, reserved_tokens__gte=tokens).update(
+        reserved_tokens=F("reserved_tokens") - tokens
+    )
+    return Reservation(day=utc_today(row), tokens=tokens) if taken else None
+
+
+def release_run(run_id: int) -> int:
+    """Give back what run `run_id` reserved and did not use; returns the tokens."""
+    from reviews.models import ReviewRun
+
+    while True:
+        row = ReviewRun.objects.filter(pk=run_id).values_list("reserved_tokens", "created_at")
+        found = row.first()
+        if found is None or not found[0]:
+            return 0
+        left, created_at = found
+        if ReviewRun.objects.filter(pk=run_id, reserved_tokens=left).update(reserved_tokens=0):
+            settle(Reservation(day=utc_today(created_at), tokens=left), 0)
+            return left
 
 
 def settle(reservation: Reservation, actual_tokens: int) -> None:

@@ -203,7 +203,17 @@ class VerdictInline(ReadOnly, admin.StackedInline):
 
 class AgentRunInline(ReadOnlyInline):
     model = AgentRun
-    fields = ("agent", "status", "model", "started_at", "finished_at", "error")
+    fields = (
+        "agent",
+        "status",
+        "model",
+        "started_at",
+        "finished_at",
+        "heartbeat_at",
+        "retries",
+        "error",
+        "refused",
+    )
     readonly_fields = fields
 
 

@@ -118,7 +118,7 @@ class ReviewRun(models.Model):
     reused_run = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
     )
-    # Dataset history (spec section 6): the run this one was compared with (chosen when
+    # Dataset history (docs/history.md): the run this one was compared with (chosen when
     # the run is made, so a re-run compares with the same one), the baseline's findings
     # gone now, and the findings the team dismissed (each with who and why).
     baseline_run = models.ForeignKey(
@@ -140,6 +140,14 @@ class ReviewRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its start task reached the broker (None: the dispatch failed, or not yet),
+    # and how often the sweep sent it again (reviews.orchestration.sweep).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
+    # Daily-budget tokens reserved for this run's model calls when it was served
+    # (ledger.budget.reserve_for_run); its calls draw on them, the rest is released
+    # when it finishes.
+    reserved_tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
@@ -178,6 +186,12 @@ class AgentRun(models.Model):
     error = models.TextField(blank=True)
     # The specialist's findings (RawFinding.to_json), handed to the coordinator.
     output = models.JSONField(default=list, blank=True)
+    # Beaten while it runs; the sweep re-dispatches an agent whose beat stopped (its
+    # worker died), `retries` times at most RUN_RETRY_LIMIT.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
+    # What the model asked and the guards refused (reviews.llm.apply), one line each.
+    refused = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -158,7 +159,6 @@ CELERY_TASK_EAGER_PROPAGATES = True
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 else:
     _queue = DATA_DIR / "broker"
     for _sub in ("queue", "processed", "control", "results"):
@@ -172,6 +172,50 @@ else:
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = f"file://{_queue / 'results'}"
+
+# Per-task limits (seconds): the soft limit lets a task record its failure.
+SPECIALIST_SOFT_TIME_LIMIT = envint("SPECIALIST_SOFT_TIME_LIMIT", 300)
+SPECIALIST_TIME_LIMIT = envint("SPECIALIST_TIME_LIMIT", 330)
+COORDINATOR_SOFT_TIME_LIMIT = envint("COORDINATOR_SOFT_TIME_LIMIT", 300)
+COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
+
+# Workers that come back (reviews/orchestration/sweep.py): a running agent beats every
+# HEARTBEAT_SECONDS; one silent for HEARTBEAT_TIMEOUT_SECONDS is re-dispatched, up to
+# RUN_RETRY_LIMIT times, then failed. The sweep runs every SWEEP_INTERVAL_SECONDS on a
+# queue of its own, so a backlog of reviews never delays it.
+HEARTBEAT_SECONDS = envint("HEARTBEAT_SECONDS", 10)
+HEARTBEAT_TIMEOUT_SECONDS = envint("HEARTBEAT_TIMEOUT_SECONDS", 60)
+RUN_RETRY_LIMIT = envint("RUN_RETRY_LIMIT", 3)
+SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
+# A queued run whose dispatch never reached the broker is sent again after this long;
+# one that did reach it, after QUEUED_REDISPATCH_SECONDS (its message may have been lost
+# with a Redis that restarted without persistence).
+DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
+QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
+SWEEP_QUEUE = "sweep"
+# Redis gives an unacknowledged task back after this long. Longer than any task may run
+# (else a slow task runs twice at once); the heartbeat sweep brings back the work of a
+# dead worker much sooner.
+BROKER_VISIBILITY_TIMEOUT = max(SPECIALIST_TIME_LIMIT, COORDINATOR_TIME_LIMIT) + 60
+
+if REDIS_URL:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+        # Notice a dead Redis connection instead of waiting on it.
+        "health_check_interval": 10,
+        "socket_keepalive": True,
+        "socket_timeout": 30,
+        "socket_connect_timeout": 10,
+        "retry_on_timeout": True,
+    }
+# Keep reconnecting for as long as the broker is away (the default gives up after 100
+# tries and stops the worker), at start-up too.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE))  # a worker consumes both
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {"reviews.sweep": {"queue": SWEEP_QUEUE}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -179,19 +223,20 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
+# Nothing reads task results: progress lives in the database (no chord, see tasks.py).
+CELERY_TASK_IGNORE_RESULT = True
 
-# Beat (embedded in the worker with -B) sweeps runs that stopped making progress.
+# Beat (embedded in the worker with -B) sends the sweep of runs whose worker died.
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-runs": {"task": "reviews.sweep_stuck_runs", "schedule": 300.0},
+    "sweep": {
+        "task": "reviews.sweep",
+        "schedule": float(SWEEP_INTERVAL_SECONDS),
+        # A sweep that waited longer than its interval is stale: the next one is due.
+        "options": {"expires": float(SWEEP_INTERVAL_SECONDS)},
+    },
     "sweep-webhook-deliveries": {"task": "alerts.sweep_webhook_deliveries", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-
-# Per-task limits (seconds): the soft limit lets a task record its failure.
-SPECIALIST_SOFT_TIME_LIMIT = envint("SPECIALIST_SOFT_TIME_LIMIT", 300)
-SPECIALIST_TIME_LIMIT = envint("SPECIALIST_TIME_LIMIT", 330)
-COORDINATOR_SOFT_TIME_LIMIT = envint("COORDINATOR_SOFT_TIME_LIMIT", 300)
-COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
 
 # --- review rules (defaults: docs/rules.md) ---------------------------------------------
 

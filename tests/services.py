@@ -4,6 +4,7 @@ error; elsewhere the tests that need it are skipped with a message naming it."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -54,29 +55,27 @@ def check_redis(url: str = REDIS_URL) -> str | None:
 ROOT = Path(__file__).resolve().parent.parent
 
 
+WORKER_ARGS = ["--concurrency=2", "--loglevel=INFO"]
+QUIET_WORKER_ARGS = [*WORKER_ARGS, "--without-gossip", "--without-mingle", "--without-heartbeat"]
+
+
 @contextmanager
-def celery_worker(env: dict[str, str]) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    env: dict[str, str], args: list[str] | None = None, log: Path | None = None
+) -> Iterator[subprocess.Popen]:
     """A real worker process with this environment, stopped on exit. Its log is on
-    the process's stdout, for a failing test to show."""
+    the process's stdout, for a failing test to show, or in the file `log` (a long
+    test's log would fill the pipe). It leads a process group of its own (its pool
+    and beat), so a test can kill it all at once (kill_worker)."""
+    output = log.open("a") if log else subprocess.PIPE
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "revreview",
-            "worker",
-            "--concurrency=2",
-            "--loglevel=INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
+        [sys.executable, "-m", "celery", "-A", "revreview", "worker", *(args or QUIET_WORKER_ARGS)],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,
     )
     try:
         yield process
@@ -85,4 +84,16 @@ def celery_worker(env: dict[str, str]) -> Iterator[subprocess.Popen]:
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            process.kill()
+            kill_worker(process)
+        if log:
+            output.close()
+
+
+def kill_worker(process: subprocess.Popen) -> None:
+    """SIGKILL to the worker and every process of its group: as an OOM kill or a lost
+    machine does it, nothing gets to acknowledge, requeue or clean up."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=20)

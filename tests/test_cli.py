@@ -173,7 +173,10 @@ def test_review_with_the_budget_spent_is_failback_by_the_detectors(postgres, red
     assert code == 0
     run = report["run"]
     assert (run["mode"], run["status"]) == ("failback", "done")
-    assert run["reason"] == "daily token budget exhausted: 5,000 of 10,000 tokens used today (UTC)"
+    assert run["reason"] == (
+        "daily token budget exhausted: 5,000 of 10,000 tokens used today (UTC), "
+        "8,000 needed for the review"
+    )
     assert "reused_run" not in run  # no good run of this content to serve
     assert {"company_same_domain", "contact_same_email"} <= kinds(report)
     assert report["ledger"]["calls"] == []
@@ -199,7 +202,8 @@ def test_review_text_header_shows_mode_and_reason(postgres, redis_url, settings)
     assert header.startswith("revreview run ")
     assert "(failback of run " in header and ", trivial tier)" in header
     assert header.endswith(
-        ": daily token budget exhausted: 5,000 of 10,000 tokens used today (UTC)"
+        ": daily token budget exhausted: 5,000 of 10,000 tokens used today (UTC), "
+        "8,000 needed for the review"
     )
 
 

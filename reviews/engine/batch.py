@@ -173,7 +173,7 @@ class Batch:
     currency: str | None = None  # of amounts without their own; None: DEFAULT_CURRENCY
     # association cell holding a name no single company has -> the records naming it
     unresolved_company_names: dict[str, list[str]] = field(default_factory=dict)
-    # The JSON "dataset" key: the CRM this batch is a sync of (spec section 6).
+    # The JSON "dataset" key: the CRM this batch is a sync of (docs/history.md).
     dataset: str | None = None
     # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
     # detector asks for the stage of every deal.

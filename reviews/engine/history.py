@@ -1,4 +1,4 @@
-"""Dataset history (spec section 6) on plain data: fingerprints, and the comparison of a
+"""Dataset history (docs/history.md) on plain data: fingerprints, and the comparison of a
 sync's findings with its baseline's (new / open / resolved), with the team's dismissals
 set aside as suppressed. Every step is a dict look-up by fingerprint, so a comparison is
 linear in the number of findings, whatever the length of the history."""
@@ -43,7 +43,7 @@ class Past:
     record_ids: tuple[str, ...] = ()
 
     def resolved_entry(self) -> dict:
-        """spec section 6's `run.resolved` item."""
+        """docs/history.md's `run.resolved` item."""
         return {
             "fingerprint": self.fingerprint,
             "category": self.category,
@@ -184,7 +184,7 @@ def apply_scope(review: Review, comparison: Comparison, verdict_scope: str) -> R
 
 
 def suppressed_entry(marked: Marked) -> dict:
-    """A `suppressed` item of spec section 6: the finding, its history fields, and the
+    """A `suppressed` item of docs/history.md: the finding, its history fields, and the
     dismissal's who and why. JSON-safe (the amount as a string, never a float)."""
     f = marked.finding
     return {

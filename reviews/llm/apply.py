@@ -3,10 +3,13 @@
 A specialist may add findings, adjust a severity or dismiss a fuzzy rule finding, each
 with a reason; the coordinator may merge, re-categorise and drop. Whatever the reply
 says, the guards here hold: a finding naming a record that is not in the batch is
-dropped, an exact rule's finding is never dismissed or dropped nor lowered from
-critical, a model never raises a finding past a warning (MAX_MODEL_SEVERITY) unless a
-rule had made it critical, and every change says in the finding's detail that the model
-made it, and why.
+dropped, an exact rule's finding is never dismissed or dropped, a critical finding is
+never dismissed, dropped or lowered (that would approve what the rules block), a finding
+whose records carry text instructing the reviewer (reviews.llm.injection) is never
+dismissed, dropped or lowered (the model may have obeyed it), a model never raises a
+finding past a warning (MAX_MODEL_SEVERITY) unless a rule had made it critical, and
+every change says in the finding's detail that the model made it, and why. What a guard
+refused is returned as a line for the run to show.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.specialists.common import Exposure
 from reviews.llm.context import is_exact
+from reviews.llm.injection import instructing_records
 from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
 
 logger = logging.getLogger(__name__)
@@ -39,6 +43,38 @@ MAX_MODEL_SEVERITY = Severity.WARNING
 class Applied:
     findings: list[RawFinding]
     dismissed: list[RawFinding] = field(default_factory=list)  # reason in the detail
+    refused: list[str] = field(default_factory=list)  # what the guards did not allow
+
+
+class Guard:
+    """Whether a model may remove or lower a finding, with the refusals it noted."""
+
+    def __init__(self, agent: str, instructing: set[str]) -> None:
+        self.agent, self.instructing = agent, instructing
+        self.refused: list[str] = []
+
+    def why_not(self, finding: RawFinding, *, exact_allowed: bool = False) -> str:
+        """Why `finding` must stay as it is; "" if the model may remove or lower it."""
+        if finding.severity == Severity.CRITICAL:
+            return "it is critical"
+        if not exact_allowed and is_exact(finding):
+            return "an exact rule found it"
+        named = sorted(self.instructing.intersection(finding.record_ids))
+        if named:
+            verb = "carries" if len(named) == 1 else "carry"
+            return f"{', '.join(named[:5])} {verb} text that instructs the reviewer"
+        return ""
+
+    def refuse(self, action: str, ref: str, finding: RawFinding, why: str) -> None:
+        line = f"{self.agent}: refused to {action} {ref} ({finding.kind}, "
+        line += f"{', '.join(finding.record_ids[:5])}): {why}"
+        logger.warning("%s", line)
+        self.refused.append(line[:500])
+
+
+def protected_records(batch: Batch, findings: list[RawFinding]) -> set[str]:
+    """Records named by `findings` whose text instructs the reviewer."""
+    return set(instructing_records(batch, {r for f in findings for r in f.record_ids}))
 
 
 def apply_specialist_reply(
@@ -49,13 +85,16 @@ def apply_specialist_reply(
     reply: SpecialistReply,
 ) -> Applied:
     out = list(findings)
+    wants_less = reply.dismiss or reply.adjust
+    guard = Guard(agent, protected_records(batch, findings) if wants_less else set())
     dismissed: dict[int, str] = {}
     for item in reply.dismiss:
         i = _lookup(agent, refs, item.ref, "dismiss")
         if i is None:
             continue
-        if is_exact(out[i]):
-            logger.info("%s: not dismissing %s (%s): an exact rule", agent, item.ref, out[i].kind)
+        why = guard.why_not(out[i])
+        if why:
+            guard.refuse("dismiss", item.ref, out[i], why)
             continue
         dismissed[i] = _clip(item.reason, _MAX_REASON)
     for item in reply.adjust:
@@ -63,7 +102,13 @@ def apply_specialist_reply(
         if i is None or i in dismissed:
             continue
         old = out[i]
-        severity = _allowed_severity(old, Severity(item.severity))
+        wanted = Severity(item.severity)
+        if wanted.rank > Severity(old.severity).rank:  # lowering
+            why = guard.why_not(old, exact_allowed=True)
+            if why:
+                guard.refuse(f"lower to {wanted}", item.ref, old, why)
+                continue
+        severity = _allowed_severity(old, wanted)
         if severity == old.severity:
             if severity != item.severity:
                 logger.info(
@@ -83,31 +128,38 @@ def apply_specialist_reply(
             replace(out[i], detail=f"{out[i].detail} Dismissed by the model review: {reason}")
             for i, reason in dismissed.items()
         ],
+        refused=guard.refused,
     )
 
 
 def _allowed_severity(finding: RawFinding, wanted: Severity) -> Severity:
-    """What a model's severity change may do. An exact rule's critical finding stays
-    critical: lowering it would approve a batch the rules block, a dismissal by another
-    name. Raising stops at MAX_MODEL_SEVERITY, unless a rule had made it critical."""
+    """What a model's severity change may do. A critical finding stays critical:
+    lowering it would approve a batch the rules block, a dismissal by another name.
+    Raising stops at MAX_MODEL_SEVERITY, unless a rule had made it critical."""
     current = Severity(finding.severity)
-    if is_exact(finding) and current == Severity.CRITICAL:
+    if current == Severity.CRITICAL:
         return current
     ceiling = current if current.rank < MAX_MODEL_SEVERITY.rank else MAX_MODEL_SEVERITY
     return ceiling if wanted.rank < ceiling.rank else wanted
 
 
 def apply_coordinator_reply(
-    findings: list[RawFinding], refs: dict[str, int], reply: CoordinatorReply
-) -> tuple[list[RawFinding], str]:
-    """(the findings after merges, re-categorisations and drops; the summary)."""
+    findings: list[RawFinding],
+    refs: dict[str, int],
+    reply: CoordinatorReply,
+    instructing: set[str] | None = None,
+) -> tuple[list[RawFinding], str, list[str]]:
+    """(the findings after merges, re-categorisations and drops; the summary; what the
+    guards refused). `instructing`: records whose text instructs the reviewer."""
     out: list[RawFinding | None] = list(findings)
+    guard = Guard("coordinator", instructing or set())
     for item in reply.drop:
         i = _lookup("coordinator", refs, item.ref, "drop")
         if i is None or out[i] is None:
             continue
-        if is_exact(out[i]):
-            logger.info("coordinator: not dropping %s (%s): an exact rule", item.ref, out[i].kind)
+        why = guard.why_not(out[i])
+        if why:
+            guard.refuse("drop", item.ref, out[i], why)
             continue
         logger.info("coordinator: dropped %s (%s): %s", item.ref, out[i].kind, item.reason[:200])
         out[i] = None
@@ -132,7 +184,7 @@ def apply_coordinator_reply(
         out[members[0]] = merged
         for i in members[1:]:
             out[i] = None
-    return [f for f in out if f is not None], _clip(reply.summary, _MAX_SUMMARY)
+    return [f for f in out if f is not None], _clip(reply.summary, _MAX_SUMMARY), guard.refused
 
 
 def _new_findings(

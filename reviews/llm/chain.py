@@ -96,7 +96,10 @@ def call_with_failback(
                 continue
             try:
                 timeout = _time_left(deadline_at, gateway.timeout)
-                reservation = budget.reserve()
+                # The run's own reservation first: made when it was served fresh.
+                reservation = (budget.draw_from_run(run_id) if run_id else None) or (
+                    budget.reserve()
+                )
                 if reservation is None:
                     raise BudgetSpent("daily token budget spent")
             except LLMError:
@@ -143,20 +146,29 @@ def _attempt(
             ledger.candidate, messages, schema, timeout=timeout, on_attempt=ledger
         )
     except LLMError as error:
-        _settle(breaker, decision, error)
+        _quietly(_settle, breaker, decision, error)
         if isinstance(error, ModelUnavailable):
             availability.mark_unavailable(ledger.candidate, str(error))
         ledger(error.model_served, error.usage, error.latency_ms, error.outcome)
         raise
     except SoftTimeLimitExceeded:
         # The task's soft limit cut the call short: still an attempt to account for.
-        breaker.release(decision)
+        _quietly(breaker.release, decision)
         ledger(None, Usage(), int((time.monotonic() - started) * 1000), Outcome.TIMEOUT)
         raise
-    breaker.record_success(decision)
+    _quietly(breaker.record_success, decision)
     availability.mark_available(ledger.candidate)
     ledger(completion.model_served, completion.usage, completion.latency_ms, ledger.served_outcome)
     return completion
+
+
+def _quietly(tell, *args) -> None:
+    """Tell the breaker how a call went, if its store (Redis) is there: a call made and
+    paid for keeps its ledger row and its result when Redis restarts meanwhile."""
+    try:
+        tell(*args)
+    except Exception as error:
+        logger.warning("breaker state not updated (%r); the call's result stands", error)
 
 
 class _Attempt:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -128,7 +130,14 @@ class Gateway:
         self.max_output_tokens = max_output_tokens
         self.json_schema = json_schema
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, transport=transport, timeout=timeout)
+        # No kept-alive connections: each exchange opens its own, so its deadline knows
+        # the socket to cut (a handshake is nothing beside a model call's seconds).
+        self._http = httpx.Client(
+            headers=headers,
+            transport=transport,
+            timeout=timeout,
+            limits=httpx.Limits(max_keepalive_connections=0),
+        )
 
     @classmethod
     def from_settings(cls, transport: httpx.BaseTransport | None = None) -> Gateway:
@@ -212,16 +221,20 @@ class Gateway:
             "response_format": _response_format(schema) if use_schema else {"type": "json_object"},
         }
         started = time.monotonic()
+        seconds = timeout or self.timeout
         try:
-            response = self._http.post(
-                f"{self.base_url}/chat/completions", json=body, timeout=timeout or self.timeout
-            )
-        except httpx.TimeoutException:
-            raise CallTimeout(
-                f"no reply from {model} within {timeout or self.timeout:g}s",
-                latency_ms=_since(started),
-            ) from None
+            with Deadline(seconds) as deadline:
+                response = self._http.post(
+                    f"{self.base_url}/chat/completions",
+                    json=body,
+                    timeout=seconds,
+                    extensions={"trace": deadline.trace},
+                )
         except httpx.TransportError as error:
+            if isinstance(error, httpx.TimeoutException) or deadline.expired:
+                raise CallTimeout(
+                    f"no reply from {model} within {seconds:g}s", latency_ms=_since(started)
+                ) from None
             raise ConnectionFailed(
                 self._redact(f"{type(error).__name__}: {error}"), latency_ms=_since(started)
             ) from None
@@ -289,6 +302,57 @@ class Gateway:
     def _redact(self, text: str) -> str:
         """Providers sometimes echo the key in an error; it must reach no log or page."""
         return text.replace(self._api_key, "[redacted]") if self._api_key else text
+
+
+class Deadline:
+    """One deadline for a whole exchange: connect, write and the read of the whole body.
+
+    httpx's timeouts are per operation, so a gateway that trickles a byte every few
+    seconds never trips one. This one shuts the exchange's socket down when its time is
+    up, which ends a blocked read at once; `expired` tells the caller why it ended. The
+    socket comes from httpx's trace hook as the connection opens (connect itself is
+    bounded by the connect timeout, which is the same number of seconds)."""
+
+    def __init__(self, seconds: float) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+
+    def trace(self, event: str, info: dict) -> None:
+        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.expired
+        if late:
+            _shutdown(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # closed already: nothing left to cut
+        pass
 
 
 def parse_usage(raw: Any) -> Usage:

@@ -82,6 +82,7 @@ class JudgeResult:
     model_failed: bool = False  # the call was due and failed: the detector's findings stand
     dismissed: list[RawFinding] = field(default_factory=list)  # with the reason in detail
     error: str = ""
+    refused: list[str] = field(default_factory=list)  # what the guards did not allow
 
 
 @dataclass(slots=True)
@@ -89,6 +90,7 @@ class CoordinatorResult:
     findings: list[RawFinding]
     summary: str
     model_served: str
+    refused: list[str] = field(default_factory=list)  # what the guards did not allow
 
 
 def candidate_counts(batch: Batch, rules: dict) -> dict[str, int]:
@@ -149,16 +151,23 @@ def judge_specialist(
         logger.warning("%s: model pass failed, the detector's findings stand: %s", agent, error)
         return JudgeResult(list(findings), None, model_failed=True, error=str(error))
     applied = apply.apply_specialist_reply(agent, batch, findings, task_slice.refs, result.data)
-    return JudgeResult(applied.findings, result.model_served, dismissed=applied.dismissed)
+    return JudgeResult(
+        applied.findings,
+        result.model_served,
+        dismissed=applied.dismissed,
+        refused=applied.refused,
+    )
 
 
 def judge_coordinator(
     run_context: RunContext,
     findings: list[RawFinding],
     failed_specialists: list[str] | None = None,
+    batch: Batch | None = None,
 ) -> CoordinatorResult | None:
     """None without a gateway, or with no finding to judge (the rules' summary of a
-    clean batch says all there is); raises LLMError if the call fails."""
+    clean batch says all there is); raises LLMError if the call fails. `batch`, when
+    given, lets the guards keep findings on records that instruct the reviewer."""
     if not enabled() or not findings:
         return None
     shared = _shared(run_context)
@@ -186,8 +195,11 @@ def judge_coordinator(
         run_id=run_context.run_id,
         deadline_at=run_context.deadline_at,
     )
-    merged, summary = apply.apply_coordinator_reply(findings, refs, result.data)
-    return CoordinatorResult(merged, summary, result.model_served)
+    instructing = apply.protected_records(batch, findings) if batch is not None else set()
+    merged, summary, refused = apply.apply_coordinator_reply(
+        findings, refs, result.data, instructing
+    )
+    return CoordinatorResult(merged, summary, result.model_served, refused)
 
 
 def _shared(run_context: RunContext) -> str:

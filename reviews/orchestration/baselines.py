@@ -1,5 +1,5 @@
 """Which run a dataset batch is compared with, and what the comparison needs from the
-database (spec section 6), loaded as plain data for reviews.engine.history."""
+database (docs/history.md), loaded as plain data for reviews.engine.history."""
 
 from __future__ import annotations
 

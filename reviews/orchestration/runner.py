@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import traceback
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -22,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerts.tasks import run_finished
+from ledger import budget
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import MIXED, RawFinding
@@ -42,6 +42,7 @@ from reviews.llm.judge import (
 from reviews.models import AgentRun, Finding, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.dismissals import prompt_dismissals
+from reviews.orchestration.heartbeat import beating
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
@@ -92,39 +93,77 @@ def models_allowed(run: ReviewRun) -> bool:
     return enabled() and serving.models_allowed(run)
 
 
-def run_specialist(run_id: int, agent: str) -> None:
-    """Run one specialist's detector, then its model pass if it has one, and keep the
-    findings on its AgentRun. Never raises: a detector failure is recorded and marks
-    the run degraded, so the coordinator still runs."""
+def claim_agent(run_id: int, agent: str) -> int | None:
+    """pending -> running, with a first heartbeat. Returns the agent's `retries` as it
+    was claimed (a fencing token: the sweep bumps it when it takes the agent back, so a
+    worker it gave up on cannot overwrite the next one's result), or None if the agent
+    is already taken or finished (a redelivered task)."""
+    row = (
+        AgentRun.objects.filter(run_id=run_id, agent=agent, status=AgentRun.Status.PENDING)
+        .values_list("retries", flat=True)
+        .first()
+    )
+    if row is None:
+        return None
+    now = timezone.now()
     claimed = AgentRun.objects.filter(
-        run_id=run_id, agent=agent, status=AgentRun.Status.PENDING
-    ).update(status=AgentRun.Status.RUNNING, started_at=timezone.now())
-    if not claimed:
+        run_id=run_id, agent=agent, status=AgentRun.Status.PENDING, retries=row
+    ).update(status=AgentRun.Status.RUNNING, started_at=now, heartbeat_at=now)
+    return row if claimed else None
+
+
+def run_specialist(run_id: int, agent: str) -> bool:
+    """Run one specialist's detector, then its model pass if it has one, and keep the
+    findings on its AgentRun, beating while it works. Never raises: a detector failure
+    is recorded and marks the run degraded, so the coordinator still runs. Returns
+    whether every specialist of the run has now finished (the caller then dispatches the
+    coordinator; of two finishing at once both may, and the coordinator's claim lets one
+    through)."""
+    token = claim_agent(run_id, agent)
+    if token is None:
         logger.info("run %s: %s already taken or finished; skipping", run_id, agent)
-        return
-    try:
-        run = ReviewRun.objects.select_related("batch").get(pk=run_id)
-        parsed = load_parsed(run.batch)
-        findings = detector(agent)(parsed, settings.REVIEW_RULES)
-    except Exception as error:  # includes Celery's SoftTimeLimitExceeded
-        fail_agent(run_id, agent, error)
-        return
-    judged = model_pass(run, agent, parsed, findings)
+        return False
+    with beating(run_id, agent):
+        try:
+            run = ReviewRun.objects.select_related("batch").get(pk=run_id)
+            parsed = load_parsed(run.batch)
+            findings = detector(agent)(parsed, settings.REVIEW_RULES)
+        except Exception as error:  # includes Celery's SoftTimeLimitExceeded
+            fail_agent(run_id, agent, error)
+            return specialists_finished(run_id)
+        judged = model_pass(run, agent, parsed, findings)
     price_findings(judged.findings, parsed)  # the model's own findings need theirs too
     try:
         # A savepoint: a refused write (text the database cannot hold) leaves the
         # connection usable for recording the failure itself.
         with transaction.atomic():
-            AgentRun.objects.filter(run_id=run_id, agent=agent).update(
+            saved = AgentRun.objects.filter(
+                run_id=run_id, agent=agent, status=AgentRun.Status.RUNNING, retries=token
+            ).update(
                 status=AgentRun.Status.DONE,
                 model=judged.model,
                 error=judged.note[:2000],
                 output=[f.to_json() for f in judged.findings]
                 + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
+                refused=judged.refused,
                 finished_at=timezone.now(),
             )
     except Exception as error:  # the agent failed, and says with what
         fail_agent(run_id, agent, error)
+        return specialists_finished(run_id)
+    if not saved:  # the sweep took it back meanwhile; the next attempt's result stands
+        logger.warning("run %s: %s was taken back while it ran; result dropped", run_id, agent)
+    return specialists_finished(run_id)
+
+
+def specialists_finished(run_id: int) -> bool:
+    """Every specialist of a running run is done or failed."""
+    return (
+        ReviewRun.objects.filter(pk=run_id, status=ReviewRun.Status.RUNNING).exists()
+        and not AgentRun.objects.filter(run_id=run_id, agent__in=NAMES)
+        .exclude(status__in=(AgentRun.Status.DONE, AgentRun.Status.FAILED))
+        .exists()
+    )
 
 
 @dataclass(slots=True)
@@ -133,6 +172,7 @@ class Judged:
     model: str = RULES_ONLY  # the model that judged them; "rules" if none did
     note: str = ""  # why a model pass that was due did not judge
     dismissed: list[RawFinding] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # what the guards did not let it do
 
 
 def model_pass(
@@ -160,7 +200,12 @@ def model_pass(
         return Judged(findings, note=_no_judgement(repr(error)))
     if result.model_failed:
         return Judged(findings, note=_no_judgement(result.error))
-    return Judged(result.findings, result.model_served or RULES_ONLY, dismissed=result.dismissed)
+    return Judged(
+        result.findings,
+        result.model_served or RULES_ONLY,
+        dismissed=result.dismissed,
+        refused=result.refused,
+    )
 
 
 def _no_judgement(why: str) -> str:
@@ -186,18 +231,22 @@ def coordinate(run_id: int) -> None:
     run = ReviewRun.objects.filter(pk=run_id).select_related("batch").first()
     if run is None or run.status in (ReviewRun.Status.DONE, ReviewRun.Status.FAILED):
         return
-    claimed = AgentRun.objects.filter(
-        run_id=run_id, agent=AgentRun.COORDINATOR, status=AgentRun.Status.PENDING
-    ).update(status=AgentRun.Status.RUNNING, started_at=timezone.now())
-    if not claimed:  # a redelivered coordinator: the first one has it (or had it)
+    if not specialists_finished(run_id):
+        # Sent early (by a duplicate dispatch): the last specialist to finish sends it
+        # again, and the sweep retries or fails any specialist whose worker died.
+        logger.info("run %s: specialists still at work; the coordinator waits", run_id)
+        return
+    token = claim_agent(run_id, AgentRun.COORDINATOR)
+    if token is None:  # a redelivered coordinator: the first one has it (or had it)
         logger.info("run %s: the coordinator is already under way", run_id)
         return
+    with beating(run_id, AgentRun.COORDINATOR):
+        _coordinate(run)
+
+
+def _coordinate(run: ReviewRun) -> None:
+    run_id = run.pk
     agents = {a.agent: a for a in run.agents.all()}
-    # A specialist that never reported (its task was lost or killed) counts as failed.
-    for name in NAMES:
-        if agents[name].status in (AgentRun.Status.PENDING, AgentRun.Status.RUNNING):
-            fail_agent(run_id, name, RuntimeError("no result before the coordinator ran"))
-            agents[name].status = AgentRun.Status.FAILED
     failed = [name for name in NAMES if agents[name].status != AgentRun.Status.DONE]
     findings = [
         RawFinding.from_json(item)
@@ -209,31 +258,35 @@ def coordinate(run_id: int) -> None:
     counts = run.batch.counts
     review = coordinator.fuse(findings, counts, failed)
     # Dataset history: the team's dismissed problems are set aside before anything
-    # judges or counts them (spec section 6).
+    # judges or counts them (docs/history.md).
     context = baselines.history_context(run)
     suppressed: list[RawFinding] = []
     if context and context.dismissed:
         kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
         if suppressed:
             review = coordinator.fuse(kept, counts, failed)
-    model, note, degraded = RULES_ONLY, "", bool(failed)
+    model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
-            judged = judge_coordinator(run_context(run), review.findings, failed)
+            # The parsed batch (kept in this process when a specialist ran here) lets
+            # the guards see which records instruct the reviewer.
+            parsed = load_parsed(run.batch) if review.findings else None
+            judged = judge_coordinator(run_context(run), review.findings, failed, parsed)
         except Exception as error:  # LLMError, the soft time limit, or a bug
             if not isinstance(error, LLMError):
                 logger.exception("run %s: the coordinator's model pass broke off", run_id)
-            # The rules coordinator's review stands; the run says it lacks the model's.
+            # The rules coordinator's review stands, on every specialist's findings: not
+            # degraded (docs/output.md: a verdict reached without a specialist), but noted, and
+            # a run with a note is never served from the cache.
             note = f"no model judgement ({error!r}); the rules coordinator finished the run"
             review.summary += (
-                " Degraded: the coordinator's model review failed, so the rules coordinator "
-                "wrote this review."
+                " The coordinator's model review failed, so the rules coordinator wrote "
+                "this review."
             )
-            degraded = True
         else:
             if judged is not None:
                 review = judged_review(judged, counts, failed)
-                model = judged.model_served
+                model, refused = judged.model_served, judged.refused
     comparison = history.compare(
         review.findings,
         suppressed,
@@ -250,6 +303,7 @@ def coordinate(run_id: int) -> None:
         degraded=degraded,
         coordinator_model=model,
         coordinator_note=note,
+        coordinator_refused=refused,
     )
 
 
@@ -299,6 +353,7 @@ def save_review(
     degraded: bool,
     coordinator_model: str = RULES_ONLY,
     coordinator_note: str = "",
+    coordinator_refused: list[str] | None = None,
 ) -> None:
     now = timezone.now()
     with transaction.atomic():
@@ -346,6 +401,7 @@ def save_review(
             status=AgentRun.Status.DONE,
             model=coordinator_model,
             error=coordinator_note[:2000],
+            refused=coordinator_refused or [],
             finished_at=now,
         )
         ReviewRun.objects.filter(pk=run.pk).update(
@@ -355,27 +411,8 @@ def save_review(
             resolved=comparison.resolved,
             suppressed=[history.suppressed_entry(m) for m in comparison.suppressed],
         )
+    budget.release_run(run.pk)  # what its calls did not use goes back to the day
     run_finished(run.pk)  # alerts, after the commit
-
-
-def sweep_stuck_runs() -> list[int]:
-    """Fail runs that stopped making progress (a worker killed mid-run, a coordinator
-    killed at its hard limit): running for longer than any run can legitimately take.
-    They stay visible as failed, with the reason, and can be re-run."""
-    longest = (
-        settings.RUN_DEADLINE_SECONDS
-        + settings.SPECIALIST_TIME_LIMIT
-        + settings.COORDINATOR_TIME_LIMIT
-    )
-    cutoff = timezone.now() - timedelta(seconds=longest)
-    stuck = list(
-        ReviewRun.objects.filter(
-            status=ReviewRun.Status.RUNNING, started_at__lt=cutoff
-        ).values_list("pk", flat=True)
-    )
-    for run_id in stuck:
-        fail_run(run_id, RuntimeError(f"no progress for over {longest} s; re-run it"))
-    return stuck
 
 
 def fail_run(run_id: int, error: BaseException) -> None:
@@ -391,5 +428,6 @@ def fail_run(run_id: int, error: BaseException) -> None:
             finished_at=timezone.now(),
         )
     )
+    budget.release_run(run_id)
     if failed:  # alerts, after the commit (a second call makes no second delivery)
         run_finished(run_id)

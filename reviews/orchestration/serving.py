@@ -33,6 +33,7 @@ from ledger import budget, ratelimit
 from ledger.models import AgentModelOverride, ModelRate
 from reviews.engine.batch import Batch
 from reviews.engine.specialists import NAMES
+from reviews.llm.config import enabled
 from reviews.llm.prompts import PROMPTS_DIR
 from reviews.models import AgentRun, ReviewRun
 
@@ -66,6 +67,7 @@ class ServeDecision:
     reason: str = ""  # why failback or error; empty for fresh and cached
     reuse_run_id: int | None = None  # the run whose findings are served (cached/failback)
     retry_after: int | None = None  # seconds until the limit that caused it resets
+    reserved_tokens: int = 0  # budget reserved for a fresh run's model calls
 
     @property
     def is_error(self) -> bool:
@@ -73,11 +75,21 @@ class ServeDecision:
 
 
 def decide_serve(
-    content_key: str, fingerprint: str, client_ip: str | None, *, no_cache: bool = False
+    content_key: str,
+    fingerprint: str,
+    client_ip: str | None,
+    *,
+    no_cache: bool = False,
+    expected_calls: int = 1,
 ) -> ServeDecision:
     """Decide how to serve one review request. `client_ip` is None for the CLI, which
     is not rate limited. `no_cache` (--no-cache, the re-run button) skips the cache but
-    not the budget or the rate limit."""
+    not the budget or the rate limit.
+
+    With a model gateway, a fresh answer holds a reservation of the daily budget for
+    `expected_calls` model calls (the run's staffed specialists and its coordinator), so
+    a run the budget cannot afford is served by failback from the start, never fresh
+    and then left without its models."""
     rate = ratelimit.hit(client_ip) if client_ip else None
     if rate is not None and rate.far_over:
         return ServeDecision(
@@ -95,10 +107,16 @@ def decide_serve(
             f"rate limit exceeded: {rate.count} requests this hour, limit {rate.limit}",
             retry_after=rate.retry_after,
         )
-    exhausted_reason = _budget_exhausted_reason()
-    if exhausted_reason:
-        return failback(content_key, exhausted_reason, retry_after=budget.seconds_until_reset())
-    return ServeDecision(ReviewRun.Mode.FRESH)
+    if not enabled():  # no model will be called: nothing to reserve
+        exhausted_reason = _budget_exhausted_reason()
+        if exhausted_reason:
+            return failback(content_key, exhausted_reason, retry_after=budget.seconds_until_reset())
+        return ServeDecision(ReviewRun.Mode.FRESH)
+    tokens = max(1, expected_calls) * budget.reservation_estimate()
+    if budget.reserve(tokens) is None:
+        reason = _budget_exhausted_reason(tokens) or "daily token budget: no room for the review"
+        return failback(content_key, reason, retry_after=budget.seconds_until_reset())
+    return ServeDecision(ReviewRun.Mode.FRESH, reserved_tokens=tokens)
 
 
 def models_allowed(run: ReviewRun) -> bool:
@@ -119,15 +137,20 @@ def failback(content_key: str, reason: str, *, retry_after: int | None = None) -
     )
 
 
-def _budget_exhausted_reason() -> str:
+def _budget_exhausted_reason(needed: int | None = None) -> str:
+    """Why the budget cannot take `needed` tokens (default: one call's estimate)."""
+    needed = budget.reservation_estimate() if needed is None else needed
     try:
         spent, limit = budget.spent_today(), budget.daily_limit()
     except redis.RedisError as error:
         # Fail closed: without the shared counter no one can tell what was spent.
         logger.warning("budget counter unavailable: %r", error)
         return "daily token budget unknown: the budget counter is unavailable"
-    if limit and spent + budget.reservation_estimate() > limit:
-        return f"daily token budget exhausted: {spent:,} of {limit:,} tokens used today (UTC)"
+    if limit and spent + needed > limit:
+        return (
+            f"daily token budget exhausted: {spent:,} of {limit:,} tokens used today (UTC), "
+            f"{needed:,} needed for the review"
+        )
     return ""
 
 

@@ -21,13 +21,13 @@ from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.engine.ingest.safe_text import make_safe
-from reviews.engine.risk import classify_risk
+from reviews.engine.risk import SPECIALISTS_PER_TIER, classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, Dataset, Finding, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.tasks import send_start
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,14 @@ def serve(
     detectors alone). Raises ServeRefused when the request is refused."""
     baseline = baselines.choose_baseline(batch)
     fingerprint = baselines.serving_key(serving.config_fingerprint(), batch, baseline)
-    decision = serving.decide_serve(batch.content_key, fingerprint, client_ip, no_cache=no_cache)
+    tier = classify_risk(parsed, settings.REVIEW_RULES).tier
+    decision = serving.decide_serve(
+        batch.content_key,
+        fingerprint,
+        client_ip,
+        no_cache=no_cache,
+        expected_calls=SPECIALISTS_PER_TIER[tier] + 1,  # the staffed specialists, the coordinator
+    )
     if decision.is_error:
         raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
     mode = decision.mode
@@ -151,6 +158,7 @@ def serve(
         reason=decision.reason,
         fingerprint=fingerprint,
         baseline=baseline,
+        reserved_tokens=decision.reserved_tokens if mode == ReviewRun.Mode.FRESH else 0,
     )
 
 
@@ -301,6 +309,7 @@ def create_run(
     reason: str = "",
     fingerprint: str = "",
     baseline: ReviewRun | None = None,
+    reserved_tokens: int = 0,
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
@@ -312,6 +321,7 @@ def create_run(
             reason=reason[:300],
             config_fingerprint=fingerprint,
             baseline_run=baseline,
+            reserved_tokens=reserved_tokens,
             tier=risk.tier,
             as_of=parsed.as_of,
             created_by=created_by,
@@ -324,7 +334,7 @@ def create_run(
 
 def dispatch_review(run: ReviewRun) -> None:
     # On commit, so a worker never picks up a run it cannot see yet.
-    transaction.on_commit(lambda: start_review.delay(run_id=run.pk))
+    transaction.on_commit(lambda: send_start(run.pk))
 
 
 def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
@@ -372,7 +382,7 @@ def reuse_run(
             config_fingerprint=source.config_fingerprint,
             tier=source.tier,
             specialists=source.specialists,
-            # A served run carries the statuses of the run it reuses (spec section 6).
+            # A served run carries the statuses of the run it reuses (docs/history.md).
             baseline_run_id=source.baseline_run_id,
             resolved=source.resolved,
             suppressed=source.suppressed,

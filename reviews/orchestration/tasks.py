@@ -1,14 +1,24 @@
-"""Celery tasks: thin wrappers that take ids and call reviews.orchestration.runner."""
+"""Celery tasks: thin wrappers that take ids and call reviews.orchestration.runner.
+
+No chord: its counter lives in the result backend, so a lost specialist (a killed
+worker) or a Redis restart would leave the coordinator waiting for ever. Instead the
+last specialist to finish sends the coordinator, and the sweep (every
+SWEEP_INTERVAL_SECONDS, on its own queue) sends again whatever a dead worker or a lost
+message left behind (reviews.orchestration.sweep)."""
 
 from __future__ import annotations
 
 import logging
 
-from celery import chord, shared_task
+from celery import group, shared_task
 from django.conf import settings
+from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from reviews.engine.specialists import NAMES
+from reviews.models import ReviewRun
 from reviews.orchestration import runner
+from reviews.orchestration import sweep as sweeper
 
 logger = logging.getLogger(__name__)
 
@@ -22,11 +32,7 @@ def start_review(*, run_id: int) -> None:
     if not runner.claim_run(run_id):
         logger.info("run %s is gone or already under way", run_id)
         return
-    header = [run_specialist.si(run_id=run_id, agent=name) for name in NAMES]
-    body = coordinate.si(run_id=run_id)
-    # A specialist killed at its hard time limit fails the chord, so the body never
-    # runs; the errback coordinates anyway and the lost specialist counts as failed.
-    chord(header)(body.on_error(coordinate_after_chord_error.si(run_id=run_id)))
+    group(run_specialist.si(run_id=run_id, agent=name) for name in NAMES).apply_async()
 
 
 @shared_task(
@@ -35,7 +41,9 @@ def start_review(*, run_id: int) -> None:
     time_limit=settings.SPECIALIST_TIME_LIMIT,
 )
 def run_specialist(*, run_id: int, agent: str) -> None:
-    runner.run_specialist(run_id, agent)
+    if runner.run_specialist(run_id, agent):
+        # If this send fails (the broker is away), the sweep sends it later.
+        coordinate.delay(run_id=run_id)
 
 
 @shared_task(
@@ -51,17 +59,33 @@ def coordinate(*, run_id: int) -> None:
         raise
 
 
-@shared_task(
-    name="reviews.coordinate_after_chord_error",
-    soft_time_limit=settings.COORDINATOR_SOFT_TIME_LIMIT,
-    time_limit=settings.COORDINATOR_TIME_LIMIT,
-)
-def coordinate_after_chord_error(*, run_id: int) -> None:
-    coordinate(run_id=run_id)
+def send_start(run_id: int) -> bool:
+    """Send a queued run to the workers and note that the broker has it. A broker that
+    is down is logged, not raised: the run stays queued with no dispatched_at, and the
+    sweep sends it again."""
+    try:
+        start_review.delay(run_id=run_id)
+    except OperationalError as error:
+        logger.error("run %s: could not reach the broker (%r); the sweep will retry", run_id, error)
+        return False
+    ReviewRun.objects.filter(pk=run_id).update(dispatched_at=timezone.now())
+    return True
 
 
-@shared_task(name="reviews.sweep_stuck_runs")
-def sweep_stuck_runs() -> None:
-    failed = runner.sweep_stuck_runs()
-    if failed:
-        logger.warning("failed stuck runs %s", failed)
+@shared_task(name="reviews.sweep", soft_time_limit=60, time_limit=90)
+def sweep() -> None:
+    plan = sweeper.sweep()
+    for run_id in plan.start:
+        send_start(run_id)
+    for run_id, agent in plan.specialists:
+        run_specialist.delay(run_id=run_id, agent=agent)
+    for run_id in plan.coordinate:
+        coordinate.delay(run_id=run_id)
+    if not plan.empty:
+        logger.warning(
+            "sweep: sent again %s start(s), %s specialist(s), %s coordinator(s); gave up on %s",
+            len(plan.start),
+            len(plan.specialists),
+            len(plan.coordinate),
+            ", ".join(plan.failed) or "none",
+        )

@@ -1,4 +1,4 @@
-"""The next sync of a generated batch, with its truth (spec section 6): what a RevOps
+"""The next sync of a generated batch, with its truth (docs/history.md): what a RevOps
 team's CRM looks like a day later. Some planted problems are fixed (duplicates merged,
 missing fields filled), a new round of problems appears, amounts move on open problems
 and the export lists its records in another order.

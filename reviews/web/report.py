@@ -103,7 +103,7 @@ def run_report(run: ReviewRun) -> dict:
             ],
         },
     }
-    if in_dataset:  # spec section 6; a batch without a dataset reads as sections 1-5
+    if in_dataset:  # docs/history.md; a batch without a dataset reads as before
         report["run"] |= {
             "dataset": batch.dataset.name,
             "baseline_run": run.baseline_run_id,
@@ -115,6 +115,10 @@ def run_report(run: ReviewRun) -> dict:
         ]
     if run.reason:
         report["run"]["reason"] = run.reason
+    refused = [line for agent in run.agents.all() for line in agent.refused]
+    if refused:
+        # An extra key: what a model asked and the guards refused (reviews.llm.apply).
+        report["run"]["refused"] = refused
     if run.reused_run_id:
         # An extra key: the run whose review a cached or failback run serves.
         report["run"]["reused_run"] = run.reused_run_id

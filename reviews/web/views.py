@@ -145,6 +145,8 @@ class AgentRow:
     tokens: int
     usd: Decimal
     error: str
+    refused: list[str]  # what the model asked and the guards refused
+    retries: int  # times the sweep sent it again (its worker had stopped)
     thinking: bool = False  # running, and a model may be judging its part right now
 
 
@@ -201,6 +203,8 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
                 usd=micros_to_usd(used.get("micros") or 0),
                 error=agent.error,
                 thinking=agent.status == AgentRun.Status.RUNNING and agent.agent in judging,
+                refused=agent.refused,
+                retries=agent.retries,
             )
         )
     return rows

@@ -27,6 +27,7 @@ class Reply:
     body: Any = None  # a dict is sent as JSON, a str as is
     delay: float = 0.0  # seconds before answering
     served_as: str | None = None  # the reply's "model"; default: the model requested
+    trickle: float = 0.0  # seconds between the body's bytes (headers go at once)
 
 
 @dataclass(slots=True)
@@ -74,6 +75,14 @@ def completion(
     if cost is not None:
         body["usage"]["cost"] = cost
     return Reply(200, body, delay, served_as)
+
+
+def trickling(content: Any, every: float) -> Reply:
+    """A completion whose body comes one byte every `every` seconds: each read gets a
+    byte well within any per-read timeout, so only a deadline on the whole call ends it."""
+    reply = completion(content)
+    reply.trickle = every
+    return reply
 
 
 def error(status: int, message: str = "", *, delay: float = 0.0) -> Reply:
@@ -166,8 +175,14 @@ def _handler(gateway: FakeGateway) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
+                if reply.trickle:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                else:
+                    self.wfile.write(data)
+            except OSError:  # BrokenPipe, ConnectionReset
                 pass  # the client gave up (a timeout test): nothing to answer
 
         def log_message(self, format: str, *args: Any) -> None:

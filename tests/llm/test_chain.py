@@ -13,7 +13,7 @@ from ledger.models import LedgerEntry
 from reviews.llm import errors
 from reviews.llm.chain import call_with_failback, failback_models
 from reviews.llm.schemas import SpecialistReply
-from tests.llm.fake_gateway import Reply, completion, error
+from tests.llm.fake_gateway import Reply, completion, error, trickling
 from tests.llm.helpers import API_KEY
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +94,26 @@ def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
     failed, served = rows()
     assert failed.outcome == "timeout" and failed.latency_ms >= 900
     assert (served.model, served.outcome) == (LITE_BACK, "failback")
+
+
+def test_a_trickling_reply_is_cut_at_the_timeout_and_fails_back(llm_settings, fake_gateway):
+    # A byte every 0.1 s: no single read waits anywhere near the 1 s timeout, and the
+    # whole body would take over 20 s. The call's one deadline cuts it at 1 s.
+    fake_gateway.script(LITE, trickling(GOOD, every=0.1))
+    fake_gateway.script(LITE_BACK, completion(GOOD))
+    started = time.monotonic()
+    assert call().model_served == LITE_BACK
+    assert time.monotonic() - started < 3  # the whole body would take over 20 s
+    failed, served = rows()
+    assert failed.outcome == "timeout" and 900 <= failed.latency_ms < 2500
+    assert (served.model, served.outcome) == (LITE_BACK, "failback")
+
+
+def test_a_trickle_within_the_timeout_is_read_whole(llm_settings, fake_gateway):
+    llm_settings.LLM_TIMEOUT_SECONDS = 10
+    fake_gateway.script(LITE, trickling(GOOD, every=0.005))
+    assert call().model_served == LITE
+    assert [r.outcome for r in rows()] == ["ok"]
 
 
 def test_the_last_model_timing_out_is_a_timeout(llm_settings, fake_gateway):

@@ -47,10 +47,10 @@ def user_message(request) -> str:
     return request.messages[-1]["content"]
 
 
-def dedup(llm_settings, fake_gateway, model_reply):
+def dedup(llm_settings, fake_gateway, model_reply, *, injected=True):
     """judge_specialist for dedup on the sample batch; its findings are, by ref:
     f1 contact_same_person (fuzzy), f2 company_same_domain (exact)."""
-    batch = sample_batch()
+    batch = sample_batch(injected=injected)
     findings = detect("dedup", batch)
     fake_gateway.script(LITE, completion(model_reply))
     return judge_specialist(run(), "dedup", findings, [], batch), findings
@@ -71,6 +71,7 @@ def test_a_fuzzy_finding_can_be_dismissed_with_its_reason(llm_settings, fake_gat
         llm_settings,
         fake_gateway,
         reply(dismiss=[{"ref": "f1", "reason": "Different people: distinct email local parts."}]),
+        injected=False,
     )
     assert result.model_served == LITE and not result.model_failed
     assert [f.kind for f in result.findings] == ["company_same_domain"]
@@ -130,6 +131,7 @@ def test_severity_is_adjusted_with_its_reason_in_the_detail(llm_settings, fake_g
                 {"ref": "f2", "severity": "suggestion", "reason": "A parent and its subsidiary."}
             ]
         ),
+        injected=False,
     )
     domain = next(f for f in result.findings if f.kind == "company_same_domain")
     assert domain.severity == "suggestion"

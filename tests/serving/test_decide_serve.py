@@ -73,7 +73,8 @@ def test_decide_serve_failback_with_reason_when_the_budget_is_spent(postgres, re
     decision = decide_serve(reordered_key(), config_fingerprint(), IP, no_cache=True)
     assert decision.mode == ReviewRun.Mode.FAILBACK
     assert decision.reason == (
-        "daily token budget exhausted: 8,000 of 10,000 tokens used today (UTC)"
+        "daily token budget exhausted: 8,000 of 10,000 tokens used today (UTC), "
+        "4,000 needed for the review"
     )
     assert decision.reuse_run_id == run.pk  # the last good run of the same content
     assert 0 < decision.retry_after <= 24 * 3600  # until the next UTC midnight

@@ -35,7 +35,7 @@ REQUEST_BODY = {
         "application/json": {
             "schema": {
                 "type": "object",
-                "description": "A JSON batch (spec section 1), stored byte for byte.",
+                "description": "A JSON batch (docs/input.md), stored byte for byte.",
             }
         },
         MULTIPART: {
