@@ -197,7 +197,7 @@ def test_the_sweep_has_a_queue_of_its_own_that_every_worker_consumes(settings):
     assert queues == {"celery", settings.SWEEP_QUEUE}
     assert app.amqp.router.route({}, "reviews.sweep")["queue"].name == settings.SWEEP_QUEUE
     assert app.amqp.router.route({}, "reviews.run_specialist")["queue"].name == "celery"
-    (entry,) = settings.CELERY_BEAT_SCHEDULE.values()
+    entry = settings.CELERY_BEAT_SCHEDULE["sweep"]
     assert (entry["task"], entry["schedule"]) == ("reviews.sweep", settings.SWEEP_INTERVAL_SECONDS)
     # Unacknowledged tasks come back only after any task could have finished.
     limits = max(settings.SPECIALIST_TIME_LIMIT, settings.COORDINATOR_TIME_LIMIT)

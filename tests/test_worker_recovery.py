@@ -26,6 +26,7 @@ from django.db import connection
 from ledger.models import LedgerEntry
 from reviews.engine import coordinator
 from reviews.engine.specialists import NAMES, detector
+from reviews.llm.roster import CHEAP, MID
 from reviews.models import AgentRun, ReviewRun
 from reviews.orchestration.parsed import parse_stored
 from reviews.orchestration.submit import submit
@@ -38,7 +39,7 @@ from tests.llm.helpers import API_KEY
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 SAMPLES = services.ROOT / "samples"
-LITE, FLASH = "google/gemini-2.5-flash-lite", "google/gemini-2.5-flash"
+LITE, FLASH = CHEAP, MID  # the default roster
 NOTHING = {"add": [], "adjust": [], "dismiss": []}
 ANY_REPLY = {**NOTHING, "summary": "Judged by the model."}  # a specialist's or coordinator's
 RECOVERY = {  # seconds: beat every 1, silent after 10 (a loaded CI box), sweep every 2
