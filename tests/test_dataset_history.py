@@ -1,4 +1,4 @@
-"""Dataset history through the real review path on Postgres (spec section 6): two
+"""Dataset history through the real review path on Postgres (docs/history.md): two
 consecutive syncs generated with their truth, a dismissal between them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dataset history on plain data (spec section 6): fingerprints, new / open / resolved,
+"""Dataset history on plain data (docs/history.md): fingerprints, new / open / resolved,
 suppression and the verdict scope."""
 
 import hashlib

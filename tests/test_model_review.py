@@ -263,7 +263,7 @@ def test_a_failed_coordinator_call_leaves_the_rules_coordinator_with_a_note(llm,
     gateway.script(FLASH, error(503))
     gateway.script(FLASH_BACK, error(503))
     code, report = review_json(FULL)
-    # Every specialist's findings are in the verdict: not degraded (spec §5), but noted.
+    # Every specialist's findings are in the verdict: not degraded (docs/output.md), but noted.
     assert not report["run"]["degraded"] and report["run"]["status"] == "done"
     model, note = agent_models(report)["coordinator"]
     assert model == "rules" and "the rules coordinator finished the run" in note

@@ -79,7 +79,7 @@ def test_an_obedient_model_cannot_approve_an_attack(llm_settings, fake_gateway):
     assert any(r.startswith("dedup: refused to lower to suggestion f1") for r in refused)
     assert any(r.startswith("coordinator: refused to drop f1") for r in refused)
     assert all("it is critical" in r for r in refused)
-    assert json.dumps(report)  # the note travels in the spec §5 JSON
+    assert json.dumps(report)  # the note travels in the run JSON (docs/output.md)
 
 
 def test_the_run_page_shows_what_was_refused(llm_settings, fake_gateway, admin_client):

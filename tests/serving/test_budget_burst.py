@@ -1,6 +1,6 @@
 """Budget decided before serving: a run is served fresh only with its expected model
 calls reserved, so a burst past the daily budget is served by failback, with the
-reason, never fresh and then degraded (spec §5: degraded means a failed specialist)."""
+reason, never fresh and then degraded (docs/output.md: degraded means a failed specialist)."""
 
 import json
 
