@@ -19,11 +19,21 @@ class Command(BaseCommand):
         parser.add_argument(
             "--out", type=Path, help="batch path (default: samples/generated/N-S.json)"
         )
+        parser.add_argument(
+            "--stale-share",
+            type=float,
+            default=0.0,
+            help="share (0-1) of background companies with enrichment over 180 days old",
+        )
 
-    def handle(self, *args, records: int, seed: int, out: Path | None, **options) -> None:
+    def handle(
+        self, *args, records: int, seed: int, out: Path | None, stale_share: float, **options
+    ) -> None:
         if records < 1:
             raise CommandError("--records must be at least 1")
+        if not 0 <= stale_share <= 1:
+            raise CommandError("--stale-share must be between 0 and 1")
         out = out or settings.BASE_DIR / "samples" / "generated" / f"{records}-{seed}.json"
-        batch_path, truth_path = write_sample(out, records, seed)
+        batch_path, truth_path = write_sample(out, records, seed, stale_share=stale_share)
         self.stdout.write(f"batch: {batch_path}")
         self.stdout.write(f"truth: {truth_path}")
