@@ -10,9 +10,9 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict, findings_of
 from reviews.orchestration.submit import rerun
-from reviews.web.exports import findings_csv_response
+from reviews.web.exports import findings_csv_response, findings_of_runs
 
 FINDINGS_INLINE_LIMIT = 50
 
@@ -112,9 +112,11 @@ class FirstFindingsFormSet(BaseInlineFormSet):
     """Only the first findings: a run can have 100k. The rest are one link away."""
 
     def get_queryset(self) -> QuerySet[Finding]:
-        # Sliced once and kept: the formset indexes this queryset once per form.
+        # Sliced once and kept: the formset indexes this queryset once per form. The
+        # findings the run shows: a cached run's are those of the run it reuses.
         if not hasattr(self, "_first_findings"):
-            self._first_findings = super().get_queryset()[:FINDINGS_INLINE_LIMIT]
+            findings = findings_of(self.instance).order_by("position")
+            self._first_findings = findings[:FINDINGS_INLINE_LIMIT]
         return self._first_findings
 
 
@@ -169,12 +171,18 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="findings")
     def findings_link(self, run: ReviewRun) -> str:
-        total = run.findings.count()
-        url = _changelist("reviews_finding", run__id__exact=run.pk)
+        total = findings_of(run).count()
+        url = _changelist("reviews_finding", run__id__exact=run.findings_run_id)
         shown = min(total, FINDINGS_INLINE_LIMIT)
+        reused = (
+            f" (those of run #{run.reused_run_id}, which this run reuses)"
+            if run.reused_run_id
+            else ""
+        )
         return format_html(
-            '{} in all; {} shown below. <a href="{}">All findings of this run</a>',
+            '{} in all{}; {} shown below. <a href="{}">All findings of this run</a>',
             total,
+            reused,
             shown,
             url,
         )
@@ -189,8 +197,8 @@ class ReviewRunAdmin(admin.ModelAdmin):
     def export_findings_csv(
         self, request: HttpRequest, queryset: QuerySet[ReviewRun]
     ) -> StreamingHttpResponse:
-        findings = Finding.objects.filter(run__in=queryset).order_by("run_id", "position")
-        return findings_csv_response(findings, "findings.csv", with_run=True)
+        runs = queryset.order_by("pk")
+        return findings_csv_response(findings_of_runs(runs), "findings.csv", with_run=True)
 
 
 # --- findings --------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import pytest
 from django.utils import timezone
 
 from reviews.engine.ingest import UploadedFile
+from reviews import models
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
 from reviews.orchestration import runner, serving
 from reviews.orchestration.parsed import load_parsed
@@ -104,7 +105,9 @@ def test_a_specialist_that_never_reported_counts_as_failed():
 
 def findings_of(run: ReviewRun) -> list[tuple]:
     return list(
-        run.findings.values_list("position", "kind", "severity", "title", "record_ids", "source")
+        models.findings_of(run)
+        .order_by("position")
+        .values_list("position", "kind", "severity", "title", "record_ids", "source")
     )
 
 
@@ -115,7 +118,7 @@ def test_accepted_batch_keeps_its_content_key_and_fresh_run_its_fingerprint(post
     assert run.reused_run is None
 
 
-def test_cached_run_copies_the_review_and_dispatches_nothing(
+def test_cached_run_serves_the_review_and_dispatches_nothing(
     postgres, django_user_model, django_capture_on_commit_callbacks
 ):
     first = run_eagerly([upload("seed-example.json")])
@@ -130,7 +133,10 @@ def test_cached_run_copies_the_review_and_dispatches_nothing(
     assert (run.tier, run.specialists, run.degraded) == (first.tier, first.specialists, False)
     assert run.batch_id != first.batch_id
     assert run.started_at and run.finished_at
-    assert findings_of(run) == findings_of(first)
+    assert findings_of(run) == findings_of(first) != []
+    # Referenced, not copied: the same rows, and none of its own.
+    assert set(models.findings_of(run)) == set(first.findings.all())
+    assert not run.findings.exists()
     assert (run.verdict.decision, run.verdict.summary, run.verdict.pipeline_at_risk) == (
         first.verdict.decision, first.verdict.summary, first.verdict.pipeline_at_risk,
     )  # fmt: skip

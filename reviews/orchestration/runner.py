@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from reviews.engine import coordinator
 from reviews.engine.batch import Batch as ParsedBatch
-from reviews.engine.findings import RawFinding
+from reviews.engine.findings import RawFinding, pack, unpack
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector
 from reviews.llm.config import enabled
@@ -36,15 +36,12 @@ from reviews.llm.judge import (
     judge_specialist,
     staff_for_tier,
 )
-from reviews.models import AgentRun, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, ReviewRun, Verdict
 from reviews.orchestration import serving
+from reviews.orchestration.findings_store import write_findings
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
-
-# Marks a finding the model dismissed in AgentRun.output: kept there with its reason
-# for the record, left out of the review.
-DISMISSED = "dismissed"
 
 
 def claim_run(run_id: int) -> bool:
@@ -110,8 +107,7 @@ def run_specialist(run_id: int, agent: str) -> None:
         status=AgentRun.Status.DONE,
         model=judged.model,
         error=judged.note[:2000],
-        output=[f.to_json() for f in judged.findings]
-        + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
+        packed_findings=pack(judged.findings, judged.dismissed),
         finished_at=timezone.now(),
     )
 
@@ -189,11 +185,10 @@ def coordinate(run_id: int) -> None:
             agents[name].status = AgentRun.Status.FAILED
     failed = [name for name in NAMES if agents[name].status != AgentRun.Status.DONE]
     findings = [
-        RawFinding.from_json(item)
+        finding
         for name in NAMES
         if agents[name].status == AgentRun.Status.DONE
-        for item in agents[name].output
-        if not item.get(DISMISSED)
+        for finding in unpack(agents[name].packed_findings)
     ]
     counts = run.batch.counts
     review = coordinator.fuse(findings, counts, failed)
@@ -245,26 +240,7 @@ def save_review(
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
-        Finding.objects.bulk_create(
-            (
-                Finding(
-                    run=run,
-                    position=position,
-                    category=f.category,
-                    kind=f.kind,
-                    severity=f.severity,
-                    title=f.title[:500],
-                    detail=f.detail,
-                    record_ids=f.record_ids,
-                    suggested_fix=f.suggested_fix,
-                    confidence=f.confidence,
-                    amount_at_risk=f.amount_at_risk or None,
-                    source=f.source,
-                )
-                for position, f in enumerate(review.findings)
-            ),
-            batch_size=2000,
-        )
+        write_findings(run.pk, review.findings)
         Verdict.objects.update_or_create(
             run=run,
             defaults={

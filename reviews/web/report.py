@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
-from reviews.models import ReviewRun
+from reviews.models import ReviewRun, findings_of
 
 
 def _number(value: Decimal | None) -> int | float | None:
@@ -56,7 +56,7 @@ def run_report(run: ReviewRun) -> dict:
                 "amount_at_risk": _number(f.amount_at_risk),
                 "source": f.source,
             }
-            for f in run.findings.all()
+            for f in findings_of(run).order_by("position")
         ],
         "ledger": {
             "tokens": cost.tokens,

@@ -35,7 +35,7 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict
+from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict, findings_of
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.web.exports import findings_csv_response
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
@@ -323,7 +323,9 @@ def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
-    return findings_csv_response(run.findings.order_by("position"), f"run-{run.pk}-findings.csv")
+    return findings_csv_response(
+        findings_of(run).order_by("position"), f"run-{run.pk}-findings.csv"
+    )
 
 
 # --- the runs list --------------------------------------------------------------------
@@ -379,16 +381,19 @@ def with_page_totals(runs: Iterable[ReviewRun]) -> list[ReviewRun]:
         .annotate(micros=Sum("cost_micros"))
         .values_list("run_id", "micros")
     )
-    tally: dict[int, Counter[str]] = {pk: Counter() for pk in ids}
+    # A cached or failback run shows the findings of the run it reuses (findings_of).
+    sources = {run.findings_run_id for run in runs}
+    tally: dict[int, Counter[str]] = {pk: Counter() for pk in sources}
     for row in (
-        Finding.objects.filter(run_id__in=ids)
+        Finding.objects.filter(run_id__in=sources)
         .order_by()
         .values("run_id", "severity")
         .annotate(n=Count("id"))
     ):
         tally[row["run_id"]][row["severity"]] = row["n"]
     for run in runs:
+        counts = tally[run.findings_run_id]
         run.usd = micros_to_usd(costs.get(run.pk) or 0)
-        run.severity_counts = [(s, tally[run.pk][s]) for s in Severity.values]
-        run.findings_total = sum(tally[run.pk].values())
+        run.severity_counts = [(s, counts[s]) for s in Severity.values]
+        run.findings_total = sum(counts.values())
     return runs
