@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from reviews.engine.ingest import UploadedFile
 from reviews import models
+from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
 from reviews.orchestration import runner, serving
 from reviews.orchestration.parsed import load_parsed

@@ -21,7 +21,6 @@ from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum
 from django.http import (
     HttpRequest,
     HttpResponse,
-    JsonResponse,
     QueryDict,
     StreamingHttpResponse,
 )
@@ -39,7 +38,7 @@ from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict, finding
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.web.exports import findings_csv_response
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
-from reviews.web.report import run_report
+from reviews.web.report import report_json, run_report
 
 RUNS_PER_PAGE = 25
 FINDINGS_PER_PAGE = 100
@@ -314,9 +313,10 @@ def override_verdict(run: ReviewRun, user, reason: str) -> bool:
 
 @login_required
 @require_GET
-def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
+def run_json(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run as spec §5 JSON: the same document `manage.py review --format json` prints."""
-    return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
+    document = report_json(run_report(_get_run(run_id)))
+    return HttpResponse(document, content_type="application/json")
 
 
 @login_required

@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, submit
-from reviews.web.report import run_report, text_report
+from reviews.web.report import report_json, run_report, text_report
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
@@ -68,7 +68,7 @@ class Command(BaseCommand):
 
         report = run_report(run)
         if format == "json":
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+            self.stdout.write(report_json(report).decode())
         else:
             self.stdout.write(text_report(report))
         sys.exit(1 if report["verdict"] == "request_changes" else 0)
