@@ -181,7 +181,11 @@ class Finding(models.Model):
 
     class Meta:
         ordering = ["run", "position"]
-        indexes = [models.Index(fields=["run", "position"])]
+        indexes = [
+            models.Index(fields=["run", "position"]),
+            # The run page's tally by kind and its kind filter, read from the index alone.
+            models.Index(fields=["run", "kind", "severity", "category"]),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -17,11 +17,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.http import (
     HttpRequest,
     HttpResponse,
-    QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -37,11 +36,11 @@ from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Finding, ReviewRun, Severity, Verdict, findings_of
 from reviews.orchestration.submit import ServeRefused, UploadTooLarge, rerun, submit
 from reviews.web.exports import findings_csv_response
+from reviews.web.findings_page import findings_context
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm, UploadForm
 from reviews.web.report import report_json, run_report
 
 RUNS_PER_PAGE = 25
-FINDINGS_PER_PAGE = 100
 LEDGER_CALLS_SHOWN = 200
 
 VERDICT_LABELS = {
@@ -220,34 +219,6 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
             )
         )
     return rows
-
-
-_SEVERITY_RANK = Case(
-    *(When(severity=s, then=Value(rank)) for rank, s in enumerate(Severity.values)),
-    output_field=IntegerField(),
-)
-
-
-def findings_context(run: ReviewRun, params: QueryDict) -> dict:
-    tally = run.findings.order_by().values("category", "severity").annotate(n=Count("id"))
-    categories: Counter[str] = Counter()
-    severities: Counter[str] = Counter()
-    for row in tally:
-        categories[row["category"]] += row["n"]
-        severities[row["severity"]] += row["n"]
-    category = params.get("category", "")
-    findings = run.findings.order_by(_SEVERITY_RANK, "position")
-    if category in categories:
-        findings = findings.filter(category=category)
-    else:
-        category = ""
-    return {
-        "category": category,
-        "categories": sorted(categories.items()),
-        "severity_counts": [(s, severities[s]) for s in Severity.values if severities[s]],
-        "findings_total": sum(categories.values()),
-        "findings_page": Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page")),
-    }
 
 
 def ledger_context(run: ReviewRun) -> dict:
