@@ -160,8 +160,22 @@ else:
         "processed_folder": str(_queue / "processed"),
         "control_folder": str(_queue / "control"),
         "store_processed": False,
+        # kombu polls the queue folder (default every second): a small batch would wait
+        # longer for the broker than for its review. A listing every 50 ms is cheap.
+        "polling_interval": 0.05,
     }
-    CELERY_RESULT_BACKEND = f"file://{_queue / 'results'}"
+    # The file backend, with a quicker first chord_unlock (revreview/chord_backend.py).
+    CELERY_RESULT_BACKEND = (
+        f"revreview.chord_backend:QuickChordFilesystemBackend+file://{_queue / 'results'}"
+    )
+# The file result backend has no native chords: celery.chord_unlock polls the header's
+# results (first after CHORD_UNLOCK_SECONDS, then every CHORD_UNLOCK_SECONDS). Redis
+# counts chord parts itself and needs neither.
+CHORD_UNLOCK_SECONDS = 0.05
+CELERY_RESULT_CHORD_RETRY_INTERVAL = CHORD_UNLOCK_SECONDS
+# Those retries are ETA tasks; the worker's timer rechecks its schedule only every
+# worker_timer_precision seconds (default 1), which held each unlock for up to a second.
+CELERY_WORKER_TIMER_PRECISION = CHORD_UNLOCK_SECONDS
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

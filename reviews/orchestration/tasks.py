@@ -26,7 +26,12 @@ def start_review(*, run_id: int) -> None:
     body = coordinate.si(run_id=run_id)
     # A specialist killed at its hard time limit fails the chord, so the body never
     # runs; the errback coordinates anyway and the lost specialist counts as failed.
-    chord(header)(body.on_error(coordinate_after_chord_error.si(run_id=run_id)))
+    chord(header)(
+        body.on_error(coordinate_after_chord_error.si(run_id=run_id)),
+        # Only for result backends without native chords (the embedded mode's files):
+        # how often chord_unlock looks again (revreview/chord_backend.py: the first look).
+        interval=settings.CHORD_UNLOCK_SECONDS,
+    )
 
 
 @shared_task(
