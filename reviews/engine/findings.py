@@ -11,6 +11,8 @@ from operator import attrgetter
 
 import orjson
 
+from reviews.engine.gcpause import no_cyclic_gc
+
 
 class Severity(StrEnum):
     CRITICAL = "critical"
@@ -64,11 +66,16 @@ _EXPOSURE = PACKED_FIELDS.index("exposure")
 
 def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -> bytes:
     """Findings (and those a model dismissed, kept for the record) as one blob."""
-    document = {"fields": PACKED_FIELDS, "rows": _rows(findings), "dismissed": _rows(dismissed)}
-    try:
-        return orjson.dumps(document)
-    except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
-        return orjson.dumps(clean(document))
+    with no_cyclic_gc():
+        document = {
+            "fields": PACKED_FIELDS,
+            "rows": _rows(findings),
+            "dismissed": _rows(dismissed),
+        }
+        try:
+            return orjson.dumps(document)
+        except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
+            return orjson.dumps(clean(document))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -102,16 +109,19 @@ def unpack(blob: bytes | memoryview | None, *, dismissed: bool = False) -> list[
     """The findings of a blob made by pack (with dismissed=True: the dismissed ones)."""
     if not blob:
         return []
-    document = orjson.loads(bytes(blob))
-    names = document["fields"]
-    known = [(i, name) for i, name in enumerate(names) if name in PACKED_FIELDS]
-    exposure = names.index("exposure") if "exposure" in names else None
-    found = []
-    for row in document["dismissed" if dismissed else "rows"]:
-        if exposure is not None and row[exposure]:
-            row[exposure] = {k: Decimal(v) for k, v in row[exposure].items()}
-        found.append(RawFinding(**{name: row[i] for i, name in known}))
-    return found
+    with no_cyclic_gc():
+        document = orjson.loads(bytes(blob))
+        names = document["fields"]
+        rows = document["dismissed" if dismissed else "rows"]
+        exposure = names.index("exposure") if "exposure" in names else None
+        if exposure is not None:
+            for row in rows:
+                if row[exposure]:
+                    row[exposure] = {k: Decimal(v) for k, v in row[exposure].items()}
+        if tuple(names) == PACKED_FIELDS:  # the common case: rows are positional arguments
+            return [RawFinding(*row) for row in rows]
+        known = [(i, name) for i, name in enumerate(names) if name in PACKED_FIELDS]
+        return [RawFinding(**{name: row[i] for i, name in known}) for row in rows]
 
 
 _values = attrgetter(*PACKED_FIELDS)

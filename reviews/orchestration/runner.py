@@ -23,6 +23,7 @@ from django.utils import timezone
 from reviews.engine import coordinator
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding, pack, unpack
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector
 from reviews.llm.config import enabled
@@ -191,7 +192,8 @@ def coordinate(run_id: int) -> None:
         for finding in unpack(agents[name].packed_findings)
     ]
     counts = run.batch.counts
-    review = coordinator.fuse(findings, counts, failed)
+    with no_cyclic_gc():
+        review = coordinator.fuse(findings, counts, failed)
     model, note, degraded = RULES_ONLY, "", bool(failed)
     if models_allowed(run):
         try:
@@ -240,7 +242,8 @@ def save_review(
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
-        write_findings(run.pk, review.findings)
+        with no_cyclic_gc():
+            write_findings(run.pk, review.findings)
         Verdict.objects.update_or_create(
             run=run,
             defaults={

@@ -10,6 +10,7 @@ import orjson
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.models import ReviewRun, findings_of
 
 
@@ -103,11 +104,12 @@ _AMOUNT = FINDING_KEYS.index("amount_at_risk")
 def report_findings(run: ReviewRun) -> list[dict]:
     rows = findings_of(run).order_by("position").values_list(*FINDING_KEYS)
     findings = []
-    for row in rows.iterator(chunk_size=5000):
-        finding = dict(zip(FINDING_KEYS, row, strict=True))
-        if row[_AMOUNT] is not None:
-            finding["amount_at_risk"] = _number(row[_AMOUNT])
-        findings.append(finding)
+    with no_cyclic_gc():
+        for row in rows.iterator(chunk_size=5000):
+            finding = dict(zip(FINDING_KEYS, row, strict=True))
+            if row[_AMOUNT] is not None:
+                finding["amount_at_risk"] = _number(row[_AMOUNT])
+            findings.append(finding)
     return findings
 
 
