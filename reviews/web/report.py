@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -25,7 +26,7 @@ def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def run_report(run: ReviewRun) -> dict:
+def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
     batch = run.batch
     verdict = getattr(run, "verdict", None)
     cost = run_cost(run.pk)
@@ -48,7 +49,7 @@ def run_report(run: ReviewRun) -> dict:
         },
         "verdict": verdict.effective_decision if verdict else None,
         "summary": verdict.summary if verdict else "",
-        "findings": report_findings(run),
+        "findings": report_findings(run) if with_findings else [],
         "ledger": {
             "tokens": cost.tokens,
             "usd": float(cost.usd),
@@ -120,6 +121,40 @@ def report_json(report: dict[str, Any]) -> bytes:
         return orjson.dumps(report, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate): be exact
         return json.dumps(report, indent=2, ensure_ascii=False).encode("utf-8", "replace")
+
+
+_EMPTY_FINDINGS = b'"findings":[]'
+_STREAM_CHUNK = 2_000
+
+
+def stream_report_json(run: ReviewRun) -> Iterator[bytes]:
+    """The report as compact JSON, streamed: everything but the findings first, then
+    the findings a chunk at a time, so a run with 180k findings starts answering at
+    once and is never held whole, as dicts or as bytes."""
+    head, tail = orjson.dumps(run_report(run, with_findings=False)).split(_EMPTY_FINDINGS)
+    yield head + b'"findings":['
+    rows = findings_of(run).order_by("position").values_list(*FINDING_KEYS)
+    chunk: list[dict] = []
+    first = True
+    for row in rows.iterator(chunk_size=_STREAM_CHUNK):
+        finding = dict(zip(FINDING_KEYS, row, strict=True))
+        if row[_AMOUNT] is not None:
+            finding["amount_at_risk"] = _number(row[_AMOUNT])
+        chunk.append(finding)
+        if len(chunk) == _STREAM_CHUNK:
+            yield (b"" if first else b",") + _dumps_list(chunk)
+            chunk, first = [], False
+    if chunk:
+        yield (b"" if first else b",") + _dumps_list(chunk)
+    yield b"]" + tail
+
+
+def _dumps_list(findings: list[dict]) -> bytes:
+    """The findings comma-separated, without the brackets."""
+    try:
+        return orjson.dumps(findings)[1:-1]
+    except orjson.JSONEncodeError:
+        return json.dumps(findings, ensure_ascii=False).encode("utf-8", "replace")[1:-1]
 
 
 def text_report(report: dict) -> str:

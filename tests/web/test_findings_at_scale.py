@@ -116,7 +116,8 @@ def test_cached_run_shows_exactly_the_findings_of_the_run_it_reuses(member_clien
     assert page_of(cached, kind="stale_enrichment") == page_of(first, kind="stale_enrichment")
     assert page_of(cached, category="dedup") == page_of(first, category="dedup") != []
 
-    body = json.loads(member_client.get(reverse("reviews:run_json", args=[cached.pk])).content)
+    response = member_client.get(reverse("reviews:run_json", args=[cached.pk]))
+    body = json.loads(b"".join(response.streaming_content))
     assert [(f["kind"], f["title"]) for f in body["findings"]] == expected
     assert body["run"]["reused_run"] == first.pk
 
