@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-import orjson
+import msgspec
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
 from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8
@@ -50,6 +50,17 @@ def parse_json_batch(
 
 
 def _load(data: bytes) -> dict:
+    top = _fast_loads(data)
+    if top is None:
+        top = _slow_loads(data)
+    if top.__class__ is not dict:
+        kind = _json_type(top)
+        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
+    return top
+
+
+def _slow_loads(data: bytes) -> object:
+    """The standard library's parse, with its exact errors."""
     try:
         # Decoded here, not by json.loads, so UTF-16 and stray bytes are refused
         # rather than guessed at; utf-8-sig drops the BOM some editors write.
@@ -57,46 +68,29 @@ def _load(data: bytes) -> dict:
     except UnicodeDecodeError as error:
         raise IngestError([not_utf8(data, error)]) from None
     try:
-        top = _fast_loads(data, text)
-        if top is None:
-            top = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise IngestError(
             [f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
         ) from None
     except (ValueError, RecursionError) as error:  # e.g. a 5,000-digit number
         raise IngestError([f"not JSON: {error}"]) from None
-    if top.__class__ is not dict:
-        kind = _json_type(top)
-        raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
-    return top
 
 
-def _fast_loads(data: bytes, text: str) -> object | None:
-    """orjson's parse of `text` (the decoded `data`), or None where it could differ from
-    the standard library's: it refuses what json.loads reads (NaN, lone surrogates) and
-    rounds integers over 64 bits to floats. The standard library then decides, so errors
-    and values are exactly what they always were."""
-    if _has_long_digit_run(data):
-        return None
+def _fast_loads(data: bytes) -> object | None:
+    """msgspec's parse of the raw bytes: on a million records 2-3x faster than the
+    standard library and with less memory (no decoded copy of the text; orjson, also
+    measured, held 430 MB more in its objects). None where msgspec refuses the document
+    (not UTF-8, NaN, lone surrogates, numbers past its range, malformed JSON): the
+    standard library then reads it, so every error and value is what it always was.
+    Integers of any size come back exact from both."""
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return msgspec.json.decode(data.removeprefix(_BOM))
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return None
 
 
-# Digits to "0", everything else to "x": a run of 20 digits (an integer over 64 bits,
-# in or out of a string) is then a plain substring search. A regex takes 8x as long.
-_DIGITS = bytes(48 if 48 <= byte <= 57 else 120 for byte in range(256))
-_RUN = b"0" * 20
-_SCAN_CHUNK = 16 * 1024 * 1024
-
-
-def _has_long_digit_run(data: bytes) -> bool:
-    for start in range(0, len(data), _SCAN_CHUNK):  # chunks: no second 200 MB copy
-        if _RUN in data[start : start + _SCAN_CHUNK + len(_RUN) - 1].translate(_DIGITS):
-            return True
-    return False
+_BOM = b"\xef\xbb\xbf"
 
 
 def _json_type(value: object) -> str:
