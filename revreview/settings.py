@@ -154,6 +154,9 @@ else:
     for _sub in ("queue", "processed", "control", "results"):
         (_queue / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    # kombu's filesystem transport, writing each message atomically
+    # (revreview/embedded_celery.py). A URL cannot name a class, so it is set apart.
+    CELERY_BROKER_TRANSPORT = "revreview.embedded_celery:AtomicFilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue / "queue"),
         "data_folder_out": str(_queue / "queue"),
@@ -164,9 +167,9 @@ else:
         # longer for the broker than for its review. A listing every 50 ms is cheap.
         "polling_interval": 0.05,
     }
-    # The file backend, with a quicker first chord_unlock (revreview/chord_backend.py).
+    # The file backend, with a quicker first chord_unlock (revreview/embedded_celery.py).
     CELERY_RESULT_BACKEND = (
-        f"revreview.chord_backend:QuickChordFilesystemBackend+file://{_queue / 'results'}"
+        f"revreview.embedded_celery:QuickChordFilesystemBackend+file://{_queue / 'results'}"
     )
 # The file result backend has no native chords: celery.chord_unlock polls the header's
 # results (first after CHORD_UNLOCK_SECONDS, then every CHORD_UNLOCK_SECONDS). Redis

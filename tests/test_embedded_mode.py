@@ -49,3 +49,44 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
     assert {f["kind"] for f in report["findings"]} >= {"company_same_domain", "contact_same_email"}
     assert (tmp_path / "revreview.sqlite3").exists()
     assert any((tmp_path / "broker" / "results").iterdir())  # results went through files
+
+
+def test_broker_never_hands_out_a_half_written_message(tmp_path):
+    """kombu's filesystem transport writes a message file in place, so a consumer
+    listing the folder mid-write read an empty message and the worker died; ours
+    renames a finished file into place."""
+    import threading
+
+    from kombu import Connection
+
+    from revreview.embedded_celery import AtomicFilesystemTransport
+
+    folder = tmp_path / "queue"
+    folder.mkdir()
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "polling_interval": 0.001,
+    }
+    # Slow to serialise: kombu's transport has an empty file on disk meanwhile.
+    payload = {"items": [{"n": n} for n in range(20_000)]}
+    count = 30
+
+    def produce() -> None:
+        with Connection(transport=AtomicFilesystemTransport, transport_options=options) as conn:
+            queue = conn.SimpleQueue("q")
+            for i in range(count):
+                queue.put({**payload, "i": i})
+
+    producer = threading.Thread(target=produce)
+    with Connection(transport=AtomicFilesystemTransport, transport_options=options) as conn:
+        queue = conn.SimpleQueue("q")
+        producer.start()
+        received = []
+        for _ in range(count):
+            message = queue.get(timeout=30)
+            received.append(message.payload["i"])
+            message.ack()
+    producer.join()
+    assert sorted(received) == list(range(count))
+    assert not list(folder.glob("*.partial"))

@@ -29,7 +29,7 @@ def start_review(*, run_id: int) -> None:
     chord(header)(
         body.on_error(coordinate_after_chord_error.si(run_id=run_id)),
         # Only for result backends without native chords (the embedded mode's files):
-        # how often chord_unlock looks again (revreview/chord_backend.py: the first look).
+        # how often chord_unlock looks again (revreview/embedded_celery.py: the first look).
         interval=settings.CHORD_UNLOCK_SECONDS,
     )
 
