@@ -66,6 +66,7 @@ def test_broker_never_hands_out_a_half_written_message(tmp_path):
     options = {
         "data_folder_in": str(folder),
         "data_folder_out": str(folder),
+        "control_folder": str(tmp_path / "control"),
         "polling_interval": 0.001,
     }
     # Slow to serialise: kombu's transport has an empty file on disk meanwhile.
