@@ -9,7 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
-from reviews.models import ReviewRun, Severity
+from reviews.models import ReviewRun, Severity, findings_of
 
 VERDICT_WORDS = {
     "approve": "Approved",
@@ -37,7 +37,7 @@ def site_url(path: str) -> str:
 
 def message(run: ReviewRun, triggers: list[str]) -> dict:
     verdict = getattr(run, "verdict", None)
-    counts = Counter(run.findings.values_list("severity", flat=True))
+    counts = Counter(findings_of(run).values_list("severity", flat=True))
     return {
         "event": "run.finished",
         "triggers": triggers,

@@ -3,6 +3,11 @@ reviews.samplegen, then time a bare json.load of each file and the CLI end to en
 (`manage.py review FILE --format json`), each in a fresh process, with peak memory.
 
     .venv/bin/python bench/review_scale.py [--sizes 10000,100000,1000000] [--keep]
+        [--stale-sizes 1000000] [--stale-share 0.5]
+
+--stale-sizes adds findings-heavy batches: --stale-share of the background companies
+have enrichment older than 180 days (make_sample --stale-share), as in a CRM nobody
+re-enriches; a million records then yield ~150k findings.
 
 Child processes inherit this environment, so the benchmark measures whichever mode is
 configured (SQLite + filesystem broker, or DATABASE_URL / REDIS_URL). Peak RSS is the
@@ -52,6 +57,7 @@ class Measurement:
     exit_code: int
     stderr_tail: str = ""
     outcome: str = ""  # what the step produced, e.g. the verdict and findings
+    ratio: float = 0.0  # a review's wall time over json.load's of the same file
 
     @property
     def records_per_second(self) -> float:
@@ -165,20 +171,22 @@ def _tail(text: str, lines: int = 8) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def generate(records: int) -> tuple[Path, Measurement]:
+def generate(records: int, stale_share: float = 0.0) -> tuple[Path, Measurement]:
     """The batch file for `records`, generated in a fresh process so its time and
     memory are measured like the other steps."""
-    path = OUT / f"scale-{records}-{SEED}.json"
+    name = f"scale-{records}-{SEED}" if not stale_share else f"scale-stale-{records}-{SEED}"
+    path = OUT / f"{name}.json"
     code = (
         "import sys; from reviews.samplegen import write_sample; "
-        "write_sample(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))"
+        "write_sample(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), "
+        "stale_share=float(sys.argv[4]))"
     )
-    command = [sys.executable, "-c", code, str(path), str(records), str(SEED)]
+    command = [sys.executable, "-c", code, str(path), str(records), str(SEED), str(stale_share)]
     return path, measure("generate", records, command, timeout=1800)
 
 
-def bench_size(records: int, timeout: float) -> list[Measurement]:
-    path, generated = generate(records)
+def bench_size(records: int, timeout: float, stale_share: float = 0.0) -> list[Measurement]:
+    path, generated = generate(records, stale_share)
     if generated.exit_code != 0:
         return [generated]
     size_mb = path.stat().st_size / 2**20
@@ -187,25 +195,28 @@ def bench_size(records: int, timeout: float) -> list[Measurement]:
     # write_sample puts the ground truth beside the batch: scale-N.json -> scale-N.truth.json
     truth = json.loads(path.with_suffix(".truth.json").read_text(encoding="utf-8"))
     review_command = [sys.executable, "manage.py", "review", str(path), "--format", "json"]
+    label = "review --format json" + (f" (stale {stale_share:.0%})" if stale_share else "")
     reviewed = measure(
-        "review --format json",
+        label,
         records,
         review_command,
         timeout,
         describe=lambda output: review_outcome(output, truth),
     )
+    reviewed.ratio = reviewed.seconds / loaded.seconds if loaded.seconds else 0.0
     return [generated, loaded, reviewed]
 
 
 def markdown(rows: list[Measurement]) -> str:
     lines = [
-        "| records | step | wall s | peak RSS MB | records/s | exit | outcome |",
-        "|---:|---|---:|---:|---:|---:|---|",
+        "| records | step | wall s | peak RSS MB | records/s | x json.load | exit | outcome |",
+        "|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
+        ratio = f"{row.ratio:.1f}" if row.ratio else ""
         lines.append(
             f"| {row.records:,} | {row.step} | {row.seconds:.2f} | {row.peak_mb:.0f} "
-            f"| {row.records_per_second:,.0f} | {row.exit_code} | {row.outcome} |"
+            f"| {row.records_per_second:,.0f} | {ratio} | {row.exit_code} | {row.outcome} |"
         )
     return "\n".join(lines)
 
@@ -228,6 +239,10 @@ def failures(rows: list[Measurement]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument(
+        "--stale-sizes", default="1000000", help="findings-heavy sizes ('' for none)"
+    )
+    parser.add_argument("--stale-share", type=float, default=0.5)
     parser.add_argument("--keep", action="store_true", help="keep the generated batches")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per step")
     parser.add_argument(
@@ -235,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = [int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()]
+    stale_sizes = [int(n.replace("_", "")) for n in args.stale_sizes.split(",") if n.strip()]
 
     OUT.mkdir(parents=True, exist_ok=True)
     # Only the kind of each service: the URLs may hold passwords.
@@ -247,12 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     for records in sizes:
         rows.extend(bench_size(records, args.timeout))
         print(f"done: {records:,} records", file=sys.stderr, flush=True)
+    for records in stale_sizes:
+        rows.extend(bench_size(records, args.timeout, args.stale_share))
+        print(f"done: {records:,} records, stale", file=sys.stderr, flush=True)
     print(markdown(rows))
     notes = failures(rows)
     if notes:
         print("\n" + notes)
     if not args.keep:
-        for path in OUT.glob(f"scale-*-{SEED}*.json"):
+        for path in OUT.glob(f"scale-*{SEED}*.json"):
             path.unlink()
     return 1 if notes else 0
 

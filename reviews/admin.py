@@ -24,11 +24,12 @@ from reviews.models import (
     Finding,
     ReviewRun,
     Verdict,
+    findings_of,
 )
 from reviews.orchestration.dismissals import DismissalError, undo_dismissal
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
-from reviews.web.exports import findings_csv_response
+from reviews.web.exports import findings_csv_response, findings_of_runs
 
 # The list pages need the width at 1366 px more than a second menu beside them.
 admin.site.enable_nav_sidebar = False
@@ -221,9 +222,11 @@ class FirstFindingsFormSet(BaseInlineFormSet):
     """Only the first findings: a run can have 100k. The rest are one link away."""
 
     def get_queryset(self) -> QuerySet[Finding]:
-        # Sliced once and kept: the formset indexes this queryset once per form.
+        # Sliced once and kept: the formset indexes this queryset once per form. The
+        # findings the run shows: a cached run's are those of the run it reuses.
         if not hasattr(self, "_first_findings"):
-            self._first_findings = super().get_queryset()[:FINDINGS_INLINE_LIMIT]
+            findings = findings_of(self.instance).order_by("position")
+            self._first_findings = findings[:FINDINGS_INLINE_LIMIT]
         return self._first_findings
 
 
@@ -334,12 +337,18 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="findings")
     def findings_link(self, run: ReviewRun) -> str:
-        total = run.findings.count()
-        url = _changelist("reviews_finding", run__id__exact=run.pk)
+        total = findings_of(run).count()
+        url = _changelist("reviews_finding", run__id__exact=run.findings_run_id)
         shown = min(total, FINDINGS_INLINE_LIMIT)
+        reused = (
+            f" (those of run #{run.reused_run_id}, which this run reuses)"
+            if run.reused_run_id
+            else ""
+        )
         return format_html(
-            '{} in all; {} shown below. <a href="{}">All findings of this run</a>',
+            '{} in all{}; {} shown below. <a href="{}">All findings of this run</a>',
             total,
+            reused,
             shown,
             url,
         )
@@ -363,8 +372,8 @@ class ReviewRunAdmin(admin.ModelAdmin):
     def export_findings_csv(
         self, request: HttpRequest, queryset: QuerySet[ReviewRun]
     ) -> StreamingHttpResponse:
-        findings = Finding.objects.filter(run__in=queryset).order_by("run_id", "position")
-        return findings_csv_response(findings, "findings.csv", with_run=True)
+        runs = queryset.order_by("pk")
+        return findings_csv_response(findings_of_runs(runs), "findings.csv", with_run=True)
 
     @admin.action(
         description="Purge selected runs (superuser, with a reason)", permissions=["purge"]

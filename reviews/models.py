@@ -113,10 +113,11 @@ class ReviewRun(models.Model):
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.FRESH)
     reason = models.CharField(max_length=300, blank=True)  # why failback, when it is
     # The review configuration this run used (reviews.orchestration.serving.config_fingerprint), and
-    # for a cached or failback run, the finished run whose findings it serves.
+    # for a cached or failback run, the finished run whose findings it serves. Those
+    # findings are read in place (findings_of), not copied, so that run is protected.
     config_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
     reused_run = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reused_by"
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reused_by"
     )
     # Dataset history (docs/history.md): the run this one was compared with (chosen when
     # the run is made, so a re-run compares with the same one), the baseline's findings
@@ -160,6 +161,11 @@ class ReviewRun(models.Model):
         return self.status in (self.Status.DONE, self.Status.FAILED)
 
     @property
+    def findings_run_id(self) -> int:
+        """The run whose Finding rows this run shows: its own, or the reused run's."""
+        return self.reused_run_id or self.pk
+
+    @property
     def duration_seconds(self) -> float | None:
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
@@ -184,8 +190,9 @@ class AgentRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
-    # The specialist's findings (RawFinding.to_json), handed to the coordinator.
-    output = models.JSONField(default=list, blank=True)
+    # The specialist's findings in one blob (reviews.engine.findings.pack), handed to
+    # the coordinator: dismissed ones too, kept for the record.
+    packed_findings = models.BinaryField(default=b"", blank=True)
     # Beaten while it runs; the sweep re-dispatches an agent whose beat stopped (its
     # worker died), `retries` times at most RUN_RETRY_LIMIT.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -245,10 +252,19 @@ class Finding(models.Model):
             GinIndex(
                 fields=["record_ids"], opclasses=["jsonb_path_ops"], name="finding_record_ids_gin"
             ),
+            # The run page's tally by kind and its kind filter, read from the index alone.
+            models.Index(fields=["run", "kind", "severity", "category"]),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+
+def findings_of(run: ReviewRun) -> models.QuerySet[Finding]:
+    """The findings a run shows. Every reader (run page, JSON, CSV, admin, report) reads
+    through here: a cached or failback run has no rows of its own, it shows those of
+    the run it reuses."""
+    return Finding.objects.filter(run_id=run.findings_run_id)
 
 
 class Verdict(models.Model):

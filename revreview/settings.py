@@ -164,12 +164,18 @@ else:
     for _sub in ("queue", "processed", "control", "results"):
         (_queue / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    # kombu's filesystem transport, writing each message atomically
+    # (revreview/embedded_celery.py). A URL cannot name a class, so it is set apart.
+    CELERY_BROKER_TRANSPORT = "revreview.embedded_celery:AtomicFilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue / "queue"),
         "data_folder_out": str(_queue / "queue"),
         "processed_folder": str(_queue / "processed"),
         "control_folder": str(_queue / "control"),
         "store_processed": False,
+        # kombu polls the queue folder (default every second): a small batch would wait
+        # longer for the broker than for its review. A listing every 50 ms is cheap.
+        "polling_interval": 0.05,
     }
     CELERY_RESULT_BACKEND = f"file://{_queue / 'results'}"
 

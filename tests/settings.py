@@ -27,6 +27,7 @@ if not REDIS_PROBLEM:
         }
     }
     CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT = None  # the embedded mode's filesystem transport class
 
 # Unit tests run tasks in-process; the integration tests start a real worker.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -51,3 +51,45 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
     # The tasks went through the broker's folders (their results are not kept: a run's
     # progress lives in its rows).
     assert (tmp_path / "broker" / "queue").is_dir()
+
+
+def test_broker_never_hands_out_a_half_written_message(tmp_path):
+    """kombu's filesystem transport writes a message file in place, so a consumer
+    listing the folder mid-write read an empty message and the worker died; ours
+    renames a finished file into place."""
+    import threading
+
+    from kombu import Connection
+
+    from revreview.embedded_celery import AtomicFilesystemTransport
+
+    folder = tmp_path / "queue"
+    folder.mkdir()
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(tmp_path / "control"),
+        "polling_interval": 0.001,
+    }
+    # Slow to serialise: kombu's transport has an empty file on disk meanwhile.
+    payload = {"items": [{"n": n} for n in range(20_000)]}
+    count = 30
+
+    def produce() -> None:
+        with Connection(transport=AtomicFilesystemTransport, transport_options=options) as conn:
+            queue = conn.SimpleQueue("q")
+            for i in range(count):
+                queue.put({**payload, "i": i})
+
+    producer = threading.Thread(target=produce)
+    with Connection(transport=AtomicFilesystemTransport, transport_options=options) as conn:
+        queue = conn.SimpleQueue("q")
+        producer.start()
+        received = []
+        for _ in range(count):
+            message = queue.get(timeout=30)
+            received.append(message.payload["i"])
+            message.ack()
+    producer.join()
+    assert sorted(received) == list(range(count))
+    assert not list(folder.glob("*.partial"))

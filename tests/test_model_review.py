@@ -16,6 +16,7 @@ import pytest
 from django.core.management import call_command
 
 from ledger.models import LedgerEntry, ModelRate
+from reviews.engine.findings import unpack
 from reviews.engine.specialists import NAMES, SPECIALISTS
 from reviews.llm import roster
 from reviews.models import AgentRun, ReviewRun
@@ -341,8 +342,9 @@ def test_a_dismissed_finding_stays_on_the_agent_run_not_in_the_review(llm, gatew
     run.refresh_from_db()
     assert [r.model for r in gateway.requests] == [LITE]  # nothing left for the coordinator
     assert not run.findings.exists() and run.verdict.decision == "approve"
-    (kept,) = run.agents.get(agent="dedup").output
-    assert kept["dismissed"] and kept["detail"].endswith(reason)
+    (kept,) = unpack(run.agents.get(agent="dedup").packed_findings, dismissed=True)
+    assert kept.detail.endswith(reason)
+    assert unpack(run.agents.get(agent="dedup").packed_findings) == []  # not in the review
 
 
 # --- through the broker ----------------------------------------------------------------

@@ -3,6 +3,7 @@
 import pytest
 from django.utils import timezone
 
+from reviews import models
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
 from reviews.orchestration import runner, serving
@@ -89,7 +90,9 @@ def test_a_failing_specialist_degrades_the_run_but_the_coordinator_finishes(sett
 
 def findings_of(run: ReviewRun) -> list[tuple]:
     return list(
-        run.findings.values_list("position", "kind", "severity", "title", "record_ids", "source")
+        models.findings_of(run)
+        .order_by("position")
+        .values_list("position", "kind", "severity", "title", "record_ids", "source")
     )
 
 
@@ -100,7 +103,7 @@ def test_accepted_batch_keeps_its_content_key_and_fresh_run_its_fingerprint(post
     assert run.reused_run is None
 
 
-def test_cached_run_copies_the_review_and_dispatches_nothing(
+def test_cached_run_serves_the_review_and_dispatches_nothing(
     postgres, django_user_model, django_capture_on_commit_callbacks
 ):
     first = run_eagerly([upload("seed-example.json")])
@@ -115,7 +118,10 @@ def test_cached_run_copies_the_review_and_dispatches_nothing(
     assert (run.tier, run.specialists, run.degraded) == (first.tier, first.specialists, False)
     assert run.batch_id != first.batch_id
     assert run.started_at and run.finished_at
-    assert findings_of(run) == findings_of(first)
+    assert findings_of(run) == findings_of(first) != []
+    # Referenced, not copied: the same rows, and none of its own.
+    assert set(models.findings_of(run)) == set(first.findings.all())
+    assert not run.findings.exists()
     assert (run.verdict.decision, run.verdict.summary, run.verdict.pipeline_at_risk) == (
         first.verdict.decision, first.verdict.summary, first.verdict.pipeline_at_risk,
     )  # fmt: skip

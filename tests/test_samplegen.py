@@ -244,3 +244,15 @@ def test_detectors_raise_nothing_on_clean_background(sample) -> None:
         if _blocking(f) and not planted_ids & set(f.record_ids)
     ]
     assert stray == [], f"{len(stray)} warnings on clean records, e.g. {stray[:5]}"
+
+
+def test_stale_share_makes_that_share_of_companies_stale_and_planted() -> None:
+    batch, truth = generate(6_000, seed=9, stale_share=0.5)
+    stale = [i for i in truth["planted"] if i["kind"] == "stale_enrichment"]
+    # Half the background companies (~1,800 at 30% of 6,000), plus the planted cases.
+    assert 0.4 * len(batch["companies"]) < len(stale) < 0.6 * len(batch["companies"])
+    findings = _review(batch)
+    found = {(f.record_ids[0], str(f.severity)) for f in findings if f.kind == "stale_enrichment"}
+    missed = [i for i in stale if (i["record_ids"][0], i["severity"]) not in found]
+    assert missed == [], missed[:5]
+    assert generate(6_000, seed=9)[0] != batch  # without the option, no stale background

@@ -99,12 +99,12 @@ def test_a_worker_taken_back_cannot_overwrite_the_next_attempt(settings):
     assert plan.specialists == [(run.pk, "attribution")]
     # The next attempt claims it; the first worker was only slow and now finishes.
     assert runner.claim_agent(run.pk, "attribution") == 1
-    AgentRun.objects.filter(run=run, agent="attribution").update(output=["next attempt's"])
+    AgentRun.objects.filter(run=run, agent="attribution").update(packed_findings=b"next attempt's")
     saved = AgentRun.objects.filter(
         run=run, agent="attribution", status=AgentRun.Status.RUNNING, retries=0
     ).update(status=AgentRun.Status.DONE)  # what the first worker's save would match
     assert saved == 0
-    assert agent(run, "attribution").output == ["next attempt's"]
+    assert bytes(agent(run, "attribution").packed_findings) == b"next attempt's"
 
 
 def test_a_lost_specialist_message_is_sent_again(settings):

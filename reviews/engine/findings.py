@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from enum import StrEnum
+from operator import attrgetter
+
+import orjson
+
+from reviews.engine.gcpause import no_cyclic_gc
 
 
 class Severity(StrEnum):
@@ -57,18 +64,6 @@ class RawFinding:
             return MIXED
         return codes.pop() if codes else ""
 
-    def to_json(self) -> dict:
-        """JSON-safe form, stored on the AgentRun between specialist and coordinator."""
-        data = asdict(self)
-        data["exposure"] = {k: str(v) for k, v in self.exposure.items()}
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> RawFinding:
-        data = dict(data)
-        data["exposure"] = {k: Decimal(v) for k, v in data.get("exposure", {}).items()}
-        return cls(**data)
-
 
 MIXED = "mixed"
 
@@ -82,3 +77,87 @@ def amounts_by_currency(
         code = currencies.get(deal_id, "")
         totals[code] = totals.get(code, Decimal(0)) + amount
     return totals
+
+
+# --- the compact form: one blob per agent ----------------------------------------------
+# A specialist hands its findings to the coordinator as one serialised document, not a
+# JSON object per finding: {"fields": [...], "rows": [[...], ...], "dismissed": [...]}.
+# Rows are values in the order of "fields", so a reader maps them by name: a field added
+# to RawFinding later is simply one more column, and an older blob without it reads
+# with the field's default.
+
+PACKED_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RawFinding))
+_EXPOSURE = PACKED_FIELDS.index("exposure")
+
+
+def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -> bytes:
+    """Findings (and those a model dismissed, kept for the record) as one blob."""
+    with no_cyclic_gc():
+        document = {
+            "fields": PACKED_FIELDS,
+            "rows": _rows(findings),
+            "dismissed": _rows(dismissed),
+        }
+        try:
+            return orjson.dumps(document)
+        except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
+            return orjson.dumps(clean(document))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(value):
+    """`value` with every string made storable: lone surrogates (which cannot be UTF-8)
+    and NUL (which Postgres text refuses) become U+FFFD. Lists and dicts are walked."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list | tuple):
+        return [clean(item) for item in value]
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    return value
+
+
+def clean_text(text: str) -> str:
+    if text.isascii():
+        if "\x00" in text:
+            return text.replace("\x00", "\ufffd")
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _SURROGATE.sub("\ufffd", text)
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def unpack(blob: bytes | memoryview | None, *, dismissed: bool = False) -> list[RawFinding]:
+    """The findings of a blob made by pack (with dismissed=True: the dismissed ones)."""
+    if not blob:
+        return []
+    with no_cyclic_gc():
+        document = orjson.loads(bytes(blob))
+        names = document["fields"]
+        rows = document["dismissed" if dismissed else "rows"]
+        exposure = names.index("exposure") if "exposure" in names else None
+        if exposure is not None:
+            for row in rows:
+                if row[exposure]:
+                    row[exposure] = {k: Decimal(v) for k, v in row[exposure].items()}
+        if tuple(names) == PACKED_FIELDS:  # the common case: rows are positional arguments
+            return [RawFinding(*row) for row in rows]
+        known = [(i, name) for i, name in enumerate(names) if name in PACKED_FIELDS]
+        return [RawFinding(**{name: row[i] for i, name in known}) for row in rows]
+
+
+_values = attrgetter(*PACKED_FIELDS)
+
+
+def _rows(findings: Iterable[RawFinding]) -> list[list]:
+    rows = []
+    for finding in findings:
+        row = list(_values(finding))
+        if row[_EXPOSURE]:  # orjson has no Decimal: amounts as exact strings
+            row[_EXPOSURE] = {k: str(v) for k, v in row[_EXPOSURE].items()}
+        rows.append(row)
+    return rows

@@ -40,6 +40,12 @@ def keep_parsed(batch_id: int, parsed: plain.Batch) -> None:
     _parsed[batch_id] = parsed
 
 
+def forget_parsed() -> None:
+    """Drop the kept batch (a million records hold over a gigabyte), e.g. once the CLI's
+    review is done and only its report is left to write."""
+    _parsed.clear()
+
+
 def parse_stored(batch: Batch) -> plain.Batch:
     return parse(stored_files(batch), as_of=batch.as_of, received_at=batch.created_at)
 

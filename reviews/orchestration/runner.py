@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import traceback
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -24,7 +23,8 @@ from alerts.tasks import run_finished
 from ledger import budget
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
-from reviews.engine.findings import MIXED, RawFinding
+from reviews.engine.findings import RawFinding, pack, unpack
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
@@ -39,17 +39,14 @@ from reviews.llm.judge import (
     judge_specialist,
     staff_for_tier,
 )
-from reviews.models import AgentRun, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.dismissals import prompt_dismissals
+from reviews.orchestration.findings_store import storable_amount, write_findings
 from reviews.orchestration.heartbeat import beating
 from reviews.orchestration.parsed import load_parsed
 
 logger = logging.getLogger(__name__)
-
-# Marks a finding the model dismissed in AgentRun.output: kept there with its reason
-# for the record, left out of the review.
-DISMISSED = "dismissed"
 
 
 def claim_run(run_id: int) -> bool:
@@ -143,8 +140,7 @@ def run_specialist(run_id: int, agent: str) -> bool:
                 status=AgentRun.Status.DONE,
                 model=judged.model,
                 error=judged.note[:2000],
-                output=[f.to_json() for f in judged.findings]
-                + [{**f.to_json(), DISMISSED: True} for f in judged.dismissed],
+                packed_findings=pack(judged.findings, judged.dismissed),
                 refused=judged.refused,
                 finished_at=timezone.now(),
             )
@@ -249,14 +245,14 @@ def _coordinate(run: ReviewRun) -> None:
     agents = {a.agent: a for a in run.agents.all()}
     failed = [name for name in NAMES if agents[name].status != AgentRun.Status.DONE]
     findings = [
-        RawFinding.from_json(item)
+        finding
         for name in NAMES
         if agents[name].status == AgentRun.Status.DONE
-        for item in agents[name].output
-        if not item.get(DISMISSED)
+        for finding in unpack(agents[name].packed_findings)
     ]
     counts = run.batch.counts
-    review = coordinator.fuse(findings, counts, failed)
+    with no_cyclic_gc():
+        review = coordinator.fuse(findings, counts, failed)
     # Dataset history: the team's dismissed problems are set aside before anything
     # judges or counts them (docs/history.md).
     context = baselines.history_context(run)
@@ -264,7 +260,8 @@ def _coordinate(run: ReviewRun) -> None:
     if context and context.dismissed:
         kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
         if suppressed:
-            review = coordinator.fuse(kept, counts, failed)
+            with no_cyclic_gc():
+                review = coordinator.fuse(kept, counts, failed)
     model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
@@ -334,17 +331,6 @@ def judged_review(
 
 
 # numeric(18, 2): each amount is bounded at ingest, but a sum over many deals need not be.
-_MAX_STORED_AMOUNT = Decimal("9999999999999999.99")
-
-
-def _storable(amount: Decimal | None) -> Decimal | None:
-    """The amount, capped to what its column holds (a sum past that is shown capped,
-    rather than the review failing on an overflow)."""
-    if amount is None:
-        return None
-    return max(-_MAX_STORED_AMOUNT, min(amount, _MAX_STORED_AMOUNT))
-
-
 def save_review(
     run: ReviewRun,
     review: coordinator.Review,
@@ -358,40 +344,14 @@ def save_review(
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
-        Finding.objects.bulk_create(
-            (
-                Finding(
-                    run=run,
-                    position=position,
-                    category=f.category,
-                    kind=f.kind,
-                    severity=f.severity,
-                    title=f.title[:500],
-                    detail=f.detail,
-                    record_ids=f.record_ids,
-                    suggested_fix=f.suggested_fix,
-                    confidence=f.confidence,
-                    # Money in several currencies is not summed into one amount.
-                    amount_at_risk=(
-                        (_storable(f.amount_at_risk) or None) if f.currency != MIXED else None
-                    ),
-                    currency=f.currency,
-                    source=f.source,
-                    fingerprint=marked.fingerprint,
-                    status=marked.status,
-                    first_seen=marked.first_seen,
-                )
-                for position, marked in enumerate(comparison.findings)
-                for f in (marked.finding,)
-            ),
-            batch_size=2000,
-        )
+        with no_cyclic_gc():
+            write_findings(run.pk, [m.finding for m in comparison.findings], comparison.findings)
         Verdict.objects.update_or_create(
             run=run,
             defaults={
                 "decision": review.decision,
                 "summary": review.summary,
-                "pipeline_at_risk": _storable(review.pipeline_at_risk),
+                "pipeline_at_risk": storable_amount(review.pipeline_at_risk),
                 "pipeline_by_currency": {
                     code: str(amount) for code, amount in review.pipeline_by_currency.items()
                 },

@@ -25,6 +25,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 from django.db.models import Exists, Model, OuterRef
@@ -291,7 +292,16 @@ def _sha256(value: Any) -> str:
 
 
 def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+    """Canonical JSON: sorted keys, no whitespace. orjson writes dates and times itself,
+    so only Decimals (and sets) reach _json_default; the standard library, which called it
+    for every date of a million records, is the fallback for what orjson refuses (an
+    integer over 64 bits, a lone surrogate)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=_json_default)
+    except orjson.JSONEncodeError:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), default=_json_default
+        ).encode()
 
 
 def _json_default(value: Any) -> Any:

@@ -23,7 +23,7 @@ from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import SPECIALISTS_PER_TIER, classify_risk
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, Batch, Dataset, Finding, ReviewRun, Verdict
+from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
@@ -353,11 +353,11 @@ def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> R
 
 
 # --- serving another run's review ----------------------------------------------------
-# A cached or failback run gets its own copy of the reused run's findings and verdict,
-# so every view (dashboard, admin, CSV, JSON) shows it like any other run. Its agent
-# rows are done with model REUSED_MODEL: nothing ran for it, and its ledger is empty.
-
-_NOT_COPIED = {"id", "run"}
+# A cached or failback run references the reused run's findings (every reader goes
+# through reviews.models.findings_of), so serving a 180k-finding review writes a handful
+# of rows, not 180k. It gets its own copy of the verdict (one row, without any
+# break-glass override). Its agent rows are done with model REUSED_MODEL: nothing ran
+# for it, and its ledger is empty.
 
 
 def reuse_run(
@@ -376,6 +376,7 @@ def reuse_run(
             batch=batch,
             mode=decision.mode,
             reason=decision.reason[:300],
+            # Reused runs are fresh ones (serving._good_runs), never themselves reusing.
             reused_run=source,
             # The configuration the served findings were made under (for a cached run,
             # today's; for a failback run, possibly an older one).
@@ -403,18 +404,9 @@ def reuse_run(
             )
             for agent in source.agents.values_list("agent", flat=True)
         )
-        _copy_findings(source, run)
         _copy_verdict(source, run)
     run_finished(run.pk)  # it is finished at once: alerts, after the commit
     return run
-
-
-def _copy_findings(source: ReviewRun, run: ReviewRun) -> None:
-    names = [f.attname for f in Finding._meta.concrete_fields if f.name not in _NOT_COPIED]
-    rows = source.findings.order_by("position").values(*names)
-    Finding.objects.bulk_create(
-        (Finding(run=run, **row) for row in rows.iterator(chunk_size=2000)), batch_size=2000
-    )
 
 
 def _copy_verdict(source: ReviewRun, run: ReviewRun) -> None:

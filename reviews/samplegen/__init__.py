@@ -21,7 +21,7 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reviews.samplegen.cases import DEFECTS
+from reviews.samplegen.cases import DEFECTS, plant_stale
 from reviews.samplegen.decoys import DECOYS
 from reviews.samplegen.records import Builder
 
@@ -41,12 +41,18 @@ def targets(records: int) -> dict[str, int]:
     return {"companies": companies, "contacts": contacts, "deals": records - companies - contacts}
 
 
-def generate(records: int, seed: int, as_of: datetime = AS_OF) -> tuple[dict, dict]:
-    """A batch of about `records` records and its ground truth; same seed, same output."""
+def generate(
+    records: int, seed: int, as_of: datetime = AS_OF, *, stale_share: float = 0.0
+) -> tuple[dict, dict]:
+    """A batch of about `records` records and its ground truth; same seed, same output.
+    `stale_share` (0 to 1) of the background companies get enrichment older than the
+    stale threshold, as in a CRM nobody re-enriches: a findings-heavy batch."""
+    if not 0 <= stale_share <= 1:
+        raise ValueError(f"stale_share must be between 0 and 1, got {stale_share}")
     builder = Builder(random.Random(seed), as_of, records)
     _run_until(builder, DEFECTS, round(records * DEFECT_SHARE))
     _run_until(builder, DECOYS, round(records * DECOY_SHARE))
-    _fill_background(builder, targets(records))
+    _fill_background(builder, targets(records), stale_share)
     batch = {
         "id": f"generated-{records}-{seed}",
         "exportedAt": as_of.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -83,12 +89,16 @@ def _run_until(builder: Builder, makers: tuple, budget: int) -> None:
         first_round = False
 
 
-def _fill_background(builder: Builder, wanted: dict[str, int]) -> None:
-    """Clean records up to the wanted counts. Contacts and deals attach only to
-    background companies, so no planted group gains a neighbour it did not plan."""
+def _fill_background(builder: Builder, wanted: dict[str, int], stale_share: float = 0.0) -> None:
+    """Clean records up to the wanted counts (but `stale_share` of the companies stale).
+    Contacts and deals attach only to background companies, so no planted group gains
+    a neighbour it did not plan."""
     start = len(builder.companies)
+    stale: list[dict] = []
     for _ in range(wanted["companies"] - len(builder.companies)):
-        builder.new_company(with_domain=not builder.chance(0.03))
+        company = builder.new_company(with_domain=not builder.chance(0.03))
+        if stale_share and builder.chance(stale_share):
+            stale.append(company)
     pool = builder.companies[start:]
     if not pool and (
         wanted["contacts"] > len(builder.contacts) or wanted["deals"] > len(builder.deals)
@@ -98,6 +108,7 @@ def _fill_background(builder: Builder, wanted: dict[str, int]) -> None:
         builder.new_contact(builder.pick(pool))
     for _ in range(wanted["deals"] - len(builder.deals)):
         builder.new_deal(builder.pick(pool))
+    plant_stale(builder, stale)
 
 
 def truth_path(path: Path) -> Path:
@@ -105,10 +116,12 @@ def truth_path(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(".json") + ".truth.json")
 
 
-def write_sample(path: Path | str, records: int, seed: int) -> tuple[Path, Path]:
+def write_sample(
+    path: Path | str, records: int, seed: int, *, stale_share: float = 0.0
+) -> tuple[Path, Path]:
     """Write the batch to `path` and its truth beside it; return both paths."""
     path = Path(path)
-    batch, truth = generate(records, seed)
+    batch, truth = generate(records, seed, stale_share=stale_share)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         if records <= READABLE_MAX_RECORDS:

@@ -271,6 +271,16 @@ def invalid_amount(b: Builder) -> None:
 # --- freshness ---------------------------------------------------------------------
 
 
+def plant_stale(b: Builder, companies: list[dict]) -> None:
+    """Background companies made stale (generate's stale_share), planted once their
+    deals exist: an open deal makes the finding a warning, else a suggestion."""
+    with_open_deal = {d["companyId"] for d in b.deals if d["stage"] in OPEN_STAGES}
+    for company in companies:
+        company["enrichedAt"] = b.day(-b.between(200, 700))
+        severity = WARNING if company["id"] in with_open_deal else SUGGESTION
+        plant(b, "freshness", "stale_enrichment", severity, company)
+
+
 def stale_with_open_deal(b: Builder) -> None:
     company = b.new_company()
     company["enrichedAt"] = b.day(-b.rng.randint(200, 700))

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
 from reviews.engine.batch import DEFAULT_CURRENCY
-from reviews.models import Finding
+from reviews.models import Finding, ReviewRun, findings_of
 
 CSV_COLUMNS = tuple(
     "position severity category kind title detail record_ids suggested_fix confidence "
@@ -18,11 +18,13 @@ CSV_COLUMNS = tuple(
 
 
 def findings_csv_response(
-    findings: QuerySet[Finding], filename: str, *, with_run: bool = False
+    findings: QuerySet[Finding] | Iterable[Finding], filename: str, *, with_run: bool = False
 ) -> StreamingHttpResponse:
     """Streamed, so a run with 100k findings never sits in memory as one string."""
+    if isinstance(findings, QuerySet):
+        findings = findings.iterator(chunk_size=2000)
     return StreamingHttpResponse(
-        findings_csv_lines(findings.iterator(chunk_size=2000), with_run=with_run),
+        findings_csv_lines(findings, with_run=with_run),
         content_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
@@ -55,6 +57,15 @@ def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -
             f.first_seen.isoformat() if f.first_seen else "",
         ]
         yield writer.writerow(([f.run_id] if with_run else []) + row)
+
+
+def findings_of_runs(runs: Iterable[ReviewRun]) -> Iterator[Finding]:
+    """The findings each run shows (findings_of), in order, each under the run asked
+    about: a cached run's rows belong to the run it reuses, but its CSV names it."""
+    for run in runs:
+        for finding in findings_of(run).order_by("position").iterator(chunk_size=2000):
+            finding.run_id = run.pk
+            yield finding
 
 
 def _cell(text: str) -> str:

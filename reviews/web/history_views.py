@@ -5,22 +5,23 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from reviews.models import Dataset, Dismissal, Finding, ReviewRun
+from reviews.models import Dataset, Dismissal, Finding, ReviewRun, findings_of
 from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
 from reviews.web.forms import DismissForm
 
 
 def _get_finding(run_id: int, finding_id: int) -> Finding:
-    finding = get_object_or_404(
-        Finding.objects.select_related("run__batch__dataset"), pk=finding_id, run_id=run_id
-    )
-    if finding.run.batch.dataset is None:  # no dataset to remember a dismissal in
+    """A finding the run shows: its own, or the reused run's for a cached run (then seen
+    as this run's: its dataset is the one a dismissal belongs to)."""
+    run = get_object_or_404(ReviewRun.objects.select_related("batch__dataset"), pk=run_id)
+    finding = get_object_or_404(findings_of(run), pk=finding_id)
+    finding.run = run
+    if run.batch.dataset is None:  # no dataset to remember a dismissal in
         raise Http404("this run's batch belongs to no dataset")
     return finding
 
@@ -40,19 +41,6 @@ def mark_dismissed(findings: list[Finding], run: ReviewRun) -> list[Finding]:
     for finding in findings:
         finding.dismissal = standing.get(finding.fingerprint)
     return findings
-
-
-def status_counts(run: ReviewRun) -> list[tuple[str, int]]:
-    """[(new, n), (open, n)] for a dataset run's filter; empty for a batch without one."""
-    if run.batch.dataset_id is None:
-        return []
-    counts = dict(
-        run.findings.order_by()
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
-    return [(status, counts.get(status, 0)) for status in Finding.Status.values]
 
 
 def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -> HttpResponse:

@@ -18,12 +18,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import (
     HttpRequest,
     HttpResponse,
-    JsonResponse,
-    QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -49,12 +47,11 @@ from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_runs
 from reviews.web.exports import findings_csv_response
-from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, DismissForm, RunFilterForm
-from reviews.web.history_views import mark_dismissed, status_counts
-from reviews.web.report import run_report
+from reviews.web.findings_page import findings_context, shown_findings
+from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
+from reviews.web.report import stream_report_json
 
 RUNS_PER_PAGE = 25
-FINDINGS_PER_PAGE = 100
 LEDGER_CALLS_SHOWN = 200
 
 # --- access helpers ---------------------------------------------------------------
@@ -210,56 +207,6 @@ def agent_rows(run: ReviewRun) -> list[AgentRow]:
     return rows
 
 
-_SEVERITY_RANK = Case(
-    *(When(severity=s, then=Value(rank)) for rank, s in enumerate(Severity.values)),
-    output_field=IntegerField(),
-)
-
-
-def findings_context(run: ReviewRun, params: QueryDict) -> dict:
-    tally = run.findings.order_by().values("category", "severity").annotate(n=Count("id"))
-    categories: Counter[str] = Counter()
-    severities: Counter[str] = Counter()
-    for row in tally:
-        categories[row["category"]] += row["n"]
-        severities[row["severity"]] += row["n"]
-    findings, category, status = shown_findings(run, params, categories)
-    page = Paginator(findings, FINDINGS_PER_PAGE).get_page(params.get("page"))
-    page.object_list = mark_dismissed(list(page.object_list), run)
-    return {
-        "status": status,
-        "status_counts": status_counts(run),
-        "in_dataset": run.batch.dataset_id is not None,
-        "dismiss_form": DismissForm(),
-        "category": category,
-        "categories": sorted(categories.items()),
-        "severity_counts": [(s, severities[s]) for s in Severity.values if severities[s]],
-        "findings_total": sum(categories.values()),
-        "findings_page": page,
-    }
-
-
-def shown_findings(
-    run: ReviewRun, params: QueryDict, categories: Iterable[str] | None = None
-) -> tuple[QuerySet[Finding], str, str]:
-    """The run's findings as the page shows them (its filters, its order), and the
-    category and status filters in force: the page and its CSV download agree."""
-    findings = run.findings.order_by(_SEVERITY_RANK, "position")
-    category = params.get("category", "")
-    if categories is None:
-        categories = run.findings.order_by().values_list("category", flat=True).distinct()
-    if category and category in set(categories):
-        findings = findings.filter(category=category)
-    else:
-        category = ""
-    status = params.get("status", "")
-    if status in Finding.Status.values and run.batch.dataset_id:
-        findings = findings.filter(status=status)
-    else:
-        status = ""
-    return findings, category, status
-
-
 def ledger_context(run: ReviewRun) -> dict:
     calls = list(
         LedgerEntry.objects.filter(run=run).order_by("created_at", "id")[:LEDGER_CALLS_SHOWN]
@@ -323,17 +270,20 @@ def override_verdict(run: ReviewRun, user, reason: str) -> bool:
 
 @login_required
 @require_GET
-def run_json(request: HttpRequest, run_id: int) -> JsonResponse:
-    """The run as JSON (docs/output.md): the document `manage.py review --format json` prints."""
-    return JsonResponse(run_report(_get_run(run_id)), json_dumps_params={"ensure_ascii": False})
+def run_json(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
+    """The run as JSON (docs/output.md): the same document `manage.py review --format
+    json` prints (compact), streamed: a run with 180k findings answers at once."""
+    return StreamingHttpResponse(
+        stream_report_json(_get_run(run_id)), content_type="application/json"
+    )
 
 
 @login_required
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     run = _get_run(run_id)
-    findings, category, _status = shown_findings(run, request.GET)
-    name = f"run-{run.pk}-{category}-findings.csv" if category else f"run-{run.pk}-findings.csv"
+    findings, filters = shown_findings(run, request.GET)
+    name = f"run-{run.pk}-{filters}-findings.csv" if filters else f"run-{run.pk}-findings.csv"
     return findings_csv_response(findings, name)
 
 
@@ -391,16 +341,19 @@ def with_page_totals(runs: Iterable[ReviewRun]) -> list[ReviewRun]:
         .annotate(micros=Sum("cost_micros"))
         .values_list("run_id", "micros")
     )
-    tally: dict[int, Counter[str]] = {pk: Counter() for pk in ids}
+    # A cached or failback run shows the findings of the run it reuses (findings_of).
+    sources = {run.findings_run_id for run in runs}
+    tally: dict[int, Counter[str]] = {pk: Counter() for pk in sources}
     for row in (
-        Finding.objects.filter(run_id__in=ids)
+        Finding.objects.filter(run_id__in=sources)
         .order_by()
         .values("run_id", "severity")
         .annotate(n=Count("id"))
     ):
         tally[row["run_id"]][row["severity"]] = row["n"]
     for run in runs:
+        counts = tally[run.findings_run_id]
         run.usd = micros_to_usd(costs.get(run.pk) or 0)
-        run.severity_counts = [(s, tally[run.pk][s]) for s in Severity.values]
-        run.findings_total = sum(tally[run.pk].values())
+        run.severity_counts = [(s, counts[s]) for s in Severity.values]
+        run.findings_total = sum(counts.values())
     return runs

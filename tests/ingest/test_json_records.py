@@ -411,3 +411,31 @@ def test_json_syntactically_invalid_emails():
     assert [p.path for p in batch.value_problems] == [
         f"contacts[{i}].email" for i in range(len(emails))
     ]
+
+
+def test_json_integers_over_64_bits_and_lone_surrogates_read_as_the_standard_library_does():
+    # msgspec (the fast path) refuses the lone surrogate; the standard library reads it.
+    data = (
+        b'{"companies": [{"id": "co\\ud800", "name": "Acme \\ud800"}], "contacts": [],'
+        b' "deals": [{"id": "a", "amount": 123456789012345678901234},'
+        b' {"id": "b", "amount": 410000.5, "note": "' + b"9" * 5000 + b'"}]}'
+    )
+    batch = parse_files(("batch.json", data))
+    assert [d.amount for d in batch.deals] == [
+        Decimal("123456789012345678901234"),
+        Decimal("410000.5"),
+    ]
+    assert (batch.companies[0].id, batch.companies[0].name) == ("co\ud800", "Acme \ud800")
+
+
+def test_json_fast_path_reads_a_realistic_export_exactly_as_the_standard_library(monkeypatch):
+    import json
+
+    from reviews.engine.ingest import json_batch
+    from reviews.samplegen import generate
+
+    document, _ = generate(3_000, seed=8, stale_share=0.3)
+    data = json.dumps(document).encode()
+    fast = parse_files(("batch.json", data))
+    monkeypatch.setattr(json_batch, "_fast_loads", lambda data: None)
+    assert parse_files(("batch.json", data)) == fast

@@ -181,12 +181,18 @@ def _too_big(name: str, size: str, limit: int) -> str:
 def _no_cyclic_gc() -> Iterator[None]:
     """Parsing allocates millions of small containers and no reference cycles; the
     cyclic collector would rescan the growing heap again and again for nothing (it
-    cost a third of the parse time on a million records). Refcounting still frees."""
+    cost a third of the parse time on a million records). Refcounting still frees.
+
+    Afterwards the parsed records are frozen out of the collector's view (gc.freeze):
+    they live as long as the review, and every later collection (the detectors and the
+    coordinator allocate 180k findings on a stale export) would otherwise walk them
+    all again. Frozen objects are still freed by refcounting when dropped."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
 

@@ -28,16 +28,34 @@ class Command(BaseCommand):
             "...), each truth listing every problem's status and those resolved",
         )
 
+        parser.add_argument(
+            "--stale-share",
+            type=float,
+            default=0.0,
+            help="share (0-1) of background companies with enrichment over 180 days old",
+        )
+
     def handle(
-        self, *args, records: int, seed: int, out: Path | None, syncs: int, **options
+        self,
+        *args,
+        records: int,
+        seed: int,
+        out: Path | None,
+        syncs: int,
+        stale_share: float,
+        **options,
     ) -> None:
         if records < 1:
             raise CommandError("--records must be at least 1")
         if syncs < 1:
             raise CommandError("--syncs must be at least 1")
+        if not 0 <= stale_share <= 1:
+            raise CommandError("--stale-share must be between 0 and 1")
+        if syncs > 1 and stale_share:
+            raise CommandError("--stale-share makes one batch; leave it out with --syncs")
         out = out or settings.BASE_DIR / "samples" / "generated" / f"{records}-{seed}.json"
         if syncs == 1:
-            written = [write_sample(out, records, seed)]
+            written = [write_sample(out, records, seed, stale_share=stale_share)]
         else:
             written = write_syncs(out, records, seed, syncs)
         for batch_path, truth_path in written:

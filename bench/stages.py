@@ -1,0 +1,98 @@
+"""Where the time of one review goes: each stage of `manage.py review FILE --format json`
+timed on its own, in one process, in the order the CLI runs them.
+
+    .venv/bin/python bench/stages.py FILE
+
+Measures whichever mode the environment configures (SQLite, or DATABASE_URL). The
+stages are the CLI's own functions, called one after the other, so their sum is close
+to the CLI's wall time less start-up; the specialists run one after the other here, as
+they do in the CLI's process. CPU seconds (this process's) are printed beside wall
+seconds: on a shared machine they say what the work costs, wall says what it waited.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "revreview.settings")
+
+
+def main(argv: list[str]) -> int:
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from reviews.engine import coordinator
+    from reviews.engine.findings import pack, unpack
+    from reviews.engine.ingest import UploadedFile
+    from reviews.engine.specialists import NAMES, detector
+    from reviews.orchestration import serving
+    from reviews.orchestration.findings_store import write_findings
+    from reviews.orchestration.submit import accept, create_run, store_upload
+    from reviews.web.report import report_json, run_report
+
+    call_command("migrate", verbosity=0)
+    path = Path(argv[0])
+    rows: list[tuple[str, float, float]] = []  # name, wall s, CPU s of this process
+
+    def stage(name: str, work: Callable[[], Any]) -> Any:
+        started, cpu = time.perf_counter(), time.process_time()
+        result = work()
+        rows.append((name, time.perf_counter() - started, time.process_time() - cpu))
+        return result
+
+    data = stage("read the file", path.read_bytes)
+    files = [UploadedFile(name=path.name, data=data)]
+    batch = stage("store the upload (bytes + sha256)", lambda: store_upload(files))
+    gc.disable()  # as parse_upload does while it parses
+    parsed = stage("parse + cache key (accept)", lambda: accept(batch, files=files))
+    gc.enable()
+    stage("  of which the cache key (again)", lambda: serving.content_key(parsed))
+    run = stage("risk tier + run rows", lambda: create_run(batch, parsed))
+    blobs = {}
+    for name in NAMES:
+        found = stage(
+            f"detector: {name}", lambda n=name: detector(n)(parsed, settings.REVIEW_RULES)
+        )
+        blobs[name] = stage(f"  pack {name} ({len(found):,})", lambda f=found: pack(f))
+    findings = stage("unpack all", lambda: [f for name in NAMES for f in unpack(blobs[name])])
+    review = stage("fuse (coordinator)", lambda: coordinator.fuse(findings, batch.counts, []))
+    from django.db import transaction
+
+    def write() -> int:
+        with transaction.atomic():
+            return write_findings(run.pk, review.findings)
+
+    stage(f"write {len(review.findings):,} findings", write)
+    report = stage("report rows (run_report)", lambda: run_report(run))
+    document = stage("report JSON", lambda: report_json(report))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"| stage ({path.name}, {connection_vendor()}) | wall s | CPU s |")
+    print("|---|---:|---:|")
+    for name, seconds, cpu in rows:
+        print(f"| {name} | {seconds:.2f} | {cpu:.2f} |")
+    counted = [r for r in rows if not r[0].startswith("  of which")]
+    print(f"| total | {sum(r[1] for r in counted):.2f} | {sum(r[2] for r in counted):.2f} |")
+    print(f"\npeak RSS {peak:,.0f} MB; JSON {len(document) / 2**20:,.0f} MB")
+    return 0
+
+
+def connection_vendor() -> str:
+    from django.db import connection
+
+    return connection.vendor
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

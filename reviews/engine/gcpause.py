@@ -1,0 +1,23 @@
+"""Pause the cyclic garbage collector around bulk work on plain data.
+
+Building 180k findings (or a million records) allocates containers fast and makes no
+reference cycles; each allocation burst triggers collections that walk every live
+container, the whole parsed batch included. Unpacking 150k findings took 6 s with the
+collector on and under 2 s with it paused. Refcounting still frees everything."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
