@@ -25,7 +25,7 @@ from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding, pack, unpack
 from reviews.engine.gcpause import no_cyclic_gc
-from reviews.engine.ingest.safe_text import make_safe
+from reviews.engine.ingest.safe_text import make_safe, safe_tree
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
 from reviews.llm.config import enabled
@@ -350,7 +350,7 @@ def save_review(
             run=run,
             defaults={
                 "decision": review.decision,
-                "summary": review.summary,
+                "summary": make_safe(review.summary),  # it quotes record text
                 "pipeline_at_risk": storable_amount(review.pipeline_at_risk),
                 "pipeline_by_currency": {
                     code: str(amount) for code, amount in review.pipeline_by_currency.items()
@@ -368,8 +368,8 @@ def save_review(
             status=ReviewRun.Status.DONE,
             degraded=degraded,
             finished_at=now,
-            resolved=comparison.resolved,
-            suppressed=[history.suppressed_entry(m) for m in comparison.suppressed],
+            resolved=safe_tree(comparison.resolved)[0],
+            suppressed=safe_tree([history.suppressed_entry(m) for m in comparison.suppressed])[0],
         )
     budget.release_run(run.pk)  # what its calls did not use goes back to the day
     run_finished(run.pk)  # alerts, after the commit
