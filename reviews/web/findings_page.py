@@ -92,7 +92,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         ),
         "findings_total": sum(totals["category"].values()),
         "findings_shown": shown,
-        "kind_groups": kind_groups([row[:3] + row[-1:] for row in chosen]),
+        "kind_groups": kind_groups([(c, k, s, n) for c, s, k, _status, n in chosen]),
         "findings_page": page,
     }
 
@@ -106,22 +106,17 @@ def shown_findings(run: ReviewRun, params: QueryDict) -> tuple[QuerySet[Finding]
 
 
 def _tally(run: ReviewRun) -> list[tuple[str, str, str, str, int]]:
-    """(category, kind, severity, status, count) of the findings the run shows."""
-    return list(
-        findings_of(run)
-        .order_by()
-        .values_list("category", "kind", "severity", "status")
-        .annotate(n=Count("id"))
-    )
+    """(category, severity, kind, status, count) of the findings the run shows."""
+    return list(findings_of(run).order_by().values_list(*FILTERS).annotate(n=Count("id")))
 
 
 def _filters(params: QueryDict, tally: list[tuple], in_dataset: bool) -> dict[str, str]:
     """Each filter's value when the run has findings of it, else "" (no filter)."""
     present = {name: {row[i] for row in tally} for i, name in enumerate(FILTERS)}
-    chosen = {name: _choice(params, name, present[name]) for name in FILTERS}
-    if not in_dataset:  # statuses mean nothing outside a dataset
-        chosen["status"] = ""
-    return chosen
+    # Both statuses are always offered in a dataset's sync (a filter may show none);
+    # outside a dataset they mean nothing.
+    present["status"] = set(Finding.Status.values) if in_dataset else set()
+    return {name: _choice(params, name, present[name]) for name in FILTERS}
 
 
 def _matches(row: tuple, chosen: dict[str, str]) -> bool:

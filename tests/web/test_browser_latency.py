@@ -85,6 +85,7 @@ def embedded_server(data_dir: Path) -> Iterator[str]:
         "DJANGO_SETTINGS_MODULE": "revreview.settings",
         "DATA_DIR": str(data_dir),
         "DEMO_PASSWORD": PASSWORD,
+        "DEBUG": "true",  # as `make run` sets it: the default SECRET_KEY needs DEBUG
     }
     # As `make run` does: whitenoise serves htmx from the collected static files.
     for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"], ["demo"]):

@@ -32,7 +32,8 @@ def test_run_and_batch_pages_show_money_in_its_currency_and_what_was_not_read(
 
     page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
     batch_page = member_client.get(reverse("reviews:batch", args=[run.batch_id])).content.decode()
-    report = json.loads(member_client.get(reverse("reviews:run_json", args=[run.pk])).content)
+    response = member_client.get(reverse("reviews:run_json", args=[run.pk]))
+    report = json.loads(b"".join(response.streaming_content))
 
     assert "-€5,000" in page and "$-5" not in page and "€-5" not in page
     assert "the newest Last Modified Date in the export" in page

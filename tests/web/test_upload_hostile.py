@@ -177,10 +177,10 @@ def test_a_request_error_is_logged_with_its_traceback(member_client, caplog, mon
 def test_a_crash_while_parsing_leaves_the_batch_rejected_not_half_done(member_client, monkeypatch):
     from reviews.engine.ingest import json_batch
 
-    def out_of_memory(text):
+    def out_of_memory(data):
         raise MemoryError
 
-    monkeypatch.setattr(json_batch, "_loads", out_of_memory)  # stands in for any crash
+    monkeypatch.setattr(json_batch, "_fast_loads", out_of_memory)  # stands in for any crash
     member_client.raise_request_exception = False
     data = (DATA / "seed-example.json").read_bytes()
 
