@@ -101,6 +101,19 @@ def test_review_clean_sample_approves_with_exit_0(postgres):
     assert report["findings"] == []
 
 
+def test_review_exits_3_with_the_error_when_the_run_fails(postgres, monkeypatch):
+    from reviews.engine import coordinator
+
+    def crash(*args, **kwargs):  # stands in for any crash of the coordinator
+        raise RuntimeError("the coordinator crashed")
+
+    monkeypatch.setattr(coordinator, "fuse", crash)
+    code, report = review_json(SAMPLES / "clean.json", "--no-cache")
+    assert code == 3
+    assert (report["run"]["status"], report["verdict"]) == ("failed", None)
+    assert "the coordinator crashed" in report["run"]["error"]
+
+
 def test_review_broken_sample_exits_2_naming_record_and_field(postgres):
     code, out, err = review(SAMPLES / "broken.json", "--format", "json")
     assert code == 2

@@ -97,6 +97,8 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
         ]
     if run.reason:
         report["run"]["reason"] = run.reason
+    if run.status == ReviewRun.Status.FAILED:
+        report["run"]["error"] = run.error  # why there is no verdict
     refused = [line for agent in run.agents.all() for line in agent.refused]
     if refused:
         # An extra key: what a model asked and the guards refused (reviews.llm.apply).

@@ -27,6 +27,8 @@ from reviews.web.report import report_json, run_report, text_report
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
+# No verdict: the run failed, or (--worker) did not finish within --timeout.
+EXIT_NOT_REVIEWED = 3
 
 
 class Command(BaseCommand):
@@ -83,6 +85,8 @@ class Command(BaseCommand):
             _write_bytes(self.stdout, report_json(report) + b"\n")
         else:
             self.stdout.write(text_report(report, file_name=run.batch.file_name))
+        if report["verdict"] is None:  # the run failed: its error is in the report
+            sys.exit(EXIT_NOT_REVIEWED)
         sys.exit(1 if report["verdict"] == "request_changes" else 0)
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
@@ -136,7 +140,9 @@ def _run_in_process(run: ReviewRun) -> ReviewRun:
     app.conf.task_always_eager = True
     from reviews.orchestration.tasks import start_review
 
-    start_review.apply(kwargs={"run_id": run.pk})
+    # A crash fails the run (logged, its error kept on the run); the report says so
+    # and the exit code is EXIT_NOT_REVIEWED, instead of a traceback.
+    start_review.apply(kwargs={"run_id": run.pk}, throw=False)
     run.refresh_from_db()
     return run
 
@@ -148,4 +154,6 @@ def _wait(run: ReviewRun, timeout: float) -> ReviewRun:
         if run.is_finished:
             return run
         time.sleep(0.25)
-    raise CommandError(f"run {run.pk} did not finish within {timeout:.0f} s", returncode=3)
+    raise CommandError(
+        f"run {run.pk} did not finish within {timeout:.0f} s", returncode=EXIT_NOT_REVIEWED
+    )
