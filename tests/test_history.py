@@ -131,6 +131,27 @@ def test_the_summary_counts_new_open_resolved_and_the_money_the_new_ones_touch()
     assert "The new ones touch $12,000 of pipeline across 1 deal." in summary
 
 
+def test_the_money_the_new_ones_touch_is_never_added_across_currencies():
+    euro = finding(
+        kind="negative_amount",
+        severity="critical",
+        ids=("dl_2",),
+        exposure={"dl_2": Decimal("5000")},
+        deal_currencies={"dl_2": "EUR"},
+    )
+    dollar = finding(
+        kind="won_without_amount",
+        severity="critical",
+        ids=("dl_3",),
+        exposure={"dl_3": Decimal("20000")},
+        deal_currencies={"dl_3": "USD"},
+    )
+    review = fuse([euro, dollar], COUNTS, [])
+    result = compare(review.findings, [], baseline([]), AUGUST)
+    summary = history.apply_scope(review, result, "new").summary
+    assert "The new ones touch €5,000 and $20,000 of pipeline across 2 deals." in summary
+
+
 def test_compare_of_50k_findings_against_a_50k_baseline():
     # A dict look-up per finding (bench/ measures the time), the counts exact.
     current = [finding(ids=(f"co_{i}", f"co_{i + 1}")) for i in range(0, 100_000, 2)]

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.coordinator import Review, decide
-from reviews.engine.findings import RawFinding
-from reviews.engine.specialists.common import money
+from reviews.engine.findings import RawFinding, amounts_by_currency
+from reviews.engine.money import format_amounts
 
 NEW = "new"
 OPEN = "open"
@@ -155,13 +156,19 @@ def history_sentences(comparison: Comparison) -> str:
         f"{len(comparison.resolved):,} resolved {since}."
     ]
     exposure: dict[str, Decimal] = {}
+    currencies: dict[str, str] = {}
     for m in comparison.findings:
         if m.status == NEW:
             exposure.update(m.finding.exposure)
+            currencies.update(m.finding.deal_currencies)
     if exposure:
-        total = sum(exposure.values(), Decimal(0))
+        # Per currency, never added up across currencies.
+        totals = {
+            code or DEFAULT_CURRENCY: amount
+            for code, amount in amounts_by_currency(exposure, currencies).items()
+        }
         sentences.append(
-            f"The new ones touch {money(total)} of pipeline across "
+            f"The new ones touch {format_amounts(totals)} of pipeline across "
             f"{_plural(len(exposure), 'deal')}."
         )
     if comparison.suppressed:
