@@ -14,19 +14,17 @@ from django.utils.text import Truncator
 
 from ledger.ratelimit import client_ip
 from reviews.audit import purge_runs, why_kept
+from reviews.history_admin import changelist_url, dismiss_findings
 from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
     Batch,
     BatchFile,
-    Dataset,
-    Dismissal,
     Finding,
     ReviewRun,
     Verdict,
     findings_of,
 )
-from reviews.orchestration.dismissals import DismissalError, undo_dismissal
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response, findings_of_runs
@@ -52,81 +50,6 @@ class ReadOnly:
 
 class ReadOnlyInline(ReadOnly, admin.TabularInline):
     pass
-
-
-def _changelist(model: str, **filters: object) -> str:
-    query = "&".join(f"{key}={value}" for key, value in filters.items())
-    return f"{reverse(f'admin:{model}_changelist')}?{query}"
-
-
-# --- datasets --------------------------------------------------------------------------
-
-
-@admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
-    """Editable: the team names its CRMs and chooses what decides their verdicts."""
-
-    list_display = ("name", "verdict_scope", "batches_link", "page_link", "created")
-    list_filter = ("verdict_scope",)
-    search_fields = ("name",)
-    readonly_fields = ("created", "page_link")
-
-    @admin.display(description="history")
-    def page_link(self, dataset: Dataset) -> str:
-        if dataset.pk is None:
-            return "–"
-        url = reverse("reviews:dataset", args=[dataset.name])
-        return format_html('<a href="{}">dataset page</a>', url)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
-        return super().get_queryset(request).annotate(batch_count=Count("batches"))
-
-    @admin.display(description="batches", ordering="batch_count")
-    def batches_link(self, dataset: Dataset) -> str:
-        if not dataset.batch_count:
-            return "–"
-        url = _changelist("reviews_batch", dataset__id__exact=dataset.pk)
-        return format_html('<a href="{}">{}</a>', url, dataset.batch_count)
-
-
-@admin.register(Dismissal)
-class DismissalAdmin(admin.ModelAdmin):
-    """Who dismissed what, when and why. Undo goes through the same code as the
-    dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
-
-    list_display = (
-        "fingerprint",
-        "dataset",
-        "title",
-        "kind",
-        "reason",
-        "created_by",
-        "created_at",
-        "undone_by",
-        "undone_at",
-    )
-    list_filter = ("dataset", "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
-    search_fields = ("fingerprint", "title", "reason", "dataset__name")
-    list_select_related = ("dataset", "created_by", "undone_by")
-    readonly_fields = [f.name for f in Dismissal._meta.fields]
-    actions = ("undo_selected",)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # dismissed from a finding, where its title and fingerprint are known
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    @admin.action(description="Undo selected dismissals")
-    def undo_selected(self, request: HttpRequest, queryset: QuerySet[Dismissal]) -> None:
-        undone = 0
-        for dismissal in queryset.filter(undone_at__isnull=True).select_related("dataset"):
-            try:
-                undo_dismissal(dismissal.dataset, dismissal.fingerprint, user=request.user)
-            except DismissalError:
-                continue  # undone meanwhile
-            undone += 1
-        self.message_user(request, f"Undid {undone} dismissals.", messages.SUCCESS)
 
 
 # --- batches ---------------------------------------------------------------------------
@@ -172,7 +95,7 @@ class BatchAdmin(admin.ModelAdmin):
     def runs_link(self, batch: Batch) -> str:
         if not batch.run_count:
             return "–"
-        url = _changelist("reviews_reviewrun", batch__id__exact=batch.pk)
+        url = changelist_url("reviews_reviewrun", batch__id__exact=batch.pk)
         return format_html('<a href="{}">{}</a>', url, batch.run_count)
 
 
@@ -338,7 +261,7 @@ class ReviewRunAdmin(admin.ModelAdmin):
     @admin.display(description="findings")
     def findings_link(self, run: ReviewRun) -> str:
         total = findings_of(run).count()
-        url = _changelist("reviews_finding", run__id__exact=run.findings_run_id)
+        url = changelist_url("reviews_finding", run__id__exact=run.findings_run_id)
         shown = min(total, FINDINGS_INLINE_LIMIT)
         reused = (
             f" (those of run #{run.reused_run_id}, which this run reuses)"
@@ -420,7 +343,7 @@ class FindingAdmin(admin.ModelAdmin):
     # rows through a join on every page.
     ordering = ("-id",)
     readonly_fields = [f.name for f in Finding._meta.fields]
-    actions = ("export_findings_csv",)
+    actions = ("export_findings_csv", "dismiss_selected")
     # No second COUNT(*) over the whole table when a filter is on: 100k rows add up.
     show_full_result_count = False
 
@@ -437,6 +360,10 @@ class FindingAdmin(admin.ModelAdmin):
     def records(self, finding: Finding) -> str:
         ids = finding.record_ids
         return ", ".join(ids[:5]) + (f" +{len(ids) - 5}" if len(ids) > 5 else "")
+
+    dismiss_selected = admin.action(
+        dismiss_findings, description="Dismiss selected findings for their dataset (with a reason)"
+    )
 
     @admin.action(description="Export selected findings as CSV")
     def export_findings_csv(

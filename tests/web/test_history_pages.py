@@ -167,3 +167,36 @@ def test_the_findings_csv_of_a_sync_carries_fingerprint_status_and_first_seen(
     assert rows[0][-3:] == ["fingerprint", "status", "first_seen"]
     finding = run2.findings.get()
     assert rows[1][-3:] == [finding.fingerprint, "new", "2026-08-02T09:00:00+00:00"]
+
+
+def test_the_admin_dismisses_selected_findings_with_a_reason(admin_client, member):
+    _, run2 = two_syncs(member)
+    finding = run2.findings.get(kind="negative_amount")
+    url = reverse("admin:reviews_finding_changelist")
+    selected = {"action": "dismiss_selected", "_selected_action": [finding.pk]}
+
+    asked = admin_client.post(url, selected)
+    assert "Reason (required)" in asked.content.decode()
+    no_reason = admin_client.post(url, {**selected, "confirm": "yes", "dismiss_reason": " "})
+    assert "nothing was dismissed" in no_reason.content.decode()
+    assert not Dismissal.objects.filter(fingerprint=finding.fingerprint).exists()
+
+    admin_client.post(url, {**selected, "confirm": "yes", "dismiss_reason": "a test deal"})
+    dismissal = Dismissal.objects.get(fingerprint=finding.fingerprint)
+    assert (dismissal.dataset, dismissal.reason) == (run2.batch.dataset, "a test deal")
+    assert (dismissal.created_by.username, dismissal.title) == ("admin", finding.title)
+
+
+def test_the_admin_refuses_to_dismiss_a_finding_outside_a_dataset(admin_client):
+    run = reviewed_seed()
+    finding = run.findings.first()
+    admin_client.post(
+        reverse("admin:reviews_finding_changelist"),
+        {
+            "action": "dismiss_selected",
+            "_selected_action": [finding.pk],
+            "confirm": "yes",
+            "dismiss_reason": "not ours",
+        },
+    )
+    assert not Dismissal.objects.exists()

@@ -1,0 +1,127 @@
+"""Admin for dataset history: datasets (editable), dismissals (who, when, why; undo as
+an action) and the findings action that dismisses. Every dismissal and undo goes through
+reviews.orchestration.dismissals, the same code as the dashboard, the CLI and the API."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from reviews.models import Dataset, Dismissal, Finding
+from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+
+
+def changelist_url(model: str, **filters: object) -> str:
+    query = "&".join(f"{key}={value}" for key, value in filters.items())
+    return f"{reverse(f'admin:{model}_changelist')}?{query}"
+
+
+# --- datasets --------------------------------------------------------------------------
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    """Editable: the team names its CRMs and chooses what decides their verdicts."""
+
+    list_display = ("name", "verdict_scope", "batches_link", "page_link", "created")
+    list_filter = ("verdict_scope",)
+    search_fields = ("name",)
+    readonly_fields = ("created", "page_link")
+
+    @admin.display(description="history")
+    def page_link(self, dataset: Dataset) -> str:
+        if dataset.pk is None:
+            return "–"
+        url = reverse("reviews:dataset", args=[dataset.name])
+        return format_html('<a href="{}">dataset page</a>', url)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
+        return super().get_queryset(request).annotate(batch_count=Count("batches"))
+
+    @admin.display(description="batches", ordering="batch_count")
+    def batches_link(self, dataset: Dataset) -> str:
+        if not dataset.batch_count:
+            return "–"
+        url = changelist_url("reviews_batch", dataset__id__exact=dataset.pk)
+        return format_html('<a href="{}">{}</a>', url, dataset.batch_count)
+
+
+@admin.register(Dismissal)
+class DismissalAdmin(admin.ModelAdmin):
+    """Who dismissed what, when and why. Undo goes through the same code as the
+    dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
+
+    list_display = (
+        "fingerprint",
+        "dataset",
+        "title",
+        "kind",
+        "reason",
+        "created_by",
+        "created_at",
+        "undone_by",
+        "undone_at",
+    )
+    list_filter = ("dataset", "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
+    search_fields = ("fingerprint", "title", "reason", "dataset__name")
+    list_select_related = ("dataset", "created_by", "undone_by")
+    readonly_fields = [f.name for f in Dismissal._meta.fields]
+    actions = ("undo_selected",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # dismissed from a finding, where its title and fingerprint are known
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Undo selected dismissals")
+    def undo_selected(self, request: HttpRequest, queryset: QuerySet[Dismissal]) -> None:
+        undone = 0
+        for dismissal in queryset.filter(undone_at__isnull=True).select_related("dataset"):
+            try:
+                undo_dismissal(dismissal.dataset, dismissal.fingerprint, user=request.user)
+            except DismissalError:
+                continue  # undone meanwhile
+            undone += 1
+        self.message_user(request, f"Undid {undone} dismissals.", messages.SUCCESS)
+
+
+def dismiss_findings(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Finding]
+) -> HttpResponse | None:
+    """The findings admin's Dismiss action: asks for a reason, then dismisses each
+    selected finding's fingerprint in its run's dataset."""
+    findings = list(queryset.select_related("run__batch__dataset"))
+    reason = request.POST.get("dismiss_reason", "").strip()
+    if request.POST.get("confirm") == "yes" and reason:
+        done, refused = 0, []
+        for finding in findings:
+            dataset = finding.run.batch.dataset
+            if dataset is None:
+                refused.append(f"#{finding.pk}: its batch belongs to no dataset")
+                continue
+            try:
+                dismiss(
+                    dataset, finding.fingerprint, reason=reason, user=request.user, finding=finding
+                )
+            except DismissalError as error:
+                refused.append(f"#{finding.pk}: {error}")
+                continue
+            done += 1
+        modeladmin.message_user(request, f"Dismissed {done} finding(s).", messages.SUCCESS)
+        for line in refused:
+            modeladmin.message_user(request, f"Not dismissed {line}", messages.ERROR)
+        return None
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": "Dismiss findings",
+        "findings": findings,
+        "opts": modeladmin.model._meta,
+        "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        "reason_missing": request.POST.get("confirm") == "yes",
+    }
+    return TemplateResponse(request, "admin/reviews/dismiss_confirmation.html", context)
