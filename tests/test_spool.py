@@ -215,7 +215,7 @@ def test_an_upload_stays_spooled_while_the_database_is_still_down(member_client,
         report = import_spool()
 
     assert (report.imported, report.failed, report.waiting) == ([], [], [folder.name])
-    assert "import_error" not in spool.read_meta(folder)  # tried again by the next sweep
+    assert spool.import_error(folder) is None  # tried again by the next sweep
     assert not Batch.objects.exists()
     assert [folder] == spool.pending()
 
@@ -230,7 +230,8 @@ def test_an_upload_that_cannot_be_imported_stays_with_its_reason(member_client, 
 
     reason = f"ValueError: files/0: 100 bytes, {len(SEED):,} were received"
     assert report.failed == [(folder.name, reason)]
-    assert spool.read_meta(folder)["import_error"] == reason
+    assert spool.import_error(folder) == reason
+    assert spool.read_meta(folder)["files"][0]["size"] == len(SEED)  # as written
     assert not Batch.objects.exists()
     # Not tried again by every sweep; the command tries again on request, and says why.
     assert spool.pending() == [] and sweep.sweep().spooled == 0

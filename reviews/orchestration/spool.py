@@ -2,9 +2,10 @@
 is back (reviews.orchestration.spool_import stores them then).
 
 One folder per upload under SPOOL_DIR: `meta.json` (who sent it, when, the form's
-fields, the error) and `files/0`, `files/1`, ... (the bytes as received; by index,
-since a received name may hold anything). A folder is written under a temporary name
-and renamed when complete, so an importer never sees half an upload. No database and
+fields, the error), `files/0`, `files/1`, ... (the bytes as received; by index, since
+a received name may hold anything) and, once an import failed, `import_error.json`.
+A folder is written under a temporary name and renamed when complete, so an importer
+never sees half an upload. No database and
 no Celery here: the web process writes it while the database is down, and the sweep
 lists it (reviews.orchestration.sweep)."""
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import logging
 import os
 import secrets
 import shutil
@@ -26,10 +26,9 @@ from django.conf import settings
 
 from reviews.orchestration.blob_store import Source
 
-logger = logging.getLogger(__name__)
-
 META = "meta.json"
 FILES = "files"
+IMPORT_ERROR = "import_error.json"  # beside meta.json, which stays as written
 _TEMP_PREFIX = ".tmp-"
 
 
@@ -127,10 +126,7 @@ def pending(*, include_failed: bool = False) -> list[Path]:
 
 
 def _failed(folder: Path) -> bool:
-    try:
-        return bool(read_meta(folder).get("import_error"))
-    except (OSError, ValueError):
-        return False  # unreadable: the import says why, and marks it
+    return (folder / IMPORT_ERROR).exists()
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
@@ -158,16 +154,18 @@ def _read(path: Path, size: int = 1024 * 1024) -> Iterator[bytes]:
 def mark_failed(folder: Path, reason: str) -> None:
     """Keep the folder with why its import failed: automatic imports skip it
     (`manage.py import_spool --retry-failed` tries again)."""
+    failure = {"error": reason, "failed_at": datetime.now(UTC).isoformat()}
+    temp = folder / f"{_TEMP_PREFIX}{IMPORT_ERROR}"
+    _write_json(temp, failure)
+    os.replace(temp, folder / IMPORT_ERROR)
+
+
+def import_error(folder: Path) -> str | None:
+    """Why the folder's last import failed, or None."""
     try:
-        meta = read_meta(folder)
-    except (OSError, ValueError) as error:
-        meta = {"unreadable_meta": f"{type(error).__name__}: {error}"}
-        reason = f"{reason} (meta.json unreadable)"
-    meta["import_error"] = reason
-    meta["import_failed_at"] = datetime.now(UTC).isoformat()
-    temp = folder / f"{_TEMP_PREFIX}{META}"
-    _write_json(temp, meta)
-    os.replace(temp, folder / META)
+        return json.loads((folder / IMPORT_ERROR).read_text(encoding="ascii"))["error"]
+    except FileNotFoundError:
+        return None
 
 
 def remove(folder: Path) -> None:
