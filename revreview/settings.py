@@ -221,7 +221,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE))  # a worker consumes both
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_ROUTES = {"reviews.sweep": {"queue": SWEEP_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "reviews.sweep": {"queue": SWEEP_QUEUE},
+    "reviews.import_spool": {"queue": SWEEP_QUEUE},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -258,6 +261,9 @@ FILE_UPLOAD_HANDLERS = [
 ]
 # A dashboard upload bigger than this is parsed by a worker, not the web process.
 PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
+# Uploads received while the database is unreachable wait here (one folder each) until
+# the sweep imports them (reviews/orchestration/spool.py). Web and worker must share it.
+SPOOL_DIR = Path(env("SPOOL_DIR", str(DATA_DIR / "spool")))
 MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 # Day and month order of CSV dates like 07/08/2026 when no value in the file settles it.
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()

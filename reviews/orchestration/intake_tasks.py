@@ -6,6 +6,7 @@ Celery app's `include` (revreview.celery)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from celery import shared_task
@@ -13,7 +14,9 @@ from django.conf import settings
 from django.db import transaction
 
 from reviews.models import Batch
-from reviews.orchestration import submit
+from reviews.orchestration import spool_import, submit
+
+logger = logging.getLogger(__name__)
 
 
 def accept_later(
@@ -40,3 +43,20 @@ def accept_upload(
 ) -> None:
     """Parse and serve a stored upload, then start its review."""
     submit.accept_stored_upload(batch_id, as_of=as_of, client_ip=client_ip, dataset=dataset)
+
+
+@shared_task(
+    name="reviews.import_spool",
+    soft_time_limit=settings.SPECIALIST_SOFT_TIME_LIMIT,
+    time_limit=settings.SPECIALIST_TIME_LIMIT,
+)
+def import_spool() -> None:
+    """Import the uploads spooled while the database was down (sent by the sweep). Stops
+    taking new ones well before the soft limit; the rest wait for the next sweep."""
+    report = spool_import.import_spool(seconds=settings.SPECIALIST_SOFT_TIME_LIMIT / 2)
+    logger.warning(
+        "spool: imported %s, failed %s, waiting %s",
+        len(report.imported),
+        len(report.failed),
+        len(report.waiting),
+    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from alerts.tasks import run_finished
@@ -38,6 +38,11 @@ REUSED_MODEL = "cached"
 
 class UploadTooLarge(Exception):
     pass
+
+
+class DatabaseUnavailable(Exception):
+    """The upload could not be stored: the database is unreachable. Nothing of it is in
+    the database; the web keeps it in the spool (reviews.orchestration.spool)."""
 
 
 class ServeRefused(Exception):
@@ -164,7 +169,8 @@ def serve(
 
 def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batch:
     """Keep the upload byte for byte, before anything reads it. `files` are in memory
-    (UploadedFile) or read in chunks (Source: a big upload spooled to disk)."""
+    (UploadedFile) or read in chunks (Source: a big upload spooled to disk). Raises
+    DatabaseUnavailable when the database cannot be reached (nothing was stored)."""
     if not files:
         raise IngestError(["no file uploaded"])
     sources = [as_source(f) for f in files]
@@ -175,17 +181,27 @@ def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batc
             "(MAX_UPLOAD_BYTES)"
         )
     names = [stored_name(s.name) for s in sources]
-    with transaction.atomic():
-        batch = Batch.objects.create(
-            file_name=stored_name(", ".join(names)),
-            sha256="",
-            size_bytes=total,
-            created_by=created_by,
-        )
-        digests = copy_into(batch, list(zip(names, sources, strict=True)))
-        batch.sha256 = _combined_sha256(digests)
-        batch.save(update_fields=["sha256"])
+    try:
+        with transaction.atomic():
+            batch = Batch.objects.create(
+                file_name=stored_name(", ".join(names)),
+                sha256="",
+                size_bytes=total,
+                created_by=created_by,
+            )
+            digests = copy_into(batch, list(zip(names, sources, strict=True)))
+            batch.sha256 = _combined_sha256(digests)
+            batch.save(update_fields=["sha256"])
+    except _unreachable() as error:
+        raise DatabaseUnavailable(f"{type(error).__name__}: {make_safe(str(error))}") from error
     return batch
+
+
+def _unreachable() -> tuple[type[Exception], ...]:
+    # Django wraps the driver's errors on execute and commit; the COPY in blob_store
+    # talks to psycopg directly, so its own classes are caught too.
+    driver = connection.Database
+    return (OperationalError, InterfaceError, driver.OperationalError, driver.InterfaceError)
 
 
 def as_source(file: UploadedFile | Source) -> Source:

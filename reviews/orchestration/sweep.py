@@ -11,7 +11,9 @@ A run's progress lives in its rows, so the sweep can tell from them alone what w
   DISPATCH_GRACE_SECONDS for the coordinator): its message may be lost (a broker that
   restarted without its data, a worker killed holding it), so it is sent again, every
   QUEUED_REDISPATCH_SECONDS, but never failed for waiting: it may only be behind a
-  long queue, and a copy is harmless.
+  long queue, and a copy is harmless;
+- uploads spooled while the database was down (reviews.orchestration.spool): counted
+  here, imported by the `reviews.import_spool` task the sweep task sends.
 
 Each take-back is a conditional UPDATE on the state the sweep saw, so two sweeps at once
 (or a worker finishing just then) never both act. What to send is returned as plain data;
@@ -31,6 +33,7 @@ from django.utils import timezone
 
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, ReviewRun
+from reviews.orchestration import spool
 from reviews.orchestration.runner import fail_agent, fail_run, specialists_finished
 
 logger = logging.getLogger(__name__)
@@ -44,6 +47,7 @@ class Plan:
     specialists: list[tuple[int, str]] = field(default_factory=list)  # to run_specialist
     coordinate: list[int] = field(default_factory=list)  # runs, to coordinate
     failed: list[str] = field(default_factory=list)  # "run 7: dedup", "run 8"
+    spooled: int = 0  # uploads waiting in the spool, to import
 
     @property
     def empty(self) -> bool:
@@ -57,6 +61,7 @@ def sweep(now: datetime | None = None) -> Plan:
     _unclaimed_agents(now, plan)
     _waiting_coordinators(now, plan)
     _queued_runs(now, plan)
+    plan.spooled = len(spool.pending())
     plan.coordinate = sorted(set(plan.coordinate))
     return plan
 

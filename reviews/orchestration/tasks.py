@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import group, shared_task
+from celery import current_app, group, shared_task
 from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError
@@ -72,6 +72,9 @@ def send_start(run_id: int) -> bool:
     return True
 
 
+IMPORT_SPOOL = "reviews.import_spool"  # reviews.orchestration.intake_tasks.import_spool
+
+
 @shared_task(name="reviews.sweep", soft_time_limit=60, time_limit=90)
 def sweep() -> None:
     plan = sweeper.sweep()
@@ -81,6 +84,11 @@ def sweep() -> None:
         run_specialist.delay(run_id=run_id, agent=agent)
     for run_id in plan.coordinate:
         coordinate.delay(run_id=run_id)
+    if plan.spooled:
+        # By name: the import task stores uploads through submit, which imports this
+        # module (reviews.orchestration.intake_tasks). A copy sent while one runs skips
+        # the uploads the first one holds (spool.claimed).
+        current_app.send_task(IMPORT_SPOOL, expires=float(settings.SWEEP_INTERVAL_SECONDS))
     if not plan.empty:
         logger.warning(
             "sweep: sent again %s start(s), %s specialist(s), %s coordinator(s); gave up on %s",

@@ -8,6 +8,8 @@ out whole, let alone read into memory."""
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
@@ -20,9 +22,11 @@ from django.views.decorators.http import require_http_methods
 from ledger.ratelimit import client_ip
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Dataset, ReviewRun
+from reviews.orchestration import spool
 from reviews.orchestration.blob_store import Source
 from reviews.orchestration.intake_tasks import accept_later
 from reviews.orchestration.submit import (
+    DatabaseUnavailable,
     ServeRefused,
     UploadTooLarge,
     reject,
@@ -32,6 +36,8 @@ from reviews.orchestration.submit import (
 from reviews.web.forms import UploadForm
 from reviews.web.views import refused, split_errors
 
+logger = logging.getLogger(__name__)
+
 
 @login_required
 @require_http_methods(["GET", "POST"])
@@ -40,7 +46,8 @@ def upload(request: HttpRequest) -> HttpResponse:
     as-of time, an empty file), with the reason; only one over the size limit is not,
     since it was cut off while arriving. A small upload is parsed here and answered at
     once (400 with every error if rejected); a big one is parsed by a worker and the
-    batch page follows it."""
+    batch page follows it. One that cannot be stored because the database is down is
+    kept in the spool and answered 503 (reviews.orchestration.spool)."""
     if request.method == "GET":
         return upload_page(request, UploadForm())
     form = UploadForm(request.POST, request.FILES)
@@ -49,6 +56,28 @@ def upload(request: HttpRequest) -> HttpResponse:
         form.add_error(None, too_large)
         return upload_page(request, form, status=413)
     received = request.FILES.getlist("files")
+    try:
+        return receive(request, form, received)
+    except DatabaseUnavailable as error:  # nothing was stored: keep it on disk
+        valid = form.is_valid()
+        fields = form.cleaned_data if valid else {}
+        spool_id = spool.spool_upload(
+            as_sources(received),
+            channel="form",
+            user_id=request.user.pk,
+            error=str(error),
+            dataset=fields.get("dataset") or None,
+            as_of=fields.get("as_of"),
+            client_ip=client_ip(request),
+            refused=None if valid else form_errors(form),  # stored rejected with them
+        )
+        logger.error("upload kept in the spool as %s: %s", spool_id, error)
+        return database_unavailable(request, spool_id)
+
+
+def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpResponse:
+    """Store the received files, then answer: the run, the rejected batch, or the batch
+    page of an upload a worker parses. Raises DatabaseUnavailable (nothing stored)."""
     if not received or not form.is_valid():
         rejected = None
         if received and not form.has_error("files", "too_large"):
@@ -75,6 +104,27 @@ def upload(request: HttpRequest) -> HttpResponse:
         return redirect("reviews:run", submission.run.pk)
     # stored as received; the errors are on it
     return upload_page(request, form, rejected=submission.batch, status=400)
+
+
+SPOOLED = "the database is unavailable; your upload is kept and will be reviewed when it is back"
+
+
+def database_unavailable(request: HttpRequest, spool_id: str) -> HttpResponse:
+    """503 for an upload kept in the spool. The page reads nothing from the database."""
+    response = render(
+        request,
+        "reviews/spooled.html",
+        {"message": SPOOLED, "spool_id": spool_id, "retry_after": retry_after()},
+        status=503,
+    )
+    response["Retry-After"] = str(retry_after())
+    return response
+
+
+def retry_after() -> int:
+    """When to look again: the sweep imports the spool every SWEEP_INTERVAL_SECONDS once
+    the database is back."""
+    return 2 * int(settings.SWEEP_INTERVAL_SECONDS)
 
 
 def form_errors(form: UploadForm) -> list[str]:

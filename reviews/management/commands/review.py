@@ -22,12 +22,18 @@ from django.utils.dateparse import parse_datetime
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
 from reviews.orchestration.parsed import forget_parsed
-from reviews.orchestration.submit import ServeRefused, UploadTooLarge, submit
+from reviews.orchestration.submit import (
+    DatabaseUnavailable,
+    ServeRefused,
+    UploadTooLarge,
+    submit,
+)
 from reviews.web.report import report_json, run_report, text_report
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
-# No verdict: the run failed, or (--worker) did not finish within --timeout.
+# No verdict: the run failed, (--worker) did not finish within --timeout, or the
+# database was unavailable.
 EXIT_NOT_REVIEWED = 3
 
 
@@ -72,6 +78,12 @@ class Command(BaseCommand):
             self._bad_input(format, [str(error)], batch=None)
         except ServeRefused as error:
             self._bad_input(format, [str(error)], batch=error.batch)
+        except DatabaseUnavailable as error:  # the file is still on the caller's disk
+            raise CommandError(
+                f"the database is unavailable, nothing was stored ({error}); "
+                "run the review again when it is back",
+                returncode=EXIT_NOT_REVIEWED,
+            ) from None
         if not submission.accepted:
             self._bad_input(format, submission.errors, batch=submission.batch)
 

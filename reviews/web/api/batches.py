@@ -3,6 +3,7 @@ reviews.orchestration.submit exactly as the upload form hands it."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Annotated
 
@@ -13,13 +14,22 @@ from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.orchestration.submit import ServeRefused, UploadTooLarge, submit
+from reviews.orchestration import spool
+from reviews.orchestration.submit import (
+    DatabaseUnavailable,
+    ServeRefused,
+    UploadTooLarge,
+    as_source,
+    submit,
+)
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD, rate_identity
 from reviews.web.api.common import accepted, clean_text, too_many, utc
-from reviews.web.api.schemas import Problem, Rejected, UploadAccepted
-from reviews.web.uploads import too_large_message
+from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
+from reviews.web.uploads import SPOOLED, retry_after, too_large_message
 from reviews.web.views import split_errors
+
+logger = logging.getLogger(__name__)
 
 router = Router(tags=["batches"])
 
@@ -67,6 +77,7 @@ RESPONSES = {
     415: Problem,
     422: Problem,
     429: Problem,
+    503: Spooled,
 }
 
 
@@ -96,7 +107,9 @@ def upload_batch(
     ] = None,
 ):
     """Upload a batch for review. Answers 202 with the run to poll, or 400 with every
-    structural error (record and field); the upload is kept either way."""
+    structural error (record and field); the upload is kept either way. With the
+    database down it is kept in the spool and reviewed when it is back: 503 with
+    Retry-After (do not send it again, it would be reviewed twice)."""
     token = request.auth
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
@@ -122,6 +135,21 @@ def upload_batch(
     except UploadTooLarge as error:
         _release(record)
         return Status(413, {"detail": str(error)})
+    except DatabaseUnavailable as error:  # nothing stored: keep it on disk
+        _release_unreachable(record)
+        spool_id = spool.spool_upload(
+            [as_source(f) for f in files],
+            channel="api",
+            user_id=token.user.pk,
+            error=str(error),
+            dataset=dataset,
+            as_of=as_of,
+            client_ip=rate_identity(token),
+            idempotency_key=key,
+        )
+        logger.error("upload kept in the spool as %s: %s", spool_id, error)
+        response["Retry-After"] = str(retry_after())
+        return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
     except IngestError as error:  # nothing uploaded at all
         _release(record)
         return Status(
@@ -200,3 +228,10 @@ def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: st
 def _release(record) -> None:
     if record is not None:
         idempotency.release(record)
+
+
+def _release_unreachable(record) -> None:
+    try:
+        _release(record)
+    except Exception:  # the database is down: the key stays claimed until its TTL
+        logger.warning("could not release Idempotency-Key %s", record.key, exc_info=True)

@@ -22,6 +22,13 @@ class Problem(Schema):
     detail: str | list[dict[str, Any]]
 
 
+class Spooled(Schema):
+    """An upload kept on disk while the database is unavailable; reviewed when it is back."""
+
+    detail: str
+    spool_id: str
+
+
 class RunUrls(Schema):
     api: str  # this run in the API: poll it until `run.status` is done or failed
     dashboard_json: str  # the run JSON (docs/output.md) on the dashboard (needs a login)

@@ -1,0 +1,96 @@
+"""Import the spool (reviews.orchestration.spool) once the database is back: each upload
+goes through the normal path (store, then parse and serve as a worker does for a big
+upload), then its folder is removed. Run by the sweep (the `reviews.import_spool` task)
+and by `manage.py import_spool`."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+
+from reviews.models import Batch
+from reviews.orchestration import spool
+from reviews.orchestration.submit import (
+    DatabaseUnavailable,
+    accept_stored_upload,
+    reject,
+    store_upload,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ImportReport:
+    imported: list[tuple[str, int]] = field(default_factory=list)  # (spool id, batch id)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (spool id, reason)
+    waiting: list[str] = field(default_factory=list)  # left for later: database, time
+
+
+def import_spool(*, retry_failed: bool = False, seconds: float | None = None) -> ImportReport:
+    """Import every spooled upload (those whose import failed before only with
+    `retry_failed`). Stops at the first upload the database still refuses, and
+    after `seconds` (the rest wait for the next sweep)."""
+    report = ImportReport()
+    deadline = time.monotonic() + seconds if seconds is not None else None
+    folders = spool.pending(include_failed=retry_failed)
+    for i, folder in enumerate(folders):
+        if deadline is not None and time.monotonic() > deadline:
+            report.waiting.extend(f.name for f in folders[i:])
+            break
+        with spool.claimed(folder) as mine:
+            if not mine:
+                continue  # another importer has it
+            try:
+                batch, meta = store_one(folder)
+            except DatabaseUnavailable as error:
+                logger.warning("spool: the database is still unavailable (%s)", error)
+                report.waiting.extend(f.name for f in folders[i:])
+                break
+            except Exception as error:  # kept with its reason, never lost
+                reason = f"{type(error).__name__}: {error}"
+                logger.exception("spool: %s could not be imported", folder.name)
+                spool.mark_failed(folder, reason)
+                report.failed.append((folder.name, reason))
+                continue
+        report.imported.append((folder.name, batch.pk))
+        review_stored_upload(batch, meta)
+    return report
+
+
+def store_one(folder: Path) -> tuple[Batch, dict]:
+    """Store one spooled upload as received, then remove its folder: the bytes are in
+    the database from then on, and a retry must not store them twice."""
+    meta = spool.read_meta(folder)
+    files = spool.sources(folder, meta)
+    user = get_user_model().objects.filter(pk=meta.get("user_id")).first()
+    batch = store_upload(files, created_by=user)
+    # Received then, not now: a batch without its own as-of is reviewed as of this time.
+    batch.created_at = datetime.fromisoformat(meta["received_at"])
+    Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)
+    spool.remove(folder)
+    logger.info("spool: %s imported as batch %s", folder.name, batch.pk)
+    return batch, meta
+
+
+def review_stored_upload(batch: Batch, meta: dict) -> None:
+    """Parse and serve an imported upload as a worker does a big one (or reject it with
+    the form's errors, when the form refused it). A failure here is the batch's, as for
+    any upload: logged, and the batch is kept."""
+    try:
+        if meta.get("refused"):
+            reject(batch, meta["refused"])
+            return
+        accept_stored_upload(
+            batch.pk,
+            as_of=meta.get("as_of"),
+            client_ip=meta.get("client_ip"),
+            dataset=meta.get("dataset"),
+        )
+    except Exception:
+        logger.exception("spool: batch %s was stored but could not be reviewed", batch.pk)
