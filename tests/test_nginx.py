@@ -32,7 +32,7 @@ from django.db import connection
 from reviews.models import Batch
 from tests import services
 from tests.services import ROOT
-from tests.test_deploy import compose_config
+from tests.test_deploy import compose_config, free_port
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 LIMIT = 256 * 1024  # MAX_UPLOAD_BYTES for this test, in nginx and in the web alike
@@ -79,12 +79,6 @@ def main_config(folder: Path, site: Path) -> str:
         f"events {{}}\nhttp {{\n  access_log {folder / 'access.log'};\n{temp}\n"
         f"  include {site};\n}}\n"
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen, log: Path) -> None:
