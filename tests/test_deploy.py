@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.conf import settings
 
 from tests import services
 from tests.services import ROOT
@@ -41,7 +42,8 @@ def compose_cli() -> list[str]:
 
 
 def compose_config(env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "WEB_BIND")}
+    unset = ("SECRET_KEY", "WEB_BIND", "MAX_UPLOAD_BYTES")
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run(
         [*compose_cli(), "--project-directory", str(ROOT), "-f", str(COMPOSE_FILE), "config"],
         env=clean | env,
@@ -76,11 +78,13 @@ def test_migrations_run_once_before_web_and_worker(config):
         assert "migrate" not in " ".join(command if isinstance(command, list) else [command])
 
 
-def test_web_is_published_on_loopback_with_a_health_check_and_a_restart_policy(config):
+def test_only_nginx_is_published_on_loopback_and_web_has_a_health_check_and_restarts(config):
+    published = {name: s["ports"] for name, s in config["services"].items() if s.get("ports")}
+    assert list(published) == ["nginx"]
+    (port,) = published["nginx"]
+    address = port if isinstance(port, str) else f"{port['host_ip']}:{port['published']}"
+    assert address.startswith("127.0.0.1:")
     web = config["services"]["web"]
-    (port,) = web["ports"]
-    published = port if isinstance(port, str) else f"{port['host_ip']}:{port['published']}"
-    assert published.startswith("127.0.0.1:")
     assert web["restart"] == "unless-stopped"
     assert web["healthcheck"]["test"][0] == "CMD"
     assert config["services"]["worker"]["stop_grace_period"] == "6m"  # > the 330 s hard limit
@@ -147,3 +151,31 @@ def test_the_web_health_check_passes_against_gunicorn_and_fails_without_it(confi
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=20)
     assert subprocess.run(command, capture_output=True).returncode != 0
+
+
+def test_nginx_mounts_its_config_read_only_and_starts_after_a_healthy_web(config):
+    nginx = config["services"]["nginx"]
+    assert nginx["depends_on"]["web"]["condition"] == "service_healthy"
+    assert nginx["restart"] == "unless-stopped"
+    (volume,) = nginx["volumes"]
+    source, target, mode = (
+        volume.split(":")
+        if isinstance(volume, str)
+        else (volume["source"], volume["target"], "ro" if volume.get("read_only") else "rw")
+    )
+    assert Path(source) == ROOT / "deploy" / "nginx.conf.template"
+    assert target == "/etc/nginx/templates/default.conf.template" and mode == "ro"
+    # The image renders the template with envsubst: only MAX_UPLOAD_BYTES, never $host.
+    assert nginx["environment"]["NGINX_ENVSUBST_FILTER"] == "MAX_UPLOAD_BYTES"
+    assert "client_max_body_size ${MAX_UPLOAD_BYTES};" in Path(source).read_text()
+
+
+@pytest.mark.parametrize("limit", [None, "1048576"])
+def test_nginx_and_the_app_get_the_same_upload_limit(limit):
+    env = {"SECRET_KEY": "test-only-secret"} | ({"MAX_UPLOAD_BYTES": limit} if limit else {})
+    result = compose_config(env)
+    assert result.returncode == 0, result.stderr
+    services_ = yaml.safe_load(result.stdout)["services"]
+    expected = limit or str(settings.MAX_UPLOAD_BYTES)  # the app's default, 200 MB
+    for name in ("nginx", "web", "worker"):
+        assert str(services_[name]["environment"]["MAX_UPLOAD_BYTES"]) == expected, name
