@@ -21,7 +21,7 @@ from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.engine.ingest.safe_text import make_safe
-from reviews.engine.risk import SPECIALISTS_PER_TIER, classify_risk
+from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
@@ -135,13 +135,13 @@ def serve(
     detectors alone). Raises ServeRefused when the request is refused."""
     baseline = baselines.choose_baseline(batch)
     fingerprint = baselines.serving_key(serving.config_fingerprint(), batch, baseline)
-    tier = classify_risk(parsed, settings.REVIEW_RULES).tier
+    risk = classify_risk(parsed, settings.REVIEW_RULES)
     decision = serving.decide_serve(
         batch.content_key,
         fingerprint,
         client_ip,
         no_cache=no_cache,
-        expected_calls=SPECIALISTS_PER_TIER[tier] + 1,  # the staffed specialists, the coordinator
+        expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
     if decision.is_error:
         raise ServeRefused(decision.reason, decision.retry_after or 1, batch=batch)
@@ -158,6 +158,7 @@ def serve(
     return create_run(
         batch,
         parsed,
+        tier=risk.tier,
         created_by=created_by,
         mode=mode,
         reason=decision.reason,
@@ -320,6 +321,7 @@ def create_run(
     batch: Batch,
     parsed: plain.Batch,
     *,
+    tier: str,
     created_by=None,
     mode: str = ReviewRun.Mode.FRESH,
     reason: str = "",
@@ -329,7 +331,6 @@ def create_run(
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
-    risk = classify_risk(parsed, settings.REVIEW_RULES)
     with transaction.atomic():
         run = ReviewRun.objects.create(
             batch=batch,
@@ -338,7 +339,7 @@ def create_run(
             config_fingerprint=fingerprint,
             baseline_run=baseline,
             reserved_tokens=reserved_tokens,
-            tier=risk.tier,
+            tier=tier,
             as_of=parsed.as_of,
             created_by=created_by,
         )
