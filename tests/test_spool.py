@@ -110,6 +110,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
         "id": folder.name,
         "channel": "form",
         "user_id": member.pk,
+        "sender": None,  # checked against the database when it was received
         "dataset": "acme-crm",
         "as_of": "2026-08-01T09:00:00+00:00",
         "client_ip": "127.0.0.1",
