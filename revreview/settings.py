@@ -136,9 +136,10 @@ if DATABASE_URL:
     # A database host that stops answering would otherwise hold each request for the
     # system's TCP timeout (minutes), past gunicorn's: the upload would be lost instead
     # of kept in the spool. A connect_timeout in DATABASE_URL wins.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", envint("DATABASE_CONNECT_TIMEOUT", 5)
-    )
+    if "postgresql" in DATABASES["default"]["ENGINE"]:
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", envint("DATABASE_CONNECT_TIMEOUT", 5)
+        )
 else:
     DATABASES = {
         "default": {

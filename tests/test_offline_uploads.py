@@ -2,16 +2,19 @@
 database through a TCP proxy (tests/tcp_proxy.py) that the test cuts after logging in.
 The signed-in session (in Redis) or a cached API token says who sent the upload; it is
 kept in the spool, and checked again when the import stores it. Every other page
-answers 503, and nobody without a session or a known token gets anything kept."""
+answers 503, and nobody without a session or a known token gets anything kept. Last, a
+database host that does not answer is given up on after DATABASE_CONNECT_TIMEOUT."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -41,15 +44,18 @@ UPLOAD = reverse("reviews:upload")
 API_UPLOAD = reverse("api:batches")
 
 
+@dataclass(frozen=True)
 class Server:
-    def __init__(self, url: str, proxy: TcpProxy, spool_dir: Path, log: Path) -> None:
-        self.url, self.proxy, self.spool_dir, self.log = url, proxy, spool_dir, log
+    url: str
+    proxy: TcpProxy
+    spool_dir: Path
+    log: Path  # what the server printed: its log and its access log
 
 
 @pytest.fixture(scope="module")
 def server(django_db_setup, tmp_path_factory):
-    """gunicorn (two workers, as deployed) on the test database through the proxy and
-    on the test Redis; its spool and its log in a folder of the test's."""
+    """gunicorn with two workers (a session must hold across them) on the test database
+    through the proxy and on the test Redis; its spool and its log in a folder of ours."""
     require(settings.POSTGRES_PROBLEM or settings.REDIS_PROBLEM)
     db = connection.settings_dict
     proxy = TcpProxy((db["HOST"], int(db["PORT"]))).start()
@@ -315,3 +321,35 @@ def test_other_pages_answer_503_while_the_database_is_down(live, http, django_us
     # before it is used, not by a request.
     for _ in range(4):
         assert http.get(reverse("reviews:runs")).status_code == 200
+
+
+def test_connecting_to_a_database_that_does_not_answer_gives_up_after_the_timeout():
+    # A listener that never speaks: as a database host that stopped answering looks.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "revreview.settings",
+            "DATABASE_URL": f"postgres://nobody@127.0.0.1:{silent.getsockname()[1]}/db",
+            "DATABASE_CONNECT_TIMEOUT": "2",
+        }
+        code = (
+            "import django; django.setup()\n"
+            "from django.db import OperationalError, connection\n"
+            "try:\n    connection.ensure_connection()\n"
+            "except OperationalError as error:\n    print('unavailable:', error)\n"
+        )
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=services.ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert result.stdout.startswith("unavailable: "), result.stdout + result.stderr
+    assert "timeout" in result.stdout
+    assert time.monotonic() - started < 30

@@ -50,4 +50,3 @@ class DatabaseUnavailableMiddleware:
             "database unavailable for %s %s: %s", request.method, request.path, exception
         )
         return unavailable_page()
-

@@ -26,6 +26,7 @@ from reviews.orchestration.submit import (
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
 from reviews.web.api.tokens import CachedToken
 from reviews.web.unavailable import retry_after
@@ -119,17 +120,7 @@ def upload_batch(
     dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
     key = clean_text(idempotency_key, "Idempotency-Key")
     if isinstance(token, CachedToken):  # the database is down: the token is checked at import
-        sender = {"via": TOKEN, "token_sha256": token.digest}
-        return keep(
-            response,
-            files,
-            token,
-            token.error,
-            sender=sender,
-            dataset=dataset,
-            as_of=as_of,
-            key=key,
-        )
+        return keep(response, files, token, token.error, dataset=dataset, as_of=as_of, key=key)
     record = None
     if key:
         fingerprint = idempotency.request_sha256(files, dataset, as_of)
@@ -171,20 +162,21 @@ def upload_batch(
 def keep(
     response: HttpResponse,
     files: list[UploadedFile],
-    token,
+    token: ApiToken | CachedToken,
     error: str,
     *,
-    sender: dict[str, str] | None = None,
     dataset: str | None,
     as_of: datetime | None,
     key: str | None,
 ):
-    """Keep an upload the database could not take in the spool: 503 with its spool id."""
+    """Keep an upload the database could not take in the spool: 503 with its spool id. A
+    token not checked in the database is kept by its sha256, to be checked at import."""
+    checked = isinstance(token, ApiToken)
     spool_id = spool.spool_upload(
         [as_source(f) for f in files],
         channel="api",
         user_id=token.user_id,
-        sender=sender,
+        sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
         error=error,
         dataset=dataset,
         as_of=as_of,

@@ -32,8 +32,8 @@ SHOWN_PREFIX_LENGTH = 8
 # last_used_at is written at most this often per token, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 ALL_SCOPES = tuple(ApiToken.Scope.values)
-# A token in use is cached again at least every LAST_USED_RESOLUTION; one unused this
-# long is forgotten, and while the database is down its uploads are not kept.
+# A token is cached when made and again whenever its last use is written; one unused
+# this long is forgotten, and while the database is down its uploads are not kept.
 CACHE_SECONDS = 30 * 24 * 3600
 
 
@@ -110,7 +110,6 @@ def active_token(secret: str) -> ApiToken | None:
 class CachedToken:
     """An active token as the cache last saw it: not checked against the database."""
 
-    id: int
     user_id: Any
     scopes: list[str]
     digest: str
@@ -124,11 +123,9 @@ def _cache_key(token_digest: str) -> str:
     return f"api-token:{token_digest}"
 
 
-# The cache is an aid for outages: a cache that fails never fails the request.
-
-
 def remember(token: ApiToken) -> None:
-    value = {"id": token.pk, "user_id": token.user_id, "scopes": list(token.scopes)}
+    # The cache is an aid for outages: a cache that fails never fails the request.
+    value = {"user_id": token.user_id, "scopes": list(token.scopes)}
     try:
         cache.set(_cache_key(token.digest), value, CACHE_SECONDS)
     except Exception:
@@ -156,9 +153,7 @@ def cached_token(secret: str) -> CachedToken | None:
         return None
     if value is None:
         return None
-    return CachedToken(
-        id=value["id"], user_id=value["user_id"], scopes=value["scopes"], digest=token_digest
-    )
+    return CachedToken(user_id=value["user_id"], scopes=value["scopes"], digest=token_digest)
 
 
 def check_spooled_sender(user_id: Any, sender: dict[str, str]) -> AbstractBaseUser:
