@@ -167,6 +167,7 @@ def test_a_signed_in_upload_sent_while_the_database_is_down_is_kept_for_its_user
 
     answer = post_upload(http, token, dataset="acme-crm")
 
+    # Through every middleware (sessions, CSRF, auth, messages, axes) without the database.
     assert answer.status_code == 503, answer.text[-2000:]
     assert answer.headers["Retry-After"] == "60"
     assert SPOOLED.capitalize() in answer.text
