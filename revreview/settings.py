@@ -93,6 +93,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files without a separate server
+    # A page whose database is unreachable answers 503 "database unavailable", never 500.
+    "reviews.web.unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -126,7 +128,18 @@ TEMPLATES = [
 
 DATABASE_URL = env("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Health checks: a kept connection is tried (SELECT 1) before a request reuses it, so
+    # after a database restart no worker fails a request on the connection it lost.
+    DATABASES = {
+        "default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    }
+    # A database host that stops answering would otherwise hold each request for the
+    # system's TCP timeout (minutes), past gunicorn's: the upload would be lost instead
+    # of kept in the spool. A connect_timeout in DATABASE_URL wins.
+    if "postgresql" in DATABASES["default"]["ENGINE"]:
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", envint("DATABASE_CONNECT_TIMEOUT", 5)
+        )
 else:
     DATABASES = {
         "default": {
@@ -151,6 +164,19 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Sessions: `cached_db` on Redis, so a signed-in user's upload can be read and kept while
+# the database is down (reviews/web/offline_auth.py): the session comes from Redis, with
+# the user's id and auth hash, and no query. Not `signed_cookies`: logging out must end a
+# session on the server (a copied cookie would stay valid until it expires), and staff
+# can end sessions by deleting them. Without Redis (the embedded mode) sessions stay in
+# the database: the cache is then each process's own memory, so a logout seen by one
+# web worker would be missed by another; and SQLite is a file, not a server to lose.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if REDIS_URL
+    else "django.contrib.sessions.backends.db"
+)
 
 # --- Celery ------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ if not REDIS_PROBLEM:
         }
     }
     CELERY_BROKER_URL = CELERY_RESULT_BACKEND = REDIS_URL
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # as with REDIS_URL
     CELERY_BROKER_TRANSPORT = None  # the embedded mode's filesystem transport class
 
 # Unit tests run tasks in-process; the integration tests start a real worker.

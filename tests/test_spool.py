@@ -35,11 +35,12 @@ REFUSED = 'connection to server at "127.0.0.1", port 5432 failed: Connection ref
 
 
 class Outage:
-    """Statements pass until the store step's first INSERT into reviews_batch; from
-    then on every statement fails (the database went away) until the outage ends."""
+    """Statements pass until the store step's first INSERT into reviews_batch (or from
+    the start: `down`); from then on every statement fails (the database went away)
+    until the outage ends."""
 
-    def __init__(self) -> None:
-        self.down = False
+    def __init__(self, down: bool = False) -> None:
+        self.down = down
         self.refused: list[str] = []
 
     def __call__(self, execute, sql, params, many, context):
@@ -51,8 +52,8 @@ class Outage:
 
 
 @contextmanager
-def database_down():
-    outage = Outage()
+def database_down(*, from_start: bool = False):
+    outage = Outage(down=from_start)
     with connection.execute_wrapper(outage):
         yield outage
     assert outage.refused, "the outage never began: nothing tried to store"
@@ -110,6 +111,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
         "id": folder.name,
         "channel": "form",
         "user_id": member.pk,
+        "sender": None,  # checked against the database when it was received
         "dataset": "acme-crm",
         "as_of": "2026-08-01T09:00:00+00:00",
         "client_ip": "127.0.0.1",
@@ -218,6 +220,12 @@ def test_an_upload_stays_spooled_while_the_database_is_still_down(member_client,
     assert spool.import_error(folder) is None  # tried again by the next sweep
     assert not Batch.objects.exists()
     assert [folder] == spool.pending()
+
+    with database_down(from_start=True):  # even its sender cannot be looked up
+        report = import_spool()
+
+    assert (report.imported, report.failed, report.waiting) == ([], [], [folder.name])
+    assert spool.import_error(folder) is None
 
 
 def test_an_upload_that_cannot_be_imported_stays_with_its_reason(member_client, spool_dir):

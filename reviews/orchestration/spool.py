@@ -42,6 +42,7 @@ def spool_upload(
     channel: str,
     user_id: int | None,
     error: str,
+    sender: dict[str, str] | None = None,
     dataset: str | None = None,
     as_of: datetime | None = None,
     client_ip: str | None = None,
@@ -50,8 +51,10 @@ def spool_upload(
 ) -> str:
     """Write an upload that could not be stored to its own spool folder; its id.
     `channel` is "form" or "api"; `refused` the form's errors when the upload was
-    refused before parsing (it is stored rejected with them). Raises OSError (a full
-    disk): then the upload is lost, and the caller answers 500."""
+    refused before parsing (it is stored rejected with them). `sender` says how
+    `user_id` was known when the database could not confirm it, to be checked at import
+    (reviews.orchestration.spool_senders); None when the user was checked at reception.
+    Raises OSError (a full disk): then the upload is lost, and the caller answers 500."""
     received = datetime.now(UTC)
     spool_id = f"{received:%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
     root = spool_dir()
@@ -64,6 +67,7 @@ def spool_upload(
             "received_at": received.isoformat(),
             "channel": channel,
             "user_id": user_id,
+            "sender": sender,
             "dataset": dataset,
             "as_of": as_of.isoformat() if as_of else None,
             "client_ip": client_ip,

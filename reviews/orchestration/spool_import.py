@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
-
 from reviews.models import Batch
 from reviews.orchestration import spool
+from reviews.orchestration.spool_senders import SenderRefused, sender_of
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     accept_stored_upload,
@@ -65,10 +64,17 @@ def import_spool(*, retry_failed: bool = False, seconds: float | None = None) ->
 
 def store_one(folder: Path) -> tuple[Batch, dict]:
     """Store one spooled upload as received, then remove its folder: the bytes are in
-    the database from then on, and a retry must not store them twice."""
+    the database from then on, and a retry must not store them twice. An upload whose
+    sender no longer holds (reviews.orchestration.spool_senders) is stored for no user,
+    with the reason among its `refused` errors."""
     meta = spool.read_meta(folder)
     files = spool.sources(folder, meta)
-    user = get_user_model().objects.filter(pk=meta.get("user_id")).first()
+    try:
+        user = sender_of(meta)
+    except SenderRefused as refusal:
+        user = None
+        meta["refused"] = [str(refusal), *meta.get("refused", [])]
+        logger.warning("spool: %s: %s", folder.name, refusal)
     batch = store_upload(files, created_by=user)
     # Received then, not now: a batch without its own as-of is reviewed as of this time.
     batch.created_at = datetime.fromisoformat(meta["received_at"])
@@ -80,8 +86,8 @@ def store_one(folder: Path) -> tuple[Batch, dict]:
 
 def review_stored_upload(batch: Batch, meta: dict) -> None:
     """Parse and serve an imported upload as a worker does a big one (or reject it with
-    the form's errors, when the form refused it). A failure here is the batch's, as for
-    any upload: logged, and the batch is kept."""
+    the form's errors, when the form refused it, or with why its sender did not hold).
+    A failure here is the batch's, as for any upload: logged, and the batch is kept."""
     try:
         if meta.get("refused"):
             reject(batch, meta["refused"])

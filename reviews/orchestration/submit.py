@@ -44,6 +44,11 @@ class DatabaseUnavailable(Exception):
     """The upload could not be stored: the database is unreachable. Nothing of it is in
     the database; the web keeps it in the spool (reviews.orchestration.spool)."""
 
+    @classmethod
+    def of(cls, error: Exception) -> DatabaseUnavailable:
+        """From the driver's error (one of unreachable_errors()), its text made safe."""
+        return cls(f"{type(error).__name__}: {make_safe(str(error))}")
+
 
 class ServeRefused(Exception):
     """The request is refused (its client is far over the rate limit): answer HTTP 429
@@ -193,14 +198,15 @@ def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batc
             digests = copy_into(batch, list(zip(names, sources, strict=True)))
             batch.sha256 = _combined_sha256(digests)
             batch.save(update_fields=["sha256"])
-    except _unreachable() as error:
-        raise DatabaseUnavailable(f"{type(error).__name__}: {make_safe(str(error))}") from error
+    except unreachable_errors() as error:
+        raise DatabaseUnavailable.of(error) from error
     return batch
 
 
-def _unreachable() -> tuple[type[Exception], ...]:
-    # Django wraps the driver's errors on execute and commit; the COPY in blob_store
-    # talks to psycopg directly, so its own classes are caught too.
+def unreachable_errors() -> tuple[type[Exception], ...]:
+    """The errors of a database that cannot be reached. Django wraps the driver's errors
+    on execute and commit; the COPY in blob_store talks to psycopg directly, so its own
+    classes are caught too."""
     driver = connection.Database
     return (OperationalError, InterfaceError, driver.OperationalError, driver.InterfaceError)
 

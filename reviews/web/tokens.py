@@ -9,11 +9,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token
+from reviews.web.api.tokens import create_token, revoke
 
 
 class TokenForm(forms.Form):
@@ -51,8 +50,6 @@ def token_list(request: HttpRequest) -> HttpResponse:
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     # Only the user's own tokens: anyone else's is a 404.
     token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
-    if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    ):
+    if revoke(ApiToken.objects.filter(pk=token.pk)):
         messages.success(request, f"Token “{token.name}” revoked; it no longer works.")
     return redirect("reviews:tokens")

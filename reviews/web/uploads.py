@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.db.models import Max
@@ -34,20 +33,23 @@ from reviews.orchestration.submit import (
     submit,
 )
 from reviews.web.forms import UploadForm
+from reviews.web.offline_auth import login_required_or_offline, offline_sender
+from reviews.web.unavailable import unavailable_page
 from reviews.web.views import refused, split_errors
 
 logger = logging.getLogger(__name__)
 
 
-@login_required
+@login_required_or_offline
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     """Every upload received is stored, even one refused before parsing (an invalid
     as-of time, an empty file), with the reason; only one over the size limit is not,
     since it was cut off while arriving. A small upload is parsed here and answered at
     once (400 with every error if rejected); a big one is parsed by a worker and the
-    batch page follows it. One that cannot be stored because the database is down is
-    kept in the spool and answered 503 (reviews.orchestration.spool)."""
+    batch page follows it. One that cannot be stored because the database is down, even
+    down before its user could be loaded (reviews.web.offline_auth), is kept in the
+    spool and answered 503 (reviews.orchestration.spool)."""
     if request.method == "GET":
         return upload_page(request, UploadForm())
     form = UploadForm(request.POST, request.FILES)
@@ -56,23 +58,42 @@ def upload(request: HttpRequest) -> HttpResponse:
         form.add_error(None, too_large)
         return upload_page(request, form, status=413)
     received = request.FILES.getlist("files")
+    offline = offline_sender(request)
+    if offline is not None:  # signed in, but the database could not load the user
+        if not received:
+            return unavailable_page()  # nothing to keep
+        return keep(request, form, received, offline.user_id, offline.error, offline.sender)
     try:
         return receive(request, form, received)
     except DatabaseUnavailable as error:  # nothing was stored: keep it on disk
-        valid = form.is_valid()
-        fields = form.cleaned_data if valid else {}
-        spool_id = spool.spool_upload(
-            as_sources(received),
-            channel="form",
-            user_id=request.user.pk,
-            error=str(error),
-            dataset=fields.get("dataset") or None,
-            as_of=fields.get("as_of"),
-            client_ip=client_ip(request),
-            refused=None if valid else form_errors(form),  # stored rejected with them
-        )
-        logger.error("upload kept in the spool as %s: %s", spool_id, error)
-        return database_unavailable(request, spool_id)
+        return keep(request, form, received, request.user.pk, str(error))
+
+
+def keep(
+    request: HttpRequest,
+    form: UploadForm,
+    received: list,
+    user_id: int | None,
+    error: str,
+    sender: dict[str, str] | None = None,
+) -> HttpResponse:
+    """Keep an upload the database could not take in the spool: 503. The form is checked
+    without the database; if it refuses the upload, it is stored rejected with its errors."""
+    valid = form.is_valid()
+    fields = form.cleaned_data if valid else {}
+    spool_id = spool.spool_upload(
+        as_sources(received),
+        channel="form",
+        user_id=user_id,
+        sender=sender,
+        error=error,
+        dataset=fields.get("dataset") or None,
+        as_of=fields.get("as_of"),
+        client_ip=client_ip(request),
+        refused=None if valid else form_errors(form),
+    )
+    logger.error("upload kept in the spool as %s: %s", spool_id, error)
+    return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=spool_id)
 
 
 def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpResponse:
@@ -107,24 +128,6 @@ def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpRespo
 
 
 SPOOLED = "the database is unavailable; your upload is kept and will be reviewed when it is back"
-
-
-def database_unavailable(request: HttpRequest, spool_id: str) -> HttpResponse:
-    """503 for an upload kept in the spool. The page reads nothing from the database."""
-    response = render(
-        request,
-        "reviews/spooled.html",
-        {"message": SPOOLED, "spool_id": spool_id, "retry_after": retry_after()},
-        status=503,
-    )
-    response["Retry-After"] = str(retry_after())
-    return response
-
-
-def retry_after() -> int:
-    """When to look again: the sweep imports the spool every SWEEP_INTERVAL_SECONDS once
-    the database is back."""
-    return 2 * int(settings.SWEEP_INTERVAL_SECONDS)
 
 
 def form_errors(form: UploadForm) -> list[str]:

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import active_token, digest
+from reviews.web.api.tokens import active_token, cached_token, digest
 
 pytestmark = pytest.mark.django_db
 
@@ -74,12 +74,15 @@ def test_staff_create_a_token_in_admin_shown_once(admin_client, member):
     token = ApiToken.objects.get(user=member, name="from admin")
     assert active_token(secret) == token
     assert token.scopes == ["read", "upload"]
+    # Cached for uploads sent while the database is down; forgotten once revoked.
+    assert cached_token(secret).user_id == member.pk
 
     admin_client.post(
         reverse("admin:api_apitoken_changelist"),
         {"action": "revoke", "_selected_action": [token.pk]},
     )
     assert active_token(secret) is None
+    assert cached_token(secret) is None
 
 
 def test_api_token_command_prints_a_token_and_revokes_it(member):

@@ -7,10 +7,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
 from reviews.web.api.models import ApiToken, IdempotencyKey
-from reviews.web.api.tokens import create_token
+from reviews.web.api.tokens import create_token, revoke
 
 
 class NewTokenForm(forms.ModelForm):
@@ -70,7 +69,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = revoke(queryset)
         messages.success(request, f"{count} token(s) revoked.")
 
 

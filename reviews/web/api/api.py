@@ -3,11 +3,17 @@ interactive docs (/api/v1/docs)."""
 
 from __future__ import annotations
 
+import logging
+
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
+from reviews.orchestration.submit import unreachable_errors
 from reviews.web.api import batches, datasets, runs
+from reviews.web.unavailable import UNAVAILABLE, retry_after
+
+logger = logging.getLogger(__name__)
 
 api = NinjaAPI(
     title="revreview API",
@@ -31,3 +37,16 @@ def unauthorized(request: HttpRequest, error: AuthenticationError) -> HttpRespon
     )
     response["WWW-Authenticate"] = 'Bearer realm="revreview"'
     return response
+
+
+def database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse:
+    """Any endpoint while the database cannot be reached (an upload is kept instead,
+    reviews.web.api.batches): 503 with Retry-After, never a traceback."""
+    logger.warning("database unavailable for %s %s: %s", request.method, request.path, error)
+    response = api.create_response(request, {"detail": UNAVAILABLE}, status=503)
+    response["Retry-After"] = str(retry_after())
+    return response
+
+
+for _error in unreachable_errors():
+    api.add_exception_handler(_error, database_unavailable)

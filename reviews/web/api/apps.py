@@ -5,3 +5,11 @@ class ApiConfig(AppConfig):
     name = "reviews.web.api"
     label = "api"
     verbose_name = "API"
+
+    def ready(self) -> None:
+        # An upload kept while the database was down names its token by digest; the
+        # import (in orchestration, which does not import the web) checks it with ours.
+        from reviews.orchestration import spool_senders
+        from reviews.web.api.tokens import check_spooled_sender
+
+        spool_senders.register(spool_senders.TOKEN, check_spooled_sender)

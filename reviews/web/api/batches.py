@@ -15,6 +15,7 @@ from ninja.errors import HttpError
 
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.orchestration import spool
+from reviews.orchestration.spool_senders import TOKEN
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     ServeRefused,
@@ -23,10 +24,13 @@ from reviews.orchestration.submit import (
     submit,
 )
 from reviews.web.api import idempotency
-from reviews.web.api.auth import UPLOAD, rate_identity
+from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
-from reviews.web.uploads import SPOOLED, retry_after, too_large_message
+from reviews.web.api.tokens import CachedToken
+from reviews.web.unavailable import retry_after
+from reviews.web.uploads import SPOOLED, too_large_message
 from reviews.web.views import split_errors
 
 logger = logging.getLogger(__name__)
@@ -83,7 +87,7 @@ RESPONSES = {
 
 @router.post(
     "/batches",
-    auth=UPLOAD,
+    auth=UPLOAD_OR_SPOOL,
     response=RESPONSES,
     openapi_extra={"requestBody": REQUEST_BODY},
     url_name="batches",
@@ -115,6 +119,8 @@ def upload_batch(
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
     dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
     key = clean_text(idempotency_key, "Idempotency-Key")
+    if isinstance(token, CachedToken):  # the database is down: the token is checked at import
+        return keep(response, files, token, token.error, dataset=dataset, as_of=as_of, key=key)
     record = None
     if key:
         fingerprint = idempotency.request_sha256(files, dataset, as_of)
@@ -137,19 +143,7 @@ def upload_batch(
         return Status(413, {"detail": str(error)})
     except DatabaseUnavailable as error:  # nothing stored: keep it on disk
         _release_unreachable(record)
-        spool_id = spool.spool_upload(
-            [as_source(f) for f in files],
-            channel="api",
-            user_id=token.user.pk,
-            error=str(error),
-            dataset=dataset,
-            as_of=as_of,
-            client_ip=rate_identity(token),
-            idempotency_key=key,
-        )
-        logger.error("upload kept in the spool as %s: %s", spool_id, error)
-        response["Retry-After"] = str(retry_after())
-        return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
+        return keep(response, files, token, str(error), dataset=dataset, as_of=as_of, key=key)
     except IngestError as error:  # nothing uploaded at all
         _release(record)
         return Status(
@@ -163,6 +157,35 @@ def upload_batch(
     if not submission.accepted:
         return Status(400, rejected(submission.batch.pk, submission.errors))
     return Status(202, accepted(request, response, submission.run))
+
+
+def keep(
+    response: HttpResponse,
+    files: list[UploadedFile],
+    token: ApiToken | CachedToken,
+    error: str,
+    *,
+    dataset: str | None,
+    as_of: datetime | None,
+    key: str | None,
+):
+    """Keep an upload the database could not take in the spool: 503 with its spool id. A
+    token not checked in the database is kept by its sha256, to be checked at import."""
+    checked = isinstance(token, ApiToken)
+    spool_id = spool.spool_upload(
+        [as_source(f) for f in files],
+        channel="api",
+        user_id=token.user_id,
+        sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
+        error=error,
+        dataset=dataset,
+        as_of=as_of,
+        client_ip=rate_identity(token),
+        idempotency_key=key,
+    )
+    logger.error("upload kept in the spool as %s: %s", spool_id, error)
+    response["Retry-After"] = str(retry_after())
+    return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 
 def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, str]]:

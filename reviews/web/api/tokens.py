@@ -1,24 +1,40 @@
 """Create, check and revoke API tokens. A token is `rr_` + 43 random URL-safe
 characters (256 bits), so a plain sha256 is a safe way to store it: there is nothing to
-guess, and a lookup by digest is one indexed query."""
+guess, and a lookup by digest is one indexed query.
+
+Each active token's digest, id, user and scopes are also kept in the cache (Redis),
+so that an upload sent while the database is down can be kept in the spool for its
+token's user (cached_token); the import checks the token again in the database
+(check_spooled_sender), which is the authority."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.cache import cache
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from reviews.orchestration.spool_senders import SenderRefused
 from reviews.web.api.models import ApiToken
+
+logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "rr_"  # noqa: S105 (a marker, not a secret)
 SHOWN_PREFIX_LENGTH = 8
 # last_used_at is written at most this often per token, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 ALL_SCOPES = tuple(ApiToken.Scope.values)
+# A token is cached when made and again whenever its last use is written; one unused
+# this long is forgotten, and while the database is down its uploads are not kept.
+CACHE_SECONDS = 30 * 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,16 +68,23 @@ def create_token(
         digest=digest(secret),
         scopes=sorted(set(scopes)),
     )
+    remember(token)
     return NewToken(token=token, secret=secret)
 
 
 def revoke_token(user: AbstractBaseUser, name: str) -> bool:
     """Revoke the user's active token of that name; False if there is none."""
-    return bool(
-        ApiToken.objects.filter(user=user, name=name, revoked_at__isnull=True).update(
-            revoked_at=timezone.now()
-        )
+    return bool(revoke(ApiToken.objects.filter(user=user, name=name)))
+
+
+def revoke(tokens: QuerySet[ApiToken]) -> int:
+    """Revoke the active tokens among `tokens` and forget them in the cache; how many."""
+    active = dict(tokens.filter(revoked_at__isnull=True).values_list("pk", "digest"))
+    count = ApiToken.objects.filter(pk__in=active, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
     )
+    forget(active.values())
+    return count
 
 
 def active_token(secret: str) -> ApiToken | None:
@@ -79,4 +102,76 @@ def active_token(secret: str) -> ApiToken | None:
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+        remember(token)  # again: the cache may have lost it (a Redis restart)
     return token
+
+
+@dataclass(frozen=True, slots=True)
+class CachedToken:
+    """An active token as the cache last saw it: not checked against the database."""
+
+    user_id: Any
+    scopes: list[str]
+    digest: str
+    error: str = ""  # why the database was not asked
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+def _cache_key(token_digest: str) -> str:
+    return f"api-token:{token_digest}"
+
+
+def remember(token: ApiToken) -> None:
+    # The cache is an aid for outages: a cache that fails never fails the request.
+    value = {"user_id": token.user_id, "scopes": list(token.scopes)}
+    try:
+        cache.set(_cache_key(token.digest), value, CACHE_SECONDS)
+    except Exception:
+        logger.warning("could not cache API token %s", token, exc_info=True)
+
+
+def forget(digests: Iterable[str]) -> None:
+    # One left behind is refused at import all the same (check_spooled_sender).
+    try:
+        cache.delete_many([_cache_key(d) for d in digests])
+    except Exception:
+        logger.warning("could not forget revoked API tokens in the cache", exc_info=True)
+
+
+def cached_token(secret: str) -> CachedToken | None:
+    """The token this secret is, as cached when it was last used or made; None if the
+    cache does not know it (never used in CACHE_SECONDS, revoked, or no token at all)."""
+    if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+        return None
+    token_digest = digest(secret)
+    try:
+        value = cache.get(_cache_key(token_digest))
+    except Exception:
+        logger.warning("could not read the API token cache", exc_info=True)
+        return None
+    if value is None:
+        return None
+    return CachedToken(user_id=value["user_id"], scopes=value["scopes"], digest=token_digest)
+
+
+def check_spooled_sender(user_id: Any, sender: dict[str, str]) -> AbstractBaseUser:
+    """At the import of an upload kept while the database was down: its token's user, if
+    the token is still active, with the upload scope, of an active user. Else
+    SenderRefused with the reason (reviews.orchestration.spool_senders)."""
+    stale = "the API token that sent this upload was no longer valid when it was imported"
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(digest=sender.get("token_sha256") or "")
+        .first()
+    )
+    if token is None:
+        raise SenderRefused(f"{stale}: there is no such token")
+    if token.revoked_at is not None:
+        raise SenderRefused(f"{stale}: token {token} was revoked")
+    if not token.user.is_active:
+        raise SenderRefused(f"{stale}: its user {token.user.get_username()} is inactive")
+    if not token.has_scope(ApiToken.Scope.UPLOAD):
+        raise SenderRefused(f"{stale}: token {token} lacks the 'upload' scope")
+    return token.user
