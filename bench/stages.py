@@ -36,6 +36,7 @@ def main(argv: list[str]) -> int:
     from reviews.engine import coordinator
     from reviews.engine.findings import pack, unpack
     from reviews.engine.ingest import UploadedFile
+    from reviews.engine.risk import classify_risk
     from reviews.engine.specialists import NAMES, detector
     from reviews.orchestration import serving
     from reviews.orchestration.findings_store import write_findings
@@ -59,7 +60,8 @@ def main(argv: list[str]) -> int:
     parsed = stage("parse + cache key (accept)", lambda: accept(batch, files=files))
     gc.enable()
     stage("  of which the cache key (again)", lambda: serving.content_key(parsed))
-    run = stage("risk tier + run rows", lambda: create_run(batch, parsed))
+    risk = stage("risk tier", lambda: classify_risk(parsed, settings.REVIEW_RULES))
+    run = stage("run rows", lambda: create_run(batch, parsed, tier=risk.tier))
     blobs = {}
     for name in NAMES:
         found = stage(

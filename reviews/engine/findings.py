@@ -53,12 +53,16 @@ class RawFinding:
     @property
     def amount_at_risk(self) -> Decimal:
         """The exposure's sum, for ordering; shown only when `currency` is one code."""
-        return sum(self.exposure.values(), Decimal(0))
+        if not self.exposure:  # most findings of a big run: no open deal at stake
+            return _ZERO
+        return sum(self.exposure.values(), _ZERO)
 
     @property
     def currency(self) -> str:
         """The one currency of the money at risk; MIXED when amounts in several
         currencies are at risk (they are not added up); "" when none is."""
+        if not self.exposure:
+            return ""
         codes = {self.deal_currencies.get(d, "") for d in self.exposure}
         if len(codes) > 1:
             return MIXED
@@ -66,6 +70,7 @@ class RawFinding:
 
 
 MIXED = "mixed"
+_ZERO = Decimal(0)
 
 
 def amounts_by_currency(

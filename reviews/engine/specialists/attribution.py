@@ -20,7 +20,7 @@ from collections import defaultdict
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import Category, RawFinding, Severity
-from reviews.engine.specialists.common import Exposure, invalid_value_findings
+from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings
 
 CATEGORY = Category.ATTRIBUTION.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -58,7 +58,7 @@ class _Index:
 
 def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     index = _Index(batch)
-    exposure = Exposure(batch)
+    exposure = exposure_of(batch)
     findings = invalid_value_findings(batch, CATEGORY)
     # A partial export (only contacts, say) leaves its references out on purpose:
     # the reference rules for the lists it lacks are off, and the run says so.

@@ -28,6 +28,15 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
     ]
 
 
+def exposure_of(batch: Batch) -> Exposure:
+    """The batch's Exposure, built on first use and shared by every specialist (a full
+    pass over the deals, a second on a million records when each built its own)."""
+    exposure = batch.derived.get("exposure")
+    if exposure is None:
+        exposure = batch.derived["exposure"] = Exposure(batch)
+    return exposure  # type: ignore[return-value]
+
+
 class Exposure:
     """Which open deals (and their amounts) each company and contact carries, so a
     finding on a company or contact can say how much pipeline it touches."""

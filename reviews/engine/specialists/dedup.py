@@ -31,7 +31,7 @@ from rapidfuzz import fuzz, process
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import Category, RawFinding, Severity
-from reviews.engine.specialists.common import Exposure, invalid_value_findings, money
+from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings, money
 
 CATEGORY = Category.DEDUP.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -57,7 +57,7 @@ _DIGITS = re.compile(r"\d+")
 def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     """Invalid dedup-owned values plus every dedup rule in docs/rules.md."""
     links = _Links(batch)
-    exposure = Exposure(batch)
+    exposure = exposure_of(batch)
     return [
         *invalid_value_findings(batch, CATEGORY),
         *_company_same_domain(batch, links, exposure),
