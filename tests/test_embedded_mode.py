@@ -3,8 +3,10 @@ real worker process, with no Postgres or Redis settings at all."""
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 
@@ -33,6 +35,11 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
         )
 
     assert manage("migrate", "--noinput").returncode == 0
+    # The record_ids index is Postgres's GIN; SQLite never gets a copy of it.
+    with closing(sqlite3.connect(tmp_path / "revreview.sqlite3")) as db:
+        indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert "reviews_fin_run_id_46169f_idx" in indexes
+    assert "finding_record_ids_gin" not in indexes
     with services.celery_worker(env) as worker:
         review = manage(
             "review",
