@@ -12,7 +12,7 @@ field's default."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from itertools import repeat
 from operator import attrgetter
@@ -84,7 +84,10 @@ def _column(
     """The values of one column for every finding, in order."""
     name = field.name
     if name in MARK_FIELDS and marks is not None:
-        return [field.get_db_prep_save(getattr(mark, name), connection) for mark in marks]
+        values = map(attrgetter(name), marks)
+        if isinstance(field, models.CharField):  # fingerprint, status: already strings
+            return values
+        return map(_prepared(field), values)
     if name == "run":
         return repeat(run_id, len(findings))
     if name == "position":
@@ -102,6 +105,21 @@ def _column(
         limit = field.max_length
         return (_text(value, limit) for value in raw)
     return raw
+
+
+def _prepared(field: models.Field) -> Callable[[Any], Any]:
+    """The field's value as this database stores it, each distinct value prepared once:
+    most findings are first seen at the run's as-of time."""
+    seen: dict[Any, Any] = {}
+
+    def prepare(value: Any) -> Any:
+        try:
+            return seen[value]
+        except KeyError:
+            prepared = seen[value] = field.get_db_prep_save(value, connection)
+            return prepared
+
+    return prepare
 
 
 def _amount(finding: RawFinding) -> Decimal | None:
