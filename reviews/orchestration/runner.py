@@ -236,7 +236,9 @@ def coordinate(run_id: int) -> None:
     if token is None:  # a redelivered coordinator: the first one has it (or had it)
         logger.info("run %s: the coordinator is already under way", run_id)
         return
-    with beating(run_id, AgentRun.COORDINATOR):
+    # No cyclic collection while 180k findings are fused, compared and written: they
+    # make no cycles, and the collector's passes over them are pure cost.
+    with beating(run_id, AgentRun.COORDINATOR), no_cyclic_gc():
         _coordinate(run)
 
 
@@ -251,8 +253,7 @@ def _coordinate(run: ReviewRun) -> None:
         for finding in unpack(agents[name].packed_findings)
     ]
     counts = run.batch.counts
-    with no_cyclic_gc():
-        review = coordinator.fuse(findings, counts, failed)
+    review = coordinator.fuse(findings, counts, failed)
     # Dataset history: the team's dismissed problems are set aside before anything
     # judges or counts them (docs/history.md).
     context = baselines.history_context(run)
@@ -260,8 +261,7 @@ def _coordinate(run: ReviewRun) -> None:
     if context and context.dismissed:
         kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
         if suppressed:
-            with no_cyclic_gc():
-                review = coordinator.fuse(kept, counts, failed)
+            review = coordinator.fuse(kept, counts, failed)
     model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
@@ -344,8 +344,7 @@ def save_review(
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
-        with no_cyclic_gc():
-            write_findings(run.pk, [m.finding for m in comparison.findings], comparison.findings)
+        write_findings(run.pk, [m.finding for m in comparison.findings], comparison.findings)
         Verdict.objects.update_or_create(
             run=run,
             defaults={
