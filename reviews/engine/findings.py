@@ -97,6 +97,14 @@ _EXPOSURE = PACKED_FIELDS.index("exposure")
 
 def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -> bytes:
     """Findings (and those a model dismissed, kept for the record) as one blob."""
+    return pack_exact(findings, dismissed)[0]
+
+
+def pack_exact(
+    findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()
+) -> tuple[bytes, bool]:
+    """pack, and whether unpacking the blob gives the findings back as they are: False
+    when text had to be made storable (a lone surrogate from the batch)."""
     with no_cyclic_gc():
         document = {
             "fields": PACKED_FIELDS,
@@ -104,9 +112,9 @@ def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -
             "dismissed": _rows(dismissed),
         }
         try:
-            return orjson.dumps(document)
+            return orjson.dumps(document), True
         except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
-            return orjson.dumps(clean(document))
+            return orjson.dumps(clean(document)), False
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -23,7 +23,7 @@ from alerts.tasks import run_finished
 from ledger import budget
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
-from reviews.engine.findings import RawFinding, pack, unpack
+from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.safe_text import make_safe, safe_tree
 from reviews.engine.risk import SPECIALISTS_PER_TIER
@@ -40,7 +40,7 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.models import AgentRun, ReviewRun, Verdict
-from reviews.orchestration import baselines, serving
+from reviews.orchestration import baselines, handoff, serving
 from reviews.orchestration.dismissals import prompt_dismissals
 from reviews.orchestration.findings_store import storable_amount, write_findings
 from reviews.orchestration.heartbeat import beating
@@ -140,7 +140,9 @@ def run_specialist(run_id: int, agent: str) -> bool:
                 status=AgentRun.Status.DONE,
                 model=judged.model,
                 error=judged.note[:2000],
-                packed_findings=pack(judged.findings, judged.dismissed),
+                packed_findings=handoff.pack_for_coordinator(
+                    run_id, agent, judged.findings, judged.dismissed
+                ),
                 refused=judged.refused,
                 finished_at=timezone.now(),
             )
@@ -250,7 +252,7 @@ def _coordinate(run: ReviewRun) -> None:
         finding
         for name in NAMES
         if agents[name].status == AgentRun.Status.DONE
-        for finding in unpack(agents[name].packed_findings)
+        for finding in handoff.received_findings(run_id, name, agents[name].packed_findings)
     ]
     counts = run.batch.counts
     review = coordinator.fuse(findings, counts, failed)
