@@ -1,5 +1,6 @@
-"""Fewer indexes to maintain on the findings table, which a findings-heavy run fills
-with 180k rows at once."""
+"""Writing a big run faster: fewer indexes to maintain on the findings table, which a
+findings-heavy run fills with 180k rows at once, and stored uploads compressed with lz4
+on Postgres."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -12,6 +13,24 @@ def drop_record_ids_index_on_sqlite(apps, schema_editor):
     cost a fifth of the time of writing a findings-heavy run."""
     if schema_editor.connection.vendor == "sqlite":
         schema_editor.execute('DROP INDEX IF EXISTS "finding_record_ids_gin"')
+
+
+def lz4_uploads_on_postgres(apps, schema_editor):
+    """Postgres compresses a stored upload (one bytea value, 200 MB for a million
+    records) with pglz by default: 5 s to store the findings-heavy benchmark's file,
+    against 2 s with lz4, which also stores it smaller (59 MB against 67 MB). A server
+    built without lz4 keeps pglz."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+            "AND 'lz4' = ANY(enumvals)"
+        )
+        if cursor.fetchone():
+            schema_editor.execute(
+                'ALTER TABLE "reviews_batchfile" ALTER COLUMN "data" SET COMPRESSION lz4'
+            )
 
 
 class Migration(migrations.Migration):
@@ -32,4 +51,5 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(drop_record_ids_index_on_sqlite, migrations.RunPython.noop),
+        migrations.RunPython(lz4_uploads_on_postgres, migrations.RunPython.noop),
     ]
