@@ -33,11 +33,11 @@ def main(argv: list[str]) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from reviews.engine import coordinator
-    from reviews.engine.findings import pack, unpack
+    from reviews.engine import coordinator, history
     from reviews.engine.ingest import UploadedFile
+    from reviews.engine.risk import classify_risk
     from reviews.engine.specialists import NAMES, detector
-    from reviews.orchestration import serving
+    from reviews.orchestration import handoff, serving
     from reviews.orchestration.findings_store import write_findings
     from reviews.orchestration.submit import accept, create_run, store_upload
     from reviews.web.report import report_json, run_report
@@ -59,22 +59,37 @@ def main(argv: list[str]) -> int:
     parsed = stage("parse + cache key (accept)", lambda: accept(batch, files=files))
     gc.enable()
     stage("  of which the cache key (again)", lambda: serving.content_key(parsed))
-    run = stage("risk tier + run rows", lambda: create_run(batch, parsed))
+    risk = stage("risk tier", lambda: classify_risk(parsed, settings.REVIEW_RULES))
+    run = stage("run rows", lambda: create_run(batch, parsed, tier=risk.tier))
     blobs = {}
     for name in NAMES:
         found = stage(
             f"detector: {name}", lambda n=name: detector(n)(parsed, settings.REVIEW_RULES)
         )
-        blobs[name] = stage(f"  pack {name} ({len(found):,})", lambda f=found: pack(f))
-    findings = stage("unpack all", lambda: [f for name in NAMES for f in unpack(blobs[name])])
+        blobs[name] = stage(
+            f"  pack {name} ({len(found):,})",
+            lambda n=name, f=found: handoff.pack_for_coordinator(run.pk, n, f, []),
+        )
+    # The coordinator, as runner._coordinate runs it: the collector paused throughout,
+    # each specialist's findings handed over in-process (the blob checked, not unpacked).
+    gc.disable()
+    findings = stage(
+        "hand-off (kept findings)",
+        lambda: [f for n in NAMES for f in handoff.received_findings(run.pk, n, blobs[n])],
+    )
     review = stage("fuse (coordinator)", lambda: coordinator.fuse(findings, batch.counts, []))
+    comparison = stage(
+        "history marks (fingerprints)",
+        lambda: history.compare(review.findings, [], None, parsed.as_of),
+    )
     from django.db import transaction
 
     def write() -> int:
         with transaction.atomic():
-            return write_findings(run.pk, review.findings)
+            return write_findings(run.pk, review.findings, comparison.findings)
 
     stage(f"write {len(review.findings):,} findings", write)
+    gc.enable()
     report = stage("report rows (run_report)", lambda: run_report(run))
     document = stage("report JSON", lambda: report_json(report))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -3,8 +3,10 @@ real worker process, with no Postgres or Redis settings at all."""
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 
@@ -33,6 +35,19 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
         )
 
     assert manage("migrate", "--noinput").returncode == 0
+    # The findings table keeps only the indexes its readers use: the record_ids one is
+    # Postgres's GIN, and (run, position) serves look-ups by run.
+    with closing(sqlite3.connect(tmp_path / "revreview.sqlite3")) as db:
+        indexes = {
+            name
+            for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' "
+                "AND tbl_name = 'reviews_finding' AND sql IS NOT NULL"
+            )
+        }
+    assert "reviews_fin_run_id_57df1a_idx" in indexes  # (run, position)
+    assert "reviews_finding_run_id_206c4291" not in indexes  # run alone
+    assert "finding_record_ids_gin" not in indexes
     with services.celery_worker(env) as worker:
         review = manage(
             "review",

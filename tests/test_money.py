@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from babel.numbers import format_currency
 from django.template import Context, Template
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviews.engine.coordinator import summarise
 from reviews.engine.findings import RawFinding
@@ -49,3 +52,21 @@ def test_template_filters_format_through_the_same_functions():
     context = Context({"a": Decimal(-5000), "b": 0, "n": 6000, "t": {"USD": "1.5"}})
 
     assert template.render(context) == "-€5,000 $0 6,000 $1.50"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    amount=st.decimals(
+        min_value=Decimal("-1e15"), max_value=Decimal("1e15"), allow_nan=False, places=3
+    )
+    | st.integers(min_value=-(10**15), max_value=10**15),
+    currency=st.sampled_from(["USD", "EUR", "GBP", "JPY", "CAD", "CHF", "BRL", "INR", "XYZ"]),
+)
+def test_money_is_written_as_babel_writes_it(amount, currency):
+    value = Decimal(amount)
+    pattern = "¤#,##0" if value == value.to_integral_value() else "¤#,##0.00"
+    expected = format_currency(
+        value, currency, format=pattern, locale="en_US", currency_digits=False
+    )
+
+    assert format_money(amount, currency) == expected

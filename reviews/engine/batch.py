@@ -180,6 +180,9 @@ class Batch:
     _stages: dict[tuple[str | None, str | None], Stage | None] = field(
         default_factory=dict, init=False, repr=False
     )
+    # Indexes the detectors derive from the records (reviews.engine.specialists.common),
+    # built once per batch however many specialists ask for them.
+    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def counts(self) -> dict[str, int]:

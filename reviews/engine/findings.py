@@ -53,12 +53,16 @@ class RawFinding:
     @property
     def amount_at_risk(self) -> Decimal:
         """The exposure's sum, for ordering; shown only when `currency` is one code."""
-        return sum(self.exposure.values(), Decimal(0))
+        if not self.exposure:  # most findings of a big run: no open deal at stake
+            return _ZERO
+        return sum(self.exposure.values(), _ZERO)
 
     @property
     def currency(self) -> str:
         """The one currency of the money at risk; MIXED when amounts in several
         currencies are at risk (they are not added up); "" when none is."""
+        if not self.exposure:
+            return ""
         codes = {self.deal_currencies.get(d, "") for d in self.exposure}
         if len(codes) > 1:
             return MIXED
@@ -66,6 +70,7 @@ class RawFinding:
 
 
 MIXED = "mixed"
+_ZERO = Decimal(0)
 
 
 def amounts_by_currency(
@@ -92,6 +97,14 @@ _EXPOSURE = PACKED_FIELDS.index("exposure")
 
 def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -> bytes:
     """Findings (and those a model dismissed, kept for the record) as one blob."""
+    return pack_exact(findings, dismissed)[0]
+
+
+def pack_exact(
+    findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()
+) -> tuple[bytes, bool]:
+    """pack, and whether unpacking the blob gives the findings back as they are: False
+    when text had to be made storable (a lone surrogate from the batch)."""
     with no_cyclic_gc():
         document = {
             "fields": PACKED_FIELDS,
@@ -99,9 +112,9 @@ def pack(findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()) -
             "dismissed": _rows(dismissed),
         }
         try:
-            return orjson.dumps(document)
+            return orjson.dumps(document), True
         except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
-            return orjson.dumps(clean(document))
+            return orjson.dumps(clean(document)), False
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

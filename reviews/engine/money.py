@@ -8,8 +8,9 @@ currency ("-€5,000", "-$5,000", never "$-5,000"); a model cost of zero is "$0"
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 
-from babel.numbers import format_currency, format_decimal
+from babel.numbers import format_currency, format_decimal, get_currency_symbol
 
 LOCALE = "en_US"  # how numbers are written on the pages; the currency is the amount's own
 USD = "USD"
@@ -17,14 +18,24 @@ USD = "USD"
 
 def format_money(amount: Decimal | int | float | None, currency: str | None = USD) -> str:
     """An amount in its currency: whole amounts without cents ("$410,000"), others
-    with them ("€1,234.50"); "no amount" for None."""
+    with them ("€1,234.50"); "no amount" for None.
+
+    Written as babel's `format_currency(value, code, "¤#,##0[.00]", locale="en_US")`
+    writes it (tests/test_money.py holds them equal), with babel supplying only the
+    symbol: a findings-heavy review formats ~100k amounts, and babel's pattern
+    machinery took 40 µs a call, 7% of the whole review."""
     if amount is None:
         return "no amount"
     value = Decimal(str(amount)) if isinstance(amount, float) else Decimal(amount)
-    pattern = "¤#,##0" if value == value.to_integral_value() else "¤#,##0.00"
-    return format_currency(
-        value, currency or USD, format=pattern, locale=LOCALE, currency_digits=False
-    )
+    places = ",.0f" if value == value.to_integral_value() else ",.2f"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{_symbol(currency or USD)}{abs(value):{places}}"
+
+
+@lru_cache(maxsize=1024)
+def _symbol(currency: str) -> str:
+    """The sign of a currency as LOCALE writes it ($, €, CA$), or its code."""
+    return get_currency_symbol(currency, locale=LOCALE)
 
 
 def format_amounts(amounts: dict[str, Decimal]) -> str:

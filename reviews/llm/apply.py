@@ -21,7 +21,7 @@ from decimal import Decimal
 
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
-from reviews.engine.specialists.common import Exposure
+from reviews.engine.specialists.common import Exposure, exposure_of
 from reviews.llm.context import is_exact
 from reviews.llm.injection import instructing_records
 from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
@@ -211,7 +211,7 @@ def _new_findings(
         if (kind, tuple(ids)) in already:
             continue  # the rule already reports it
         already.add((kind, tuple(ids)))
-        exposure = exposure or Exposure(batch)
+        exposure = exposure or exposure_of(batch)
         severity, detail = item.severity, _clip(item.detail, _MAX_TEXT)
         if Severity(severity).rank < MAX_MODEL_SEVERITY.rank:
             severity = MAX_MODEL_SEVERITY.value

@@ -12,8 +12,10 @@ field's default."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -29,9 +31,6 @@ MARK_FIELDS = ("fingerprint", "status", "first_seen")
 # review failing on an overflow.
 MAX_STORED_AMOUNT = Decimal("9999999999999999.99")
 
-# column name -> how to get its value from (position, finding); the rest by name/default
-Getter = Callable[[int, RawFinding], Any]
-
 
 def write_findings(
     run_id: int, findings: Sequence[RawFinding], marks: Sequence[Marked] | None = None
@@ -42,8 +41,10 @@ def write_findings(
     if not findings:
         return 0
     columns = [f for f in Finding._meta.concrete_fields if not f.primary_key]
-    getters = [_getter(field, run_id, marks) for field in columns]
-    rows = ([get(position, f) for get in getters] for position, f in enumerate(findings))
+    # Built a column at a time (map over the findings, mostly in C), then zipped into
+    # rows: a call per cell through a getter was a third of the write.
+    values = [_column(field, run_id, findings, marks) for field in columns]
+    rows = zip(*values, strict=True)
     names = [field.column for field in columns]
     if connection.vendor == "postgresql":
         _copy(Finding._meta.db_table, names, rows)
@@ -52,7 +53,7 @@ def write_findings(
     return len(findings)
 
 
-def _copy(table: str, names: list[str], rows) -> None:
+def _copy(table: str, names: list[str], rows: Iterable[tuple]) -> None:
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, names))
     )
@@ -61,7 +62,7 @@ def _copy(table: str, names: list[str], rows) -> None:
             copy.write_row(row)
 
 
-def _executemany(table: str, names: list[str], rows) -> None:
+def _executemany(table: str, names: list[str], rows: Iterable[tuple]) -> None:
     quote = connection.ops.quote_name
     # Names come from the model's own fields, never from input.
     columns = ", ".join(map(quote, names))
@@ -71,33 +72,54 @@ def _executemany(table: str, names: list[str], rows) -> None:
         cursor.executemany(statement, rows)
 
 
-# --- one getter per column ------------------------------------------------------------
+# --- one column at a time --------------------------------------------------------------
 
 
-def _getter(field: models.Field, run_id: int, marks: Sequence[Marked] | None) -> Getter:
+def _column(
+    field: models.Field,
+    run_id: int,
+    findings: Sequence[RawFinding],
+    marks: Sequence[Marked] | None,
+) -> Iterable[Any]:
+    """The values of one column for every finding, in order."""
     name = field.name
     if name in MARK_FIELDS and marks is not None:
-        return lambda position, f: field.get_db_prep_save(
-            getattr(marks[position], name), connection
-        )
+        values = map(attrgetter(name), marks)
+        if isinstance(field, models.CharField):  # fingerprint, status: already strings
+            return values
+        return map(_prepared(field), values)
     if name == "run":
-        return lambda position, f: run_id
+        return repeat(run_id, len(findings))
     if name == "position":
-        return lambda position, f: position
+        return range(len(findings))
     if name == "amount_at_risk":
-        return lambda position, f: _amount(f)
+        return map(_amount, findings)
+    if not hasattr(RawFinding, name):
+        # A column RawFinding does not carry (added by another feature): its default,
+        # prepared for this database once.
+        return repeat(field.get_db_prep_save(field.get_default(), connection), len(findings))
+    raw = map(attrgetter(name), findings)
     if isinstance(field, models.JSONField):
-        return lambda position, f: _json(getattr(f, name, None), field)
+        return (_json(value, field) for value in raw)
     if isinstance(field, models.CharField | models.TextField):
         limit = field.max_length
-        default = field.get_default()
-        return lambda position, f: _text(getattr(f, name, default), limit)
-    if hasattr(RawFinding, name):
-        return lambda position, f: getattr(f, name)
-    # A column RawFinding does not carry (added by another feature): its default,
-    # prepared for this database once.
-    value = field.get_db_prep_save(field.get_default(), connection)
-    return lambda position, f: value
+        return (_text(value, limit) for value in raw)
+    return raw
+
+
+def _prepared(field: models.Field) -> Callable[[Any], Any]:
+    """The field's value as this database stores it, each distinct value prepared once:
+    most findings are first seen at the run's as-of time."""
+    seen: dict[Any, Any] = {}
+
+    def prepare(value: Any) -> Any:
+        try:
+            return seen[value]
+        except KeyError:
+            prepared = seen[value] = field.get_db_prep_save(value, connection)
+            return prepared
+
+    return prepare
 
 
 def _amount(finding: RawFinding) -> Decimal | None:

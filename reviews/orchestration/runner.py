@@ -23,7 +23,7 @@ from alerts.tasks import run_finished
 from ledger import budget
 from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
-from reviews.engine.findings import RawFinding, pack, unpack
+from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.safe_text import make_safe, safe_tree
 from reviews.engine.risk import SPECIALISTS_PER_TIER
@@ -40,7 +40,7 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.models import AgentRun, ReviewRun, Verdict
-from reviews.orchestration import baselines, serving
+from reviews.orchestration import baselines, handoff, serving
 from reviews.orchestration.dismissals import prompt_dismissals
 from reviews.orchestration.findings_store import storable_amount, write_findings
 from reviews.orchestration.heartbeat import beating
@@ -140,7 +140,9 @@ def run_specialist(run_id: int, agent: str) -> bool:
                 status=AgentRun.Status.DONE,
                 model=judged.model,
                 error=judged.note[:2000],
-                packed_findings=pack(judged.findings, judged.dismissed),
+                packed_findings=handoff.pack_for_coordinator(
+                    run_id, agent, judged.findings, judged.dismissed
+                ),
                 refused=judged.refused,
                 finished_at=timezone.now(),
             )
@@ -236,7 +238,9 @@ def coordinate(run_id: int) -> None:
     if token is None:  # a redelivered coordinator: the first one has it (or had it)
         logger.info("run %s: the coordinator is already under way", run_id)
         return
-    with beating(run_id, AgentRun.COORDINATOR):
+    # No cyclic collection while 180k findings are fused, compared and written: they
+    # make no cycles, and the collector's passes over them are pure cost.
+    with beating(run_id, AgentRun.COORDINATOR), no_cyclic_gc():
         _coordinate(run)
 
 
@@ -248,11 +252,10 @@ def _coordinate(run: ReviewRun) -> None:
         finding
         for name in NAMES
         if agents[name].status == AgentRun.Status.DONE
-        for finding in unpack(agents[name].packed_findings)
+        for finding in handoff.received_findings(run_id, name, agents[name].packed_findings)
     ]
     counts = run.batch.counts
-    with no_cyclic_gc():
-        review = coordinator.fuse(findings, counts, failed)
+    review = coordinator.fuse(findings, counts, failed)
     # Dataset history: the team's dismissed problems are set aside before anything
     # judges or counts them (docs/history.md).
     context = baselines.history_context(run)
@@ -260,8 +263,7 @@ def _coordinate(run: ReviewRun) -> None:
     if context and context.dismissed:
         kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
         if suppressed:
-            with no_cyclic_gc():
-                review = coordinator.fuse(kept, counts, failed)
+            review = coordinator.fuse(kept, counts, failed)
     model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
@@ -344,8 +346,7 @@ def save_review(
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
-        with no_cyclic_gc():
-            write_findings(run.pk, [m.finding for m in comparison.findings], comparison.findings)
+        write_findings(run.pk, [m.finding for m in comparison.findings], comparison.findings)
         Verdict.objects.update_or_create(
             run=run,
             defaults={

@@ -33,6 +33,7 @@ from django.db.models import Exists, Model, OuterRef
 from ledger import budget, ratelimit
 from ledger.models import AgentModelOverride, ModelRate
 from reviews.engine.batch import Batch
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.specialists import NAMES
 from reviews.llm.config import enabled
 from reviews.llm.prompts import PROMPTS_DIR
@@ -226,12 +227,13 @@ def content_key(batch: Batch) -> str:
         ),
     }
     digest.update(_canonical(header))
-    for name, records in (
-        ("companies", batch.companies),
-        ("contacts", batch.contacts),
-        ("deals", batch.deals),
-    ):
-        _hash_records(digest, name, records)
+    with no_cyclic_gc():  # a tuple per record, no cycles: nothing for the collector
+        for name, records in (
+            ("companies", batch.companies),
+            ("contacts", batch.contacts),
+            ("deals", batch.deals),
+        ):
+            _hash_records(digest, name, records)
     return digest.hexdigest()
 
 

@@ -13,6 +13,7 @@ from types import ModuleType
 
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding
+from reviews.engine.gcpause import no_cyclic_gc
 
 from . import attribution, dedup, freshness, pipeline
 
@@ -28,7 +29,11 @@ def detector(name: str) -> Detector:
     detect = SPECIALISTS[name].detect
 
     def detect_and_price(batch: Batch, rules: dict) -> list[RawFinding]:
-        return price_findings(detect(batch, rules), batch)
+        # The detectors build indexes over every record and, on a stale export, 150k
+        # findings, and make no reference cycles: with the cyclic collector on, its
+        # passes over those took 13% of a findings-heavy review.
+        with no_cyclic_gc():
+            return price_findings(detect(batch, rules), batch)
 
     return detect_and_price
 
@@ -36,8 +41,14 @@ def detector(name: str) -> Detector:
 def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]:
     """Give each finding the currency of every deal whose money it puts at risk, so
     money is shown in its own currency and different currencies are never summed."""
-    deals = {deal.id: deal for deal in batch.deals} if findings else {}
+    if not findings:
+        return findings
+    deals = batch.derived.get("deals_by_id")
+    if deals is None:  # built once per batch, not once per specialist
+        deals = batch.derived["deals_by_id"] = {deal.id: deal for deal in batch.deals}
     for finding in findings:
+        if not finding.exposure:
+            continue
         finding.deal_currencies = {
             deal_id: batch.currency_of(deals[deal_id])
             for deal_id in finding.exposure

@@ -20,7 +20,13 @@ from collections import defaultdict
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import Category, RawFinding, Severity
-from reviews.engine.specialists.common import Exposure, invalid_value_findings
+from reviews.engine.specialists.common import (
+    Exposure,
+    companies_by_id,
+    company_domains,
+    exposure_of,
+    invalid_value_findings,
+)
 
 CATEGORY = Category.ATTRIBUTION.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -43,14 +49,13 @@ class _Index:
     """Companies by id and by normalised domain, contacts by id: one pass each."""
 
     def __init__(self, batch: Batch) -> None:
-        self.companies: dict[str, Company] = {c.id: c for c in batch.companies}
+        self.companies = companies_by_id(batch)
         self.contacts: dict[str, Contact] = {c.id: c for c in batch.contacts}
         self.companies_known = True  # False: a partial export without companies
         self.contacts_known = True
         self.domain_of: dict[str, str | None] = {}
         self.by_domain: dict[str, list[str]] = defaultdict(list)
-        for company in batch.companies:
-            key = normalize.domain(company.domain)
+        for company, key in zip(batch.companies, company_domains(batch), strict=True):
             self.domain_of[company.id] = key
             if key:
                 self.by_domain[key].append(company.id)
@@ -58,7 +63,7 @@ class _Index:
 
 def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     index = _Index(batch)
-    exposure = Exposure(batch)
+    exposure = exposure_of(batch)
     findings = invalid_value_findings(batch, CATEGORY)
     # A partial export (only contacts, say) leaves its references out on purpose:
     # the reference rules for the lists it lacks are off, and the run says so.

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
-from reviews.engine.batch import Batch
+from reviews.engine import normalize
+from reviews.engine.batch import Batch, Company
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
 
@@ -26,6 +27,33 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
         for problem in batch.value_problems
         if problem.category == category
     ]
+
+
+def exposure_of(batch: Batch) -> Exposure:
+    """The batch's Exposure, built on first use and shared by every specialist (a full
+    pass over the deals, a second on a million records when each built its own)."""
+    exposure = batch.derived.get("exposure")
+    if exposure is None:
+        exposure = batch.derived["exposure"] = Exposure(batch)
+    return exposure  # type: ignore[return-value]
+
+
+def companies_by_id(batch: Batch) -> dict[str, Company]:
+    """The batch's companies by id, built once for every specialist that looks them up."""
+    found = batch.derived.get("companies_by_id")
+    if found is None:
+        found = batch.derived["companies_by_id"] = {c.id: c for c in batch.companies}
+    return found  # type: ignore[return-value]
+
+
+def company_domains(batch: Batch) -> list[str | None]:
+    """Each company's normalised domain, in batch order (dedup groups by it, attribution
+    matches email domains against it): normalised once per batch."""
+    found = batch.derived.get("company_domains")
+    if found is None:
+        domains = [normalize.domain(c.domain) for c in batch.companies]
+        found = batch.derived["company_domains"] = domains
+    return found  # type: ignore[return-value]
 
 
 class Exposure:

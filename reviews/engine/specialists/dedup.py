@@ -31,7 +31,14 @@ from rapidfuzz import fuzz, process
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import Category, RawFinding, Severity
-from reviews.engine.specialists.common import Exposure, invalid_value_findings, money
+from reviews.engine.specialists.common import (
+    Exposure,
+    companies_by_id,
+    company_domains,
+    exposure_of,
+    invalid_value_findings,
+    money,
+)
 
 CATEGORY = Category.DEDUP.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -57,7 +64,7 @@ _DIGITS = re.compile(r"\d+")
 def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     """Invalid dedup-owned values plus every dedup rule in docs/rules.md."""
     links = _Links(batch)
-    exposure = Exposure(batch)
+    exposure = exposure_of(batch)
     return [
         *invalid_value_findings(batch, CATEGORY),
         *_company_same_domain(batch, links, exposure),
@@ -73,7 +80,7 @@ class _Links:
     links is the one to keep, so a merge moves as little as possible."""
 
     def __init__(self, batch: Batch) -> None:
-        self.companies: dict[str, Company] = {c.id: c for c in batch.companies}
+        self.companies = companies_by_id(batch)
         self.to_company = Counter(_each(batch.contacts, "company_id"))
         self.to_company.update(_each(batch.deals, "company_id"))
         self.to_contact = Counter(chain.from_iterable(_each(batch.deals, "contact_ids")))
@@ -92,8 +99,7 @@ class _Links:
 
 
 def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    domains = map(normalize.domain, _each(batch.companies, "domain"))
-    for domain, group in _groups(batch.companies, domains):
+    for domain, group in _groups(batch.companies, company_domains(batch)):
         if normalize.is_free_mail(domain):
             continue  # unrelated people's one-person businesses share gmail.com
         yield _finding(

@@ -22,7 +22,7 @@ from decimal import Decimal
 from reviews.engine.batch import Batch, Company
 from reviews.engine.findings import Category, RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
-from reviews.engine.specialists.common import Exposure, invalid_value_findings
+from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings
 
 CATEGORY = Category.FRESHNESS.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -46,7 +46,7 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
         stamp, field = _stamp(company)
         if stamp is None:
             if any_dated and company.id not in malformed:
-                exposure = exposure or Exposure(batch)
+                exposure = exposure or exposure_of(batch)
                 at_risk = exposure.of_companies([company.id])
                 findings.append(
                     _never_enriched(
@@ -56,7 +56,7 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
             continue
         age = (today - _local_date(stamp, batch.as_of)).days
         if age > threshold:
-            exposure = exposure or Exposure(batch)
+            exposure = exposure or exposure_of(batch)
             at_risk = exposure.of_companies([company.id])
             deals = open_deals.get(company.id, [])
             findings.append(
