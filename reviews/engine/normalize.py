@@ -118,6 +118,9 @@ def _legal_suffixes() -> tuple[tuple[tuple[str, ...], ...], int]:
 
 _SUFFIXES, _MAX_SUFFIX_TOKENS = _legal_suffixes()
 _SUFFIX_SET = frozenset(_SUFFIXES)
+# The last word of every legal form: a name ending in none of them has no suffix, which
+# settles most names without building a tuple per possible suffix length.
+_SUFFIX_ENDINGS = frozenset(suffix[-1] for suffix in _SUFFIXES)
 
 
 def company_name(value: str | None) -> str | None:
@@ -127,7 +130,7 @@ def company_name(value: str | None) -> str | None:
         return None
     tokens = _fold(value).split()
     stripped = True
-    while stripped and len(tokens) > 1:
+    while stripped and len(tokens) > 1 and tokens[-1] in _SUFFIX_ENDINGS:
         stripped = False
         for size in range(min(_MAX_SUFFIX_TOKENS, len(tokens) - 1), 0, -1):
             if tuple(tokens[-size:]) in _SUFFIX_SET:
