@@ -45,9 +45,15 @@ def test_a_review_goes_through_the_filesystem_broker_to_a_worker(tmp_path):
                 "AND tbl_name = 'reviews_finding' AND sql IS NOT NULL"
             )
         }
+        # The run page's tally (reviews.web.findings_page) reads the index alone.
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT category, severity, kind, status, COUNT(id) "
+            "FROM reviews_finding WHERE run_id = 1 GROUP BY 1, 2, 3, 4"
+        ).fetchall()
     assert "reviews_fin_run_id_57df1a_idx" in indexes  # (run, position)
     assert "reviews_finding_run_id_206c4291" not in indexes  # run alone
     assert "finding_record_ids_gin" not in indexes
+    assert "COVERING INDEX finding_run_kind_tally" in str(plan), plan
     with services.celery_worker(env) as worker:
         review = manage(
             "review",

@@ -34,8 +34,10 @@ def classify_risk(batch: Batch, rules: dict) -> Risk:
         tier = "full"
     reason = f"score {score}"
 
-    big_deal = _largest_money_at_stake(batch)
-    if big_deal is not None and big_deal >= rules["HIGH_VALUE_DEAL_AMOUNT"] and tier != "full":
+    # Only a smaller tier can be raised: a big batch (every re-serve of a million records
+    # asks) is not scanned for its deals' money.
+    big_deal = _largest_money_at_stake(batch) if tier != "full" else None
+    if big_deal is not None and big_deal >= rules["HIGH_VALUE_DEAL_AMOUNT"]:
         tier = TIERS[TIERS.index(tier) + 1]
         reason += f"; raised for a ${big_deal:,.0f} deal at a won or contract-sent stage"
 

@@ -1,6 +1,6 @@
-"""Writing a big run faster: fewer indexes to maintain on the findings table, which a
-findings-heavy run fills with 180k rows at once, and stored uploads compressed with lz4
-on Postgres."""
+"""A big run written and read faster: fewer indexes to maintain on the findings table,
+which a findings-heavy run fills with 180k rows at once, the run page's tally read from
+an index, and stored uploads compressed with lz4 on Postgres."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -48,6 +48,16 @@ class Migration(migrations.Migration):
                 on_delete=django.db.models.deletion.CASCADE,
                 related_name="findings",
                 to="reviews.reviewrun",
+            ),
+        ),
+        # The run page's tally counts new and open findings too: with status in the
+        # index it is read from the index alone.
+        migrations.RemoveIndex(model_name="finding", name="reviews_fin_run_id_46169f_idx"),
+        migrations.AddIndex(
+            model_name="finding",
+            index=models.Index(
+                fields=["run", "kind", "severity", "category", "status"],
+                name="finding_run_kind_tally",
             ),
         ),
         migrations.RunPython(drop_record_ids_index_on_sqlite, migrations.RunPython.noop),
