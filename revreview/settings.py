@@ -151,7 +151,13 @@ else:
                 # writers queue on the busy timeout instead of failing mid-transaction.
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                # A 32 MB page cache (SQLite's default is 2 MB): writing 150k findings
+                # inserts fingerprints all over their index, and with the default cache
+                # each insert re-read evicted pages (a third of the write).
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                    "PRAGMA cache_size=-32768;"
+                ),
             },
         }
     }
