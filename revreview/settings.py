@@ -155,8 +155,7 @@ else:
                 # inserts fingerprints all over their index, and with the default cache
                 # each insert re-read evicted pages (a third of the write).
                 "init_command": (
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                    "PRAGMA cache_size=-32768;"
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768;"
                 ),
             },
         }
