@@ -3,9 +3,11 @@ coordinator read. Ingest builds it; nothing here touches the database."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 # The HubSpot default pipeline (docs/input.md), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
@@ -180,9 +182,17 @@ class Batch:
     _stages: dict[tuple[str | None, str | None], Stage | None] = field(
         default_factory=dict, init=False, repr=False
     )
-    # Indexes the detectors derive from the records (reviews.engine.specialists.common),
-    # built once per batch however many specialists ask for them.
-    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False)
+    # What the specialists derive from the records (derive), by name.
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    def derive(self, name: str, build: Callable[[Batch], Any]) -> Any:
+        """build(self), built once per batch however many specialists ask for it (an
+        index over a million records): the records do not change once parsed."""
+        try:
+            return self.derived[name]
+        except KeyError:
+            value = self.derived[name] = build(self)
+            return value
 
     @property
     def counts(self) -> dict[str, int]:

@@ -13,11 +13,17 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc(*, freeze: bool = False) -> Iterator[None]:
+    """The collector paused for the block. With `freeze`, what the block built and keeps
+    is moved out of the collector's view afterwards (gc.freeze): a parsed batch lives
+    as long as the review, and every later collection would walk it all again. Frozen
+    objects are still freed by refcounting when dropped."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was_enabled:
             gc.enable()

@@ -43,9 +43,7 @@ def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]
     money is shown in its own currency and different currencies are never summed."""
     if not findings:
         return findings
-    deals = batch.derived.get("deals_by_id")
-    if deals is None:  # built once per batch, not once per specialist
-        deals = batch.derived["deals_by_id"] = {deal.id: deal for deal in batch.deals}
+    deals = batch.derive("deals_by_id", lambda b: {deal.id: deal for deal in b.deals})
     for finding in findings:
         if not finding.exposure:
             continue

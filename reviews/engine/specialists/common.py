@@ -30,30 +30,21 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
 
 
 def exposure_of(batch: Batch) -> Exposure:
-    """The batch's Exposure, built on first use and shared by every specialist (a full
-    pass over the deals, a second on a million records when each built its own)."""
-    exposure = batch.derived.get("exposure")
-    if exposure is None:
-        exposure = batch.derived["exposure"] = Exposure(batch)
-    return exposure  # type: ignore[return-value]
+    """The batch's Exposure, shared by every specialist."""
+    return batch.derive("exposure", Exposure)
 
 
 def companies_by_id(batch: Batch) -> dict[str, Company]:
-    """The batch's companies by id, built once for every specialist that looks them up."""
-    found = batch.derived.get("companies_by_id")
-    if found is None:
-        found = batch.derived["companies_by_id"] = {c.id: c for c in batch.companies}
-    return found  # type: ignore[return-value]
+    """The batch's companies by id, shared by every specialist that looks them up."""
+    return batch.derive("companies_by_id", lambda b: {c.id: c for c in b.companies})
 
 
 def company_domains(batch: Batch) -> list[str | None]:
     """Each company's normalised domain, in batch order (dedup groups by it, attribution
-    matches email domains against it): normalised once per batch."""
-    found = batch.derived.get("company_domains")
-    if found is None:
-        domains = [normalize.domain(c.domain) for c in batch.companies]
-        found = batch.derived["company_domains"] = domains
-    return found  # type: ignore[return-value]
+    matches email domains against it)."""
+    return batch.derive(
+        "company_domains", lambda b: [normalize.domain(c.domain) for c in b.companies]
+    )
 
 
 class Exposure:
