@@ -55,9 +55,7 @@ def main(argv: list[str]) -> int:
     data = stage("read the file", path.read_bytes)
     files = [UploadedFile(name=path.name, data=data)]
     batch = stage("store the upload (bytes + sha256)", lambda: store_upload(files))
-    gc.disable()  # as parse_upload does while it parses
     parsed = stage("parse + cache key (accept)", lambda: accept(batch, files=files))
-    gc.enable()
     stage("  of which the cache key (again)", lambda: serving.content_key(parsed))
     risk = stage("risk tier", lambda: classify_risk(parsed, settings.REVIEW_RULES))
     run = stage("run rows", lambda: create_run(batch, parsed, tier=risk.tier))
