@@ -6,8 +6,9 @@ timed on its own, in one process, in the order the CLI runs them.
 Measures whichever mode the environment configures (SQLite, or DATABASE_URL). The
 stages are the CLI's own functions, called one after the other, so their sum is close
 to the CLI's wall time less start-up; the specialists run one after the other here, as
-they do in the CLI's process. CPU seconds (this process's) are printed beside wall
-seconds: on a shared machine they say what the work costs, wall says what it waited.
+they do in the CLI's process. User and system CPU seconds and page faults (this
+process's) are printed beside wall seconds: on a shared machine CPU says what the work
+costs, wall what it waited; system time is mostly the kernel handing out fresh memory.
 """
 
 from __future__ import annotations
@@ -40,16 +41,26 @@ def main(argv: list[str]) -> int:
     from reviews.orchestration import handoff, serving
     from reviews.orchestration.findings_store import write_findings
     from reviews.orchestration.submit import accept, create_run, store_upload
-    from reviews.web.report import report_json, run_report
+    from reviews.web.report import stream_report_json
 
     call_command("migrate", verbosity=0)
     path = Path(argv[0])
-    rows: list[tuple[str, float, float]] = []  # name, wall s, CPU s of this process
+    # name, wall s, user CPU s, system CPU s, page faults (this process's)
+    rows: list[tuple[str, float, float, float, int]] = []
 
     def stage(name: str, work: Callable[[], Any]) -> Any:
-        started, cpu = time.perf_counter(), time.process_time()
+        started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         result = work()
-        rows.append((name, time.perf_counter() - started, time.process_time() - cpu))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        rows.append(
+            (
+                name,
+                time.perf_counter() - started,
+                after.ru_utime - before.ru_utime,
+                after.ru_stime - before.ru_stime,
+                after.ru_minflt - before.ru_minflt,
+            )
+        )
         return result
 
     data = stage("read the file", path.read_bytes)
@@ -88,16 +99,16 @@ def main(argv: list[str]) -> int:
 
     stage(f"write {len(review.findings):,} findings", write)
     gc.enable()
-    report = stage("report rows (run_report)", lambda: run_report(run))
-    document = stage("report JSON", lambda: report_json(report))
+    size = stage("report JSON, streamed", lambda: sum(map(len, stream_report_json(run))))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"| stage ({path.name}, {connection_vendor()}) | wall s | CPU s |")
-    print("|---|---:|---:|")
-    for name, seconds, cpu in rows:
-        print(f"| {name} | {seconds:.2f} | {cpu:.2f} |")
+    print(f"| stage ({path.name}, {connection_vendor()}) | wall s | user s | sys s | faults |")
+    print("|---|---:|---:|---:|---:|")
+    for name, wall, user, system, faults in rows:
+        print(f"| {name} | {wall:.2f} | {user:.2f} | {system:.2f} | {faults:,} |")
     counted = [r for r in rows if not r[0].startswith("  of which")]
-    print(f"| total | {sum(r[1] for r in counted):.2f} | {sum(r[2] for r in counted):.2f} |")
-    print(f"\npeak RSS {peak:,.0f} MB; JSON {len(document) / 2**20:,.0f} MB")
+    totals = [sum(r[i] for r in counted) for i in range(1, 5)]
+    print("| total | {:.2f} | {:.2f} | {:.2f} | {:,} |".format(*totals))
+    print(f"\npeak RSS {peak:,.0f} MB; JSON {size / 2**20:,.0f} MB")
     return 0
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
 
 import orjson
 
@@ -151,15 +150,6 @@ def finding_dicts(run: ReviewRun, in_dataset: bool, chunk_size: int) -> Iterator
 def report_findings(run: ReviewRun, in_dataset: bool) -> list[dict]:
     with no_cyclic_gc():
         return list(finding_dicts(run, in_dataset, chunk_size=5000))
-
-
-def report_json(report: dict[str, Any]) -> bytes:
-    """The report as indented UTF-8 JSON. orjson: the standard library's indenting
-    encoder is pure Python, 10+ s for 180k findings."""
-    try:
-        return orjson.dumps(report, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate): be exact
-        return json.dumps(report, indent=2, ensure_ascii=False).encode("utf-8", "replace")
 
 
 _EMPTY_FINDINGS = b'"findings":[]'

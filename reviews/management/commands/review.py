@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -28,7 +30,7 @@ from reviews.orchestration.submit import (
     UploadTooLarge,
     submit,
 )
-from reviews.web.report import report_json, run_report, text_report
+from reviews.web.report import run_report, stream_report_json, text_report
 from revreview.celery import app
 
 EXIT_BAD_INPUT = 2
@@ -92,14 +94,16 @@ class Command(BaseCommand):
             run = _wait(run, options["timeout"]) if options["worker"] else _run_in_process(run)
 
         forget_parsed()  # the review is done: free the records before the report is built
-        report = run_report(run)
         if format == "json":
-            _write_bytes(self.stdout, report_json(report) + b"\n")
+            # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
+            # whole, as dicts or as text.
+            _write_chunks(self.stdout, chain(stream_report_json(run), [b"\n"]))
         else:
-            self.stdout.write(text_report(report, file_name=run.batch.file_name))
-        if report["verdict"] is None:  # the run failed: its error is in the report
+            self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+        verdict = getattr(run, "verdict", None)
+        if verdict is None:  # the run failed: its error is in the report
             sys.exit(EXIT_NOT_REVIEWED)
-        sys.exit(1 if report["verdict"] == "request_changes" else 0)
+        sys.exit(1 if verdict.effective_decision == "request_changes" else 0)
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
@@ -117,15 +121,16 @@ class Command(BaseCommand):
         sys.exit(EXIT_BAD_INPUT)
 
 
-def _write_bytes(stdout, data: bytes) -> None:
-    """The JSON as bytes to a real stdout (no second copy as text, 90 MB for 150k
-    findings); as text to anything else (call_command's StringIO in tests)."""
+def _write_chunks(stdout, chunks: Iterable[bytes]) -> None:
+    """The JSON as bytes to a real stdout (no copy as text); as text to anything else
+    (call_command's StringIO in tests)."""
     buffer = getattr(getattr(stdout, "_out", None), "buffer", None)
     if buffer is None:
-        stdout.write(data.decode(), ending="")
+        stdout.write(b"".join(chunks).decode(), ending="")
         return
     stdout.flush()
-    buffer.write(data)
+    for chunk in chunks:
+        buffer.write(chunk)
     buffer.flush()
 
 

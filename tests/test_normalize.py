@@ -1,0 +1,45 @@
+"""Identity normalisation (docs/rules.md): what the dedup keys are made of."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reviews.engine import normalize
+
+
+def reference_fold(value: str) -> str:
+    """The fold as docs/rules.md words it, written the slow, obvious way."""
+    text = normalize._to_ascii(value).casefold()
+    text = text.replace(".", "").replace(",", "").replace("'", "")
+    return re.sub(r"[^a-z0-9]+", " ", text).strip()
+
+
+@pytest.mark.parametrize(
+    ("value", "folded"),
+    [
+        ("Vertex Robotics, LLC", "vertex robotics llc"),
+        ("  S.A.  ", "sa"),
+        ("O'Brien\tand\nSons", "obrien and sons"),
+        ("Müller–Lüdenscheidt GmbH", "muller ludenscheidt gmbh"),
+        ("株式会社", "zhushihuishe"),
+        ("...", ""),
+    ],
+)
+def test_fold(value: str, folded: str) -> None:
+    assert normalize._fold(value) == folded
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_fold_matches_its_definition_for_any_text(value: str) -> None:
+    assert normalize._fold(value) == reference_fold(value)
+
+
+def test_company_name_drops_legal_suffixes() -> None:
+    assert normalize.company_name("Vertex Robotics, LLC") == "vertex robotics"
+    assert normalize.company_name("vertex robotics") == "vertex robotics"
+    assert normalize.company_name("GmbH") == "gmbh"  # a name that is only a suffix stays
