@@ -37,4 +37,4 @@ format: install
 	$(VENV)/bin/ruff format .
 
 bench: install
-	$(PY) bench/review_scale.py
+	$(PY) bench/review_scale.py --migrate

@@ -6,6 +6,8 @@ import io
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from reviews.engine.findings import RawFinding
@@ -98,6 +100,17 @@ def test_run_page_of_a_big_run_takes_a_fixed_number_of_queries(
         assert member_client.get(url).status_code == 200
     with django_assert_max_num_queries(16):
         assert member_client.get(url, {"kind": "stale_enrichment", "page": 3}).status_code == 200
+
+
+def test_an_opened_kind_is_counted_by_the_tally_not_counted_again(member_client):
+    run = big_run()
+    url = reverse("reviews:run", args=[run.pk])
+    with CaptureQueriesContext(connection) as queries:
+        page = member_client.get(url, {"kind": "stale_enrichment", "page": 3})
+    assert page.context["findings_page"].paginator.count == STALE
+    counts = [q["sql"] for q in queries if "COUNT(" in q["sql"] and "reviews_finding" in q["sql"]]
+    assert len(counts) == 1, counts  # the tally by category, severity, kind and status
+    assert "GROUP BY" in counts[0]
 
 
 def test_cached_run_shows_exactly_the_findings_of_the_run_it_reuses(member_client, admin_client):

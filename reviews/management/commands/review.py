@@ -88,6 +88,7 @@ class Command(BaseCommand):
             ) from None
         if not submission.accepted:
             self._bad_input(format, submission.errors, batch=submission.batch)
+        del uploads  # stored and parsed: the review needs neither copy of the bytes
 
         run = submission.run
         if not run.is_finished:  # else served from another run's review: nothing to run
