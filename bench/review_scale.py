@@ -189,6 +189,8 @@ def bench_size(records: int, timeout: float, stale_share: float = 0.0) -> list[M
     path, generated = generate(records, stale_share)
     if generated.exit_code != 0:
         return [generated]
+    # The file's write-back to disk would otherwise land in the timed steps after it.
+    os.sync()
     size_mb = path.stat().st_size / 2**20
     generated.step = f"generate ({size_mb:.1f} MB)"
     loaded = measure("json.load", records, [sys.executable, "-c", JSON_LOAD, str(path)], timeout)
