@@ -18,13 +18,11 @@ from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, ValueProblem
 from reviews.engine.ingest.columns import KINDS
 from reviews.engine.ingest.records import Record, build_record
-from reviews.engine.ingest.values import (
+from reviews.engine.ingest.values import parse_amount, parse_currency, parse_datetime
+from reviews.engine.ingest.written import (
     currency_in_amount,
     date_order_of,
     decimal_separator_of,
-    parse_amount,
-    parse_currency,
-    parse_datetime,
     parse_written_amount,
     parse_written_date,
     parse_written_datetime,

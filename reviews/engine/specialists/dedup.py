@@ -19,14 +19,12 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import Decimal
 from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TypeVar
-
-from rapidfuzz import fuzz, process
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
@@ -39,6 +37,7 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     money,
 )
+from reviews.engine.specialists.grouping import clusters, each, groups, similar_pairs
 
 CATEGORY = Category.DEDUP.value
 SLICE: dict[str, tuple[str, ...]] = {
@@ -81,9 +80,9 @@ class _Links:
 
     def __init__(self, batch: Batch) -> None:
         self.companies = companies_by_id(batch)
-        self.to_company = Counter(_each(batch.contacts, "company_id"))
-        self.to_company.update(_each(batch.deals, "company_id"))
-        self.to_contact = Counter(chain.from_iterable(_each(batch.deals, "contact_ids")))
+        self.to_company = Counter(each(batch.contacts, "company_id"))
+        self.to_company.update(each(batch.deals, "company_id"))
+        self.to_contact = Counter(chain.from_iterable(each(batch.deals, "contact_ids")))
 
     def keeper(self, records: list[R]) -> R:
         counts = self.to_company if isinstance(records[0], Company) else self.to_contact
@@ -99,7 +98,7 @@ class _Links:
 
 
 def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    for domain, group in _groups(batch.companies, company_domains(batch)):
+    for domain, group in groups(batch.companies, company_domains(batch)):
         if normalize.is_free_mail(domain):
             continue  # unrelated people's one-person businesses share gmail.com
         yield _finding(
@@ -113,8 +112,8 @@ def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Ite
 
 
 def _company_same_name(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    names = map(normalize.company_name, _each(batch.companies, "name"))
-    for _, group in _groups(batch.companies, names):
+    names = map(normalize.company_name, each(batch.companies, "name"))
+    for _, group in groups(batch.companies, names):
         domains = {_company_domain(c) for c in group}
         if len(domains) == 1 and None not in domains:
             continue  # one shared domain: company_same_domain already reports them
@@ -141,8 +140,8 @@ def _company_domain(company: Company) -> str | None:
 
 
 def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    emails = map(normalize.email, _each(batch.contacts, "email"))
-    for email, group in _groups(batch.contacts, emails):
+    emails = map(normalize.email, each(batch.contacts, "email"))
+    for email, group in groups(batch.contacts, emails):
         yield _finding(
             "contact_same_email",
             title=f"{len(group)} contacts share the email {email}",
@@ -156,7 +155,7 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
 def _contact_same_person(
     batch: Batch, links: _Links, exposure: Exposure, threshold: float
 ) -> Iterator[RawFinding]:
-    for company_id, block in _groups(batch.contacts, _each(batch.contacts, "company_id")):
+    for company_id, block in groups(batch.contacts, each(batch.contacts, "company_id")):
         for group, score in _person_clusters(block, threshold):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:
@@ -189,18 +188,18 @@ def _person_clusters(block: list[Contact], threshold: float) -> list[tuple[list[
     pairs are not chained: Jon ~ John and John ~ Joan does not make Jon and Joan one
     person, and chaining would glue a large account's similar names into one blob."""
     by_name = _person_keys(block)
-    clusters = [(group, 100.0) for group in by_name.values() if len(group) > 1]
+    found = [(group, 100.0) for group in by_name.values() if len(group) > 1]
     keys = sorted(by_name)
-    for i, j, score in _similar_pairs(keys, threshold, FUZZY_WINDOW):
-        clusters.append((by_name[keys[i]] + by_name[keys[j]], score))
-    return clusters
+    for i, j, score in similar_pairs(keys, threshold, FUZZY_WINDOW):
+        found.append((by_name[keys[i]] + by_name[keys[j]], score))
+    return found
 
 
 # --- deals ----------------------------------------------------------------------
 
 
 def _deals_entered_twice(batch: Batch, links: _Links, rules: dict) -> Iterator[RawFinding]:
-    for company_id, block in _groups(batch.deals, _each(batch.deals, "company_id")):
+    for company_id, block in groups(batch.deals, each(batch.deals, "company_id")):
         candidates = [
             (key, deal)
             for deal in block
@@ -210,7 +209,7 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: dict) -> Iterator[R
         # even in an account with many same-named deals (renewals).
         candidates.sort(key=lambda kd: (kd[0], kd[1].close_date or date.min, kd[1].amount or 0))
         pairs = _duplicate_deal_pairs(candidates, rules)
-        for members, score in _clusters(len(candidates), pairs):
+        for members, score in clusters(len(candidates), pairs):
             if len(members) > 1:
                 group = [candidates[i][1] for i in members]
                 yield _deal_finding(batch, group, score, links.where(company_id))
@@ -232,7 +231,7 @@ def _duplicate_deal_pairs(
     days = rules["DEAL_CLOSE_DATE_WINDOW_DAYS"]
     keys = [key for key, _ in candidates]
     # Names first: most neighbours differ by name, and that test runs in C.
-    for i, j, score in _similar_pairs(keys, rules["DEAL_NAME_FUZZY_RATIO"], FUZZY_WINDOW):
+    for i, j, score in similar_pairs(keys, rules["DEAL_NAME_FUZZY_RATIO"], FUZZY_WINDOW):
         if _DIGITS.findall(keys[i]) != _DIGITS.findall(keys[j]):
             continue  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
         a, b = candidates[i][1], candidates[j][1]
@@ -318,7 +317,7 @@ def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
     )
     keys = [key for key, _ in keyed]
     floor = COMPANY_NAME_THRESHOLD - NEAR_MISS_POINTS
-    for i, j, score in _similar_pairs(keys, floor, NEAR_MISS_WINDOW):
+    for i, j, score in similar_pairs(keys, floor, NEAR_MISS_WINDOW):
         a, b = keyed[i][1], keyed[j][1]
         domain = _company_domain(a)
         if domain and domain == _company_domain(b):
@@ -327,10 +326,10 @@ def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
 
 
 def _person_near_misses(batch: Batch, threshold: float) -> Iterator[NearMiss]:
-    for _, block in _groups(batch.contacts, _each(batch.contacts, "company_id")):
+    for _, block in groups(batch.contacts, each(batch.contacts, "company_id")):
         by_name = _person_keys(block)
         keys = sorted(by_name)
-        for i, j, score in _similar_pairs(keys, threshold - NEAR_MISS_POINTS, NEAR_MISS_WINDOW):
+        for i, j, score in similar_pairs(keys, threshold - NEAR_MISS_POINTS, NEAR_MISS_WINDOW):
             a, b = by_name[keys[i]][0], by_name[keys[j]][0]
             if score >= threshold:
                 continue  # already contact_same_person
@@ -348,61 +347,6 @@ def _pair(kind: str, a: Company | Contact, b: Company | Contact, score: float) -
 
 
 # --- shared helpers ---------------------------------------------------------------
-
-
-def _groups(records: list[R], keys: Iterable[str | None]) -> Iterator[tuple[str, list[R]]]:
-    """Records sharing a non-empty key (`keys` runs parallel to `records`), two or more
-    per group, in batch order within a group."""
-    first: dict[str, R] = {}
-    # Most keys are unique: a list is only built for a key seen twice (3x faster).
-    more: dict[str, list[R]] = defaultdict(list)
-    for value, record in zip(keys, records, strict=True):
-        if value in first:
-            more[value].append(record)
-        elif value:
-            first[value] = record
-    return ((value, [first[value], *rest]) for value, rest in more.items())
-
-
-def _each(records: list[R], field: str) -> Iterator:
-    """One field of every record. map + attrgetter run in C: this is the hot loop."""
-    return map(attrgetter(field), records)
-
-
-def _similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple[int, int, float]]:
-    """(i, j, ratio) for sorted `keys` scoring at least `cutoff`, each key compared with
-    the next `window` keys only (see the module docstring)."""
-    for i, key in enumerate(keys):
-        following = keys[i + 1 : i + 1 + window]
-        # process.extract loops in C: about 3x faster than calling fuzz.ratio per pair.
-        for _, score, offset in process.extract(
-            key, following, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
-        ):
-            yield i, i + 1 + offset, score
-
-
-def _clusters(size: int, pairs: Iterable[tuple[int, int, float]]) -> list[tuple[list[int], float]]:
-    """Connected components (union-find) of items 0..size-1 joined by scored pairs, so a
-    triple is one cluster; each with the score of its weakest link (100 if alone)."""
-    parent = list(range(size))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    edges = list(pairs)
-    for i, j, _ in edges:
-        parent[root(i)] = root(j)
-    weakest: dict[int, float] = {}
-    for i, _, score in edges:
-        r = root(i)
-        weakest[r] = min(weakest.get(r, 100.0), score)
-    members: dict[int, list[int]] = defaultdict(list)
-    for i in range(size):
-        members[root(i)].append(i)
-    return [(items, weakest.get(r, 100.0)) for r, items in members.items()]
 
 
 def _finding(kind: str, records: list, severity: str = Severity.WARNING, **fields) -> RawFinding:
