@@ -295,6 +295,9 @@ PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
 # Uploads received while the database is unreachable wait here (one folder each) until
 # the sweep imports them (reviews/orchestration/spool.py). Web and worker must share it.
 SPOOL_DIR = Path(env("SPOOL_DIR", str(DATA_DIR / "spool")))
+# The most the spool holds, in bytes: past it an upload sent while the database is down
+# is refused (503, nothing kept) instead of filling the disk. Ten of the largest uploads.
+SPOOL_MAX_BYTES = envint("SPOOL_MAX_BYTES", 10 * MAX_UPLOAD_BYTES)
 MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 # Day and month order of CSV dates like 07/08/2026 when no value in the file settles it.
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()

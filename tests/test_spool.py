@@ -25,7 +25,7 @@ from reviews.orchestration import spool, sweep, tasks
 from reviews.orchestration.blob_store import Source
 from reviews.orchestration.spool_import import import_spool
 from reviews.web.api.tokens import create_token
-from reviews.web.uploads import SPOOLED
+from reviews.web.uploads import NOT_KEPT, SPOOLED
 from tests.factories import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -300,3 +300,47 @@ def test_the_beat_sweep_imports_the_spool_through_a_real_worker(
     while not batch.runs.filter(status=ReviewRun.Status.DONE).exists():
         assert time.monotonic() < deadline, "the imported upload was never reviewed"
         time.sleep(0.2)
+
+
+def test_the_spool_keeps_nothing_past_its_size_limit(member_client, spool_dir, settings, caplog):
+    settings.SPOOL_MAX_BYTES = len(SEED) + len(SEED) // 2  # room for one upload, not two
+    with database_down():
+        kept = post_form(member_client, ("first.json", SEED))
+    with database_down():
+        refused = post_form(member_client, ("second.json", SEED))
+
+    assert kept.status_code == 503 and SPOOLED.capitalize() in kept.content.decode()
+    assert refused.status_code == 503
+    assert refused["Retry-After"] == "60"
+    page = refused.content.decode()
+    assert NOT_KEPT.capitalize() in page and "kept as" not in page
+    folder = only_folder(spool_dir)  # the first only, and no half-written second
+    assert spool.read_meta(folder)["files"][0]["name"] == "first.json"
+    assert "upload not kept: the spool holds" in caplog.text
+
+    import_spool()  # the database is back: the spool drains, and has room again
+    assert spool.spool_bytes() == 0
+    with database_down():
+        assert (
+            SPOOLED.capitalize() in post_form(member_client, ("second.json", SEED)).content.decode()
+        )
+
+
+def test_an_api_upload_past_the_spool_limit_is_refused_without_a_spool_id(
+    client, django_user_model, spool_dir, settings
+):
+    settings.SPOOL_MAX_BYTES = len(SEED) - 1
+    user = django_user_model.objects.create_user("robot", password="robot-pass-123")
+    secret = create_token(user, "nightly export").secret
+    with database_down():
+        response = client.post(
+            reverse("api:batches"),
+            data=SEED,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {secret}"},
+        )
+
+    assert response.status_code == 503, response.content
+    assert response["Retry-After"] == "60"
+    assert response.json() == {"detail": NOT_KEPT, "spool_id": None}
+    assert not spool_dir.exists() or not any(spool_dir.iterdir())

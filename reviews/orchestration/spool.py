@@ -32,8 +32,24 @@ IMPORT_ERROR = "import_error.json"  # beside meta.json, which stays as written
 _TEMP_PREFIX = ".tmp-"
 
 
+class SpoolFull(Exception):
+    """The spool already holds SPOOL_MAX_BYTES: the upload is not kept."""
+
+
 def spool_dir() -> Path:
     return Path(settings.SPOOL_DIR)
+
+
+def spool_bytes() -> int:
+    """The bytes the spool holds: every folder, being written, waiting or failed."""
+    total = 0
+    for folder, _, names in os.walk(spool_dir()):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except FileNotFoundError:  # imported (removed) while we counted
+                pass
+    return total
 
 
 def spool_upload(
@@ -54,7 +70,16 @@ def spool_upload(
     refused before parsing (it is stored rejected with them). `sender` says how
     `user_id` was known when the database could not confirm it, to be checked at import
     (reviews.orchestration.spool_senders); None when the user was checked at reception.
-    Raises OSError (a full disk): then the upload is lost, and the caller answers 500."""
+    Raises SpoolFull when keeping it would pass SPOOL_MAX_BYTES (checked without a lock:
+    uploads kept at the same moment may pass it by their own sizes), and OSError (a full
+    disk): either way the upload is not kept."""
+    incoming = sum(source.size for source in sources)
+    held = spool_bytes()
+    if held + incoming > settings.SPOOL_MAX_BYTES:
+        raise SpoolFull(
+            f"the spool holds {held:,} bytes of uploads; {incoming:,} more would pass "
+            f"SPOOL_MAX_BYTES ({settings.SPOOL_MAX_BYTES:,})"
+        )
     received = datetime.now(UTC)
     spool_id = f"{received:%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
     root = spool_dir()

@@ -81,17 +81,21 @@ def keep(
     without the database; if it refuses the upload, it is stored rejected with its errors."""
     valid = form.is_valid()
     fields = form.cleaned_data if valid else {}
-    spool_id = spool.spool_upload(
-        as_sources(received),
-        channel="form",
-        user_id=user_id,
-        sender=sender,
-        error=error,
-        dataset=fields.get("dataset") or None,
-        as_of=fields.get("as_of"),
-        client_ip=client_ip(request),
-        refused=None if valid else form_errors(form),
-    )
+    try:
+        spool_id = spool.spool_upload(
+            as_sources(received),
+            channel="form",
+            user_id=user_id,
+            sender=sender,
+            error=error,
+            dataset=fields.get("dataset") or None,
+            as_of=fields.get("as_of"),
+            client_ip=client_ip(request),
+            refused=None if valid else form_errors(form),
+        )
+    except spool.SpoolFull as full:
+        logger.error("upload not kept: %s; %s", full, error)
+        return unavailable_page("reviews/not_kept.html", message=NOT_KEPT)
     logger.error("upload kept in the spool as %s: %s", spool_id, error)
     return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=spool_id)
 
@@ -128,6 +132,10 @@ def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpRespo
 
 
 SPOOLED = "the database is unavailable; your upload is kept and will be reviewed when it is back"
+NOT_KEPT = (
+    "the database is unavailable and the space for uploads kept until it is back is full: "
+    "your upload was not kept; send it again later"
+)
 
 
 def form_errors(form: UploadForm) -> list[str]:

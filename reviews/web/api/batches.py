@@ -30,7 +30,7 @@ from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
 from reviews.web.api.tokens import CachedToken
 from reviews.web.unavailable import retry_after
-from reviews.web.uploads import SPOOLED, too_large_message
+from reviews.web.uploads import NOT_KEPT, SPOOLED, too_large_message
 from reviews.web.views import split_errors
 
 logger = logging.getLogger(__name__)
@@ -172,19 +172,23 @@ def keep(
     """Keep an upload the database could not take in the spool: 503 with its spool id. A
     token not checked in the database is kept by its sha256, to be checked at import."""
     checked = isinstance(token, ApiToken)
-    spool_id = spool.spool_upload(
-        [as_source(f) for f in files],
-        channel="api",
-        user_id=token.user_id,
-        sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
-        error=error,
-        dataset=dataset,
-        as_of=as_of,
-        client_ip=rate_identity(token),
-        idempotency_key=key,
-    )
-    logger.error("upload kept in the spool as %s: %s", spool_id, error)
     response["Retry-After"] = str(retry_after())
+    try:
+        spool_id = spool.spool_upload(
+            [as_source(f) for f in files],
+            channel="api",
+            user_id=token.user_id,
+            sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
+            error=error,
+            dataset=dataset,
+            as_of=as_of,
+            client_ip=rate_identity(token),
+            idempotency_key=key,
+        )
+    except spool.SpoolFull as full:
+        logger.error("upload not kept: %s; %s", full, error)
+        return Status(503, {"detail": NOT_KEPT})
+    logger.error("upload kept in the spool as %s: %s", spool_id, error)
     return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 

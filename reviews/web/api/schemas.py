@@ -23,10 +23,11 @@ class Problem(Schema):
 
 
 class Spooled(Schema):
-    """An upload kept on disk while the database is unavailable; reviewed when it is back."""
+    """An upload kept on disk while the database is unavailable; reviewed when it is back.
+    No spool_id: the spool was full (SPOOL_MAX_BYTES) and the upload was not kept."""
 
     detail: str
-    spool_id: str
+    spool_id: str | None = None
 
 
 class RunUrls(Schema):
