@@ -177,14 +177,11 @@ def _missing_companies(
     primary: str | None, associated: list[str], index: _Index
 ) -> list[tuple[str, str]]:
     """The primary company and every other associated one (companyIds) not in the batch."""
-    companies = index.companies
-    if not associated and (not primary or primary in companies):
-        return []  # nearly every record: one company, present
     missing = []
-    if primary and primary not in companies:
+    if primary and primary not in index.companies:
         missing.append(("companyId", primary))
     for company_id in associated:
-        if company_id != primary and company_id not in companies:
+        if company_id != primary and company_id not in index.companies:
             missing.append(("companyIds", company_id))
     return missing
 

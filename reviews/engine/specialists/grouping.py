@@ -35,7 +35,7 @@ def each(records: list[R], field: str) -> Iterator:
 def similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple[int, int, float]]:
     """(i, j, ratio) for sorted `keys` scoring at least `cutoff`, each key compared with
     the next `window` keys only (reviews.engine.specialists.dedup explains why)."""
-    for i, key in enumerate(keys[:-1]):  # the last key has nothing after it
+    for i, key in enumerate(keys):
         following = keys[i + 1 : i + 1 + window]
         # process.extract loops in C: about 3x faster than calling fuzz.ratio per pair.
         for _, score, offset in process.extract(
