@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -30,6 +31,8 @@ META = "meta.json"
 FILES = "files"
 IMPORT_ERROR = "import_error.json"  # beside meta.json, which stays as written
 _TEMP_PREFIX = ".tmp-"
+
+logger = logging.getLogger(__name__)
 
 
 class SpoolFull(Exception):
@@ -72,14 +75,16 @@ def spool_upload(
     (reviews.orchestration.spool_senders); None when the user was checked at reception.
     Raises SpoolFull when keeping it would pass SPOOL_MAX_BYTES (checked without a lock:
     uploads kept at the same moment may pass it by their own sizes), and OSError (a full
-    disk): either way the upload is not kept."""
+    disk): either way the upload is not kept. Logs what became of it, with `error`."""
     incoming = sum(source.size for source in sources)
     held = spool_bytes()
     if held + incoming > settings.SPOOL_MAX_BYTES:
-        raise SpoolFull(
+        full = SpoolFull(
             f"the spool holds {held:,} bytes of uploads; {incoming:,} more would pass "
             f"SPOOL_MAX_BYTES ({settings.SPOOL_MAX_BYTES:,})"
         )
+        logger.error("upload not kept: %s; %s", full, error)
+        raise full
     received = datetime.now(UTC)
     spool_id = f"{received:%Y%m%dT%H%M%S}-{secrets.token_hex(6)}"
     root = spool_dir()
@@ -109,6 +114,7 @@ def spool_upload(
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+    logger.error("upload kept in the spool as %s: %s", spool_id, error)
     return spool_id
 
 

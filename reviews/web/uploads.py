@@ -8,8 +8,6 @@ out whole, let alone read into memory."""
 
 from __future__ import annotations
 
-import logging
-
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
@@ -36,8 +34,6 @@ from reviews.web.forms import UploadForm
 from reviews.web.offline_auth import login_required_or_offline, offline_sender
 from reviews.web.unavailable import unavailable_page
 from reviews.web.views import refused, split_errors
-
-logger = logging.getLogger(__name__)
 
 
 @login_required_or_offline
@@ -93,10 +89,8 @@ def keep(
             client_ip=client_ip(request),
             refused=None if valid else form_errors(form),
         )
-    except spool.SpoolFull as full:
-        logger.error("upload not kept: %s; %s", full, error)
+    except spool.SpoolFull:
         return unavailable_page("reviews/not_kept.html", message=NOT_KEPT)
-    logger.error("upload kept in the spool as %s: %s", spool_id, error)
     return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=spool_id)
 
 

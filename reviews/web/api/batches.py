@@ -185,10 +185,8 @@ def keep(
             client_ip=rate_identity(token),
             idempotency_key=key,
         )
-    except spool.SpoolFull as full:
-        logger.error("upload not kept: %s; %s", full, error)
+    except spool.SpoolFull:
         return Status(503, {"detail": NOT_KEPT})
-    logger.error("upload kept in the spool as %s: %s", spool_id, error)
     return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 
