@@ -133,7 +133,7 @@ def test_generate_truth_names_only_records_in_the_batch(sample) -> None:
 
 
 def test_fuzzy_people_are_clearly_above_the_person_ratio() -> None:
-    threshold = settings.REVIEW_RULES["PERSON_NAME_FUZZY_RATIO"]
+    threshold = settings.REVIEW_RULES.person_name_fuzzy_ratio
     for (first, last), (first2, last2) in FUZZY_PEOPLE:
         one = normalize.sorted_words(normalize.person_name(first, last))
         other = normalize.sorted_words(normalize.person_name(first2, last2))
