@@ -12,6 +12,8 @@ TIERS = ("trivial", "lite", "full")
 SPECIALISTS_PER_TIER = {"trivial": 2, "lite": 3, "full": 4}
 # Money-at-stake stages: a deal here is about to become (or is) booked revenue.
 MONEY_STAGES = ("closedwon", "contractsent")
+# The Rules fields the tier reads (the specialists declare theirs in their SPEC).
+RULES_READ = ("tier_trivial_max_score", "tier_lite_max_score", "high_value_deal_amount")
 
 
 @dataclass(frozen=True, slots=True)
