@@ -118,7 +118,9 @@ def review_outcome(output: bytes, truth: dict) -> str:
     found = sum(hits)
     # Every kind the samples plant (every kind of docs/rules.md a JSON batch can hold).
     kinds = {item["kind"] for item in truth["planted"]}
-    missed = sorted(kinds - {i["kind"] for i, hit in zip(truth["planted"], hits) if hit})
+    missed = sorted(
+        kinds - {i["kind"] for i, hit in zip(truth["planted"], hits, strict=True) if hit}
+    )
     flagged = sum(
         any(
             f["severity"] in ("warning", "critical")
