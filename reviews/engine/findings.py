@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
@@ -12,6 +11,7 @@ from operator import attrgetter
 import orjson
 
 from reviews.engine.gcpause import no_cyclic_gc
+from reviews.engine.storable import storable_tree
 
 
 class Severity(StrEnum):
@@ -104,7 +104,8 @@ def pack_exact(
     findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()
 ) -> tuple[bytes, bool]:
     """pack, and whether unpacking the blob gives the findings back as they are: False
-    when text had to be made storable (a lone surrogate from the batch)."""
+    when text had to be made storable (reviews.engine.storable: a lone surrogate or NUL,
+    from a model's reply or a batch that bypassed the ingest)."""
     with no_cyclic_gc():
         document = {
             "fields": PACKED_FIELDS,
@@ -112,36 +113,13 @@ def pack_exact(
             "dismissed": _rows(dismissed),
         }
         try:
-            return orjson.dumps(document), True
-        except orjson.JSONEncodeError:  # a lone surrogate from the batch: not UTF-8
-            return orjson.dumps(clean(document)), False
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean(value):
-    """`value` with every string made storable: lone surrogates (which cannot be UTF-8)
-    and NUL (which Postgres text refuses) become U+FFFD. Lists and dicts are walked."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, list | tuple):
-        return [clean(item) for item in value]
-    if isinstance(value, dict):
-        return {clean(k): clean(v) for k, v in value.items()}
-    return value
-
-
-def clean_text(text: str) -> str:
-    if text.isascii():
-        if "\x00" in text:
-            return text.replace("\x00", "\ufffd")
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = _SURROGATE.sub("\ufffd", text)
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+            blob = orjson.dumps(document)
+        except orjson.JSONEncodeError:  # a lone surrogate: not UTF-8
+            return orjson.dumps(storable_tree(document)[0]), False
+        if b"\\u0000" not in blob:  # the common case: nothing to make storable
+            return blob, True
+        safe, changed = storable_tree(document)
+        return (orjson.dumps(safe), False) if changed else (blob, True)
 
 
 def unpack(blob: bytes | memoryview | None, *, dismissed: bool = False) -> list[RawFinding]:

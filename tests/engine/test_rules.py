@@ -14,6 +14,12 @@ from reviews.engine.rules import DEFAULT_RULES, Rules
 from tests.services import ROOT
 
 
+def run_python(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
 def test_the_defaults_are_the_documented_ones():
     rules = Rules()
     assert rules == DEFAULT_RULES
@@ -92,14 +98,10 @@ def test_the_settings_module_builds_the_rules_from_the_environment():
         "from revreview import settings\n"
         "print(settings.REVIEW_RULES.stale_enrichment_days)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    result = run_python(script)
     assert result.stdout.strip() == "45", result.stderr
     bad = script.replace("'45'", "'soon'")
-    result = subprocess.run(
-        [sys.executable, "-c", bad], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    result = run_python(bad)
     assert "ImproperlyConfigured" in result.stderr
     assert "RULE_STALE_ENRICHMENT_DAYS" in result.stderr
 
@@ -122,9 +124,7 @@ def test_the_engine_reviews_a_batch_with_its_own_defaults_where_django_cannot_lo
         "review = fuse(found, batch.counts, [])\n"
         "print(classify_risk(batch).tier, review.decision, len(review.findings))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
+    result = run_python(script)
     assert result.returncode == 0, result.stderr
     tier, decision, count = result.stdout.split()
     assert (tier, decision) == ("trivial", "approve_with_comments") and int(count) > 0
