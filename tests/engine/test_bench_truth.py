@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 
 from reviews.engine.specialists import KINDS
 from reviews.samplegen import generate
@@ -14,6 +15,7 @@ from tests.services import ROOT
 def review_outcome():
     spec = importlib.util.spec_from_file_location("review_scale", ROOT / "bench/review_scale.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module.review_outcome
 
