@@ -24,13 +24,6 @@ class Severity(StrEnum):
         return {"critical": 0, "warning": 1, "suggestion": 2}[self.value]
 
 
-class Category(StrEnum):
-    DEDUP = "dedup"
-    ATTRIBUTION = "attribution"
-    PIPELINE = "pipeline"
-    FRESHNESS = "freshness"
-
-
 @dataclass(slots=True)
 class RawFinding:
     """One problem a specialist found. `exposure` maps each deal whose pipeline the

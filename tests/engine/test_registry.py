@@ -12,7 +12,9 @@ from decimal import Decimal
 from reviews.engine import risk
 from reviews.engine.batch import ValueProblem
 from reviews.engine.coordinator import CATEGORY_ORDER
-from reviews.engine.findings import Category, Severity
+from reviews.engine.findings import Severity
+from reviews.engine.ingest import safe_text
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import (
     KINDS,
@@ -75,8 +77,12 @@ def test_every_kind_reads_only_rules_that_exist_and_every_rule_is_read():
 # --- the lists derived from it, or checked against it -----------------------------------
 
 
-def test_the_category_enum_and_the_report_order_name_the_registry():
-    assert {c.value for c in Category} == set(NAMES)
+def test_the_ingest_gives_each_field_to_a_registered_specialist_and_the_report_orders_them():
+    owners = {f.category for kind in (COMPANIES, CONTACTS, DEALS) for f in kind.fields}
+    owners |= {safe_text.ID_CATEGORY, safe_text.EXTRA_CATEGORY}
+    assert owners <= set(NAMES)
+    # invalid_value is declared by exactly the specialists that own a field to find malformed
+    assert {name for name in NAMES if INVALID_VALUE in REGISTRY[name].kinds} == owners
     assert sorted(CATEGORY_ORDER) == sorted(NAMES)
     ranks = [REGISTRY[name].report_rank for name in CATEGORY_ORDER]
     assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import fields
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
-from reviews.engine.findings import Category
 from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
 from reviews.engine.storable import is_storable, storable, storable_tree
 
@@ -22,8 +21,8 @@ UNSAFE_MESSAGE = (
     "holds a character that cannot be stored (NUL or a lone surrogate), shown as its \\u escape"
 )
 # Owner of an id or an unknown field: ids are what references point at.
-ID_CATEGORY = Category.ATTRIBUTION
-EXTRA_CATEGORY = Category.DEDUP
+ID_CATEGORY = "attribution"
+EXTRA_CATEGORY = "dedup"
 
 
 _CLEANED_APART = {"companies", "contacts", "deals", "pipelines", "value_problems", "_stages"}

@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
@@ -30,7 +30,7 @@ from reviews.engine.specialists.common import (
 )
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
-CATEGORY = Category.ATTRIBUTION.value
+CATEGORY = "attribution"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "domain"),
     "contacts": ("id", "email", "company_id"),

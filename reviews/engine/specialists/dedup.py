@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
@@ -41,7 +41,7 @@ from reviews.engine.specialists.common import (
 from reviews.engine.specialists.grouping import clusters, each, groups, similar_pairs
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
-CATEGORY = Category.DEDUP.value
+CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "domain"),
     "contacts": ("id", "email", "first_name", "last_name", "company_id"),

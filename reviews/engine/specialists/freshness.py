@@ -20,13 +20,13 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from reviews.engine.batch import Batch, Company
-from reviews.engine.findings import Category, RawFinding, Severity, amounts_by_currency
+from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
-CATEGORY = Category.FRESHNESS.value
+CATEGORY = "freshness"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "enriched_at", "updated_at"),
     "deals": ("id", "company_id", "stage", "amount"),

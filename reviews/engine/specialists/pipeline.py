@@ -23,12 +23,12 @@ from decimal import Decimal
 from statistics import median
 
 from reviews.engine.batch import Batch, Deal, Stage
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import invalid_value_findings, money
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
-CATEGORY = Category.PIPELINE.value
+CATEGORY = "pipeline"
 SLICE: dict[str, tuple[str, ...]] = {
     "deals": ("id", "name", "amount", "stage", "close_date", "pipeline", "company_id"),
 }
