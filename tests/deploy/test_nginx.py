@@ -31,8 +31,8 @@ from django.db import connection
 
 from reviews.models import Batch
 from tests import services
+from tests.deploy.test_deploy import compose_config, free_port
 from tests.services import ROOT
-from tests.test_deploy import compose_config, free_port
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 LIMIT = 256 * 1024  # MAX_UPLOAD_BYTES for this test, in nginx and in the web alike

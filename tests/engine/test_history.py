@@ -8,7 +8,7 @@ from decimal import Decimal
 from reviews.engine import history
 from reviews.engine.coordinator import fuse
 from reviews.engine.history import Baseline, Dismissed, Past, compare, fingerprint
-from tests.test_coordinator import COUNTS, finding
+from tests.engine.test_coordinator import COUNTS, finding
 
 JULY = datetime(2026, 7, 1, tzinfo=UTC)
 AUGUST = datetime(2026, 8, 1, tzinfo=UTC)

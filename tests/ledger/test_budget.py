@@ -13,8 +13,8 @@ from django.db import connection
 
 from ledger import budget
 from ledger.models import BudgetDay
+from tests.orchestration.helpers import make_entry
 from tests.services import ROOT
-from tests.serving.helpers import make_entry
 
 ESTIMATE = 1_000
 CALLS_THAT_FIT = 5

@@ -14,7 +14,7 @@ from ledger import reports
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd
 from reviews.models import Batch, ReviewRun
-from tests.serving.helpers import make_entry, make_run
+from tests.orchestration.helpers import make_entry, make_run
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from reviews.engine.history import fingerprint
 from reviews.engine.specialists import NAMES
 from reviews.llm import context
 from reviews.models import Dataset, Dismissal
-from tests.factories import DATA
 from tests.llm.fake_gateway import completion
-from tests.test_model_review import FLASH, LITE, NOTHING, gateway, llm, review_json  # noqa: F401 (fixtures)
+from tests.llm.test_model_review import FLASH, LITE, NOTHING, gateway, llm, review_json  # noqa: F401 (fixtures)
+from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db
 

@@ -22,13 +22,13 @@ from reviews.llm import roster
 from reviews.models import AgentRun, ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.factories import DATA, json_upload, upload
 from tests.llm.fake_gateway import completion, error
 from tests.llm.helpers import API_KEY, own_redis
+from tests.uploads import DATA, json_upload, upload
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 FULL, LITE_SAMPLE, TRIVIAL = SAMPLES / "full.json", SAMPLES / "lite.json", SAMPLES / "trivial.json"
 SEED = DATA / "seed-example.json"
 

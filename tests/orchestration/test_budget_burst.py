@@ -15,7 +15,7 @@ from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from tests.llm.fake_gateway import completion
 from tests.llm.helpers import API_KEY
-from tests.serving.helpers import seed_batch
+from tests.orchestration.helpers import seed_batch
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 from ledger.models import ModelRate
 from reviews.orchestration import serving
 from reviews.orchestration.serving import config_fingerprint, content_key
-from tests.serving.helpers import parse, seed_batch
+from tests.orchestration.helpers import parse, seed_batch
 
 
 def reordered(batch: dict) -> str:

@@ -13,12 +13,12 @@ from django.utils import timezone
 
 from ledger import budget
 from reviews.models import AgentRun, Batch, ReviewRun
-from tests.factories import DATA
-from tests.serving.helpers import make_entry
+from tests.orchestration.helpers import make_entry
+from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 SEED = DATA / "seed-example.json"
 
 RUN_KEYS = {

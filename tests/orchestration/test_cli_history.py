@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from reviews.engine.history import fingerprint
 from reviews.models import Dismissal
-from tests.test_cli import review_json
+from tests.orchestration.test_cli import review_json
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from reviews.orchestration.submit import rerun, reuse_run, submit
 from reviews.orchestration.tasks import start_review
 from reviews.samplegen.sync import generate_syncs
 from reviews.web.report import run_report
-from tests.factories import json_upload
+from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from reviews.orchestration.serving import (
     content_key,
     decide_serve,
 )
-from tests.serving.helpers import parse, reviewed_run, seed_batch
+from tests.orchestration.helpers import parse, reviewed_run, seed_batch
 
 pytestmark = pytest.mark.django_db
 

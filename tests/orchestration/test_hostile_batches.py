@@ -14,8 +14,8 @@ from reviews.models import AgentRun, Batch, BatchFile, ReviewRun
 from reviews.orchestration.parsed import keep_parsed, load_parsed
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.ingest.helpers import batch_doc
-from tests.test_cli import review_json
+from tests.engine.ingest.helpers import batch_doc
+from tests.orchestration.test_cli import review_json
 
 pytestmark = pytest.mark.django_db
 

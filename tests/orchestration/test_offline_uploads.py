@@ -32,9 +32,9 @@ from reviews.web.unavailable import UNAVAILABLE
 from reviews.web.uploads import SPOOLED
 from tests import services
 from tests.conftest import require
-from tests.factories import DATA
+from tests.deploy.test_deploy import free_port
 from tests.tcp_proxy import TcpProxy
-from tests.test_deploy import free_port
+from tests.uploads import DATA
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

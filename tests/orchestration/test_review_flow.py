@@ -10,7 +10,7 @@ from reviews.orchestration import runner, serving
 from reviews.orchestration.parsed import load_parsed
 from reviews.orchestration.submit import ServeRefused, rerun, reuse_run, submit
 from reviews.orchestration.tasks import start_review
-from tests.factories import json_upload, upload
+from tests.uploads import json_upload, upload
 
 pytestmark = pytest.mark.django_db
 

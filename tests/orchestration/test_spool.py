@@ -26,7 +26,7 @@ from reviews.orchestration.blob_store import Source
 from reviews.orchestration.spool_import import import_spool
 from reviews.web.api.tokens import create_token
 from reviews.web.uploads import NOT_KEPT, SPOOLED
-from tests.factories import DATA
+from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from reviews.orchestration.blob_store import Source
 from reviews.orchestration.spool_import import import_spool
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import create_token, digest
-from tests.factories import DATA
+from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,7 +10,7 @@ from reviews.models import AgentRun, Finding, ReviewRun
 from reviews.orchestration import heartbeat, runner, sweep, tasks
 from reviews.orchestration.submit import submit
 from revreview.celery import app
-from tests.factories import upload
+from tests.uploads import upload
 
 pytestmark = pytest.mark.django_db
 

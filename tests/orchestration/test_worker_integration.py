@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from reviews.models import AgentRun, ReviewRun
 from reviews.orchestration.submit import submit
-from tests.factories import DATA, upload
+from tests.uploads import DATA, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

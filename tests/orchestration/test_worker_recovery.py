@@ -32,9 +32,9 @@ from reviews.orchestration.parsed import parse_stored
 from reviews.orchestration.submit import submit
 from revreview.celery import app
 from tests import services
-from tests.factories import DATA, json_upload
 from tests.llm.fake_gateway import completion
 from tests.llm.helpers import API_KEY
+from tests.uploads import DATA, json_upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -20,7 +20,7 @@ from reviews.samplegen.cases import FUZZY_PEOPLE
 from reviews.samplegen.decoys import INJECTIONS, MUST_NOT_FLAG
 from reviews.samplegen.words import BRANDS, PLACES, SECTORS
 
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 LISTS = ("companies", "contacts", "deals")
 
 # Every (category, kind) of the table in docs/rules.md, and invalid_value in each category whose

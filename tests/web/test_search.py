@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from reviews.models import Finding, ReviewRun
 from reviews.search import search_findings, search_runs
-from tests.factories import json_upload
 from tests.services import ROOT
+from tests.uploads import json_upload
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db

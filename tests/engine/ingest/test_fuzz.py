@@ -22,7 +22,7 @@ from reviews.models import Batch as StoredBatch
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.ingest.helpers import RECEIVED, parse, zipped
+from tests.engine.ingest.helpers import RECEIVED, parse, zipped
 
 HOSTILE = ["\x00", "\ud800", "\udfff", "\udc80", "\u202e", "\ufeff", "\\u0000", '"', ","]
 hostile_text = st.one_of(

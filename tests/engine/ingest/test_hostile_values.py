@@ -9,7 +9,7 @@ import pytest
 
 from reviews.engine.batch import ValueProblem
 from reviews.engine.ingest.safe_text import UNSAFE_MESSAGE, make_safe, may_hold_unsafe
-from tests.ingest.helpers import batch_doc, errors_of, parse_files, parse_json, zipped
+from tests.engine.ingest.helpers import batch_doc, errors_of, parse_files, parse_json, zipped
 
 NUL = "\x00"
 SURROGATE = "\udc80"

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from reviews.engine.batch import Company, Contact, Deal, ValueProblem
 from reviews.engine.ingest.columns import COLUMNS
-from tests.ingest.helpers import errors_of, parse_files
+from tests.engine.ingest.helpers import errors_of, parse_files
 
 COMPANIES_CSV = (
     "Record ID,Company name,Company Domain Name,Industry,Number of Employees,Last Modified Date\n"

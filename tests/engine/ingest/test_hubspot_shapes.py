@@ -8,9 +8,9 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from reviews.engine.ingest.written import parse_written_amount, written_decimal_separator
-from tests.ingest.helpers import RECEIVED, errors_of, parse_files
-from tests.ingest.hubspot_exports import api_files, csv_files
-from tests.ingest.test_real_exports import keys, parse_upload_files, review
+from tests.engine.ingest.helpers import RECEIVED, errors_of, parse_files
+from tests.engine.ingest.hubspot_exports import api_files, csv_files
+from tests.engine.ingest.test_real_exports import keys, parse_upload_files, review
 
 DEALS = "Record ID,Deal Name,Deal Stage,Amount,Close Date\n"
 

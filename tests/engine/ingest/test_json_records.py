@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 from reviews.engine.batch import Company, Contact, Deal, Pipeline, Stage, ValueProblem
-from tests.ingest.helpers import RECEIVED, batch_doc, parse_files, parse_json
+from tests.engine.ingest.helpers import RECEIVED, batch_doc, parse_files, parse_json
 
 
 def test_json_spec_example_maps_every_field():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reviews.engine.ingest import UploadedFile
 from reviews.orchestration.parsed import parse  # the settings decide the limits
-from tests.ingest.helpers import RECEIVED, batch_doc, errors_of, parse_json
+from tests.engine.ingest.helpers import RECEIVED, batch_doc, errors_of, parse_json
 
 
 def parse_bytes(data: bytes):

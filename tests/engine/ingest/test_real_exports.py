@@ -12,8 +12,8 @@ from reviews.engine import coordinator
 from reviews.engine.ingest import UploadedFile
 from reviews.engine.specialists import NAMES, detector
 from reviews.orchestration.parsed import parse
-from tests.ingest.helpers import RECEIVED
-from tests.ingest.hubspot_exports import AS_OF, api_files, csv_files, native_file
+from tests.engine.ingest.helpers import RECEIVED
+from tests.engine.ingest.hubspot_exports import AS_OF, api_files, csv_files, native_file
 
 PLANTED = {
     ("dedup", "deal_entered_twice", "critical", ("5001", "5002")),

@@ -7,7 +7,7 @@ import json
 import zipfile
 
 from reviews.engine.ingest import UploadedFile, file_type
-from tests.ingest.helpers import batch_doc, errors_of, parse_files, zipped
+from tests.engine.ingest.helpers import batch_doc, errors_of, parse_files, zipped
 
 JSON_DOC = json.dumps(batch_doc(deals=[{"id": "dl_1", "amount": "5"}]))
 COMPANIES = "Record ID,Company name\n1,Acme\n"

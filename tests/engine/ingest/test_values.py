@@ -16,9 +16,9 @@ from reviews.engine.ingest.values import (
     parse_id_list,
     parse_text,
 )
-from tests.ingest.helpers import RECEIVED
+from tests.engine.ingest.helpers import RECEIVED
 
-SEED = Path(__file__).resolve().parent.parent / "data" / "seed-example.json"
+SEED = Path(__file__).resolve().parents[2] / "data" / "seed-example.json"
 
 
 def messages(results: list) -> list:

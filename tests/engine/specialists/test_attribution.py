@@ -8,7 +8,7 @@ from django.conf import settings
 
 from reviews.engine.batch import ValueProblem
 from reviews.engine.specialists import attribution
-from tests.specialists.factories import company, contact, day, deal, make_batch
+from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = settings.REVIEW_RULES
 

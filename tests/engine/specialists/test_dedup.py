@@ -8,7 +8,7 @@ import pytest
 
 from reviews.engine.batch import ValueProblem
 from reviews.engine.specialists import dedup
-from tests.specialists.factories import company, contact, day, deal, make_batch
+from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = {
     "PERSON_NAME_FUZZY_RATIO": 92,

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from reviews.engine.batch import ValueProblem
 from reviews.engine.specialists import freshness
-from tests.specialists.factories import AS_OF, company, deal, make_batch
+from tests.engine.specialists.factories import AS_OF, company, deal, make_batch
 
 RULES = settings.REVIEW_RULES
 

@@ -9,8 +9,8 @@ from django.conf import settings
 
 from reviews.engine.batch import ValueProblem
 from reviews.engine.specialists import pipeline
-from tests.specialists.factories import day, deal, make_batch, stage
-from tests.specialists.factories import pipeline as make_pipeline
+from tests.engine.specialists.factories import day, deal, make_batch, stage
+from tests.engine.specialists.factories import pipeline as make_pipeline
 
 RULES = settings.REVIEW_RULES
 
