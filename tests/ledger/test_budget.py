@@ -126,6 +126,7 @@ print(" ".join(results))
 PROCESSES = 4  # x 5 threads: 20 reservations from separate processes (2-core CI machines)
 
 
+@pytest.mark.integration  # separate manage.py processes
 def test_budget_20_reservations_from_cli_processes_share_one_sqlite_budget(tmp_path):
     """The embedded mode as deployed: SQLite, no Redis, separate processes."""
     env = {
