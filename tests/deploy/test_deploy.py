@@ -179,3 +179,22 @@ def test_nginx_and_the_app_get_the_same_upload_limit(limit):
     expected = limit or str(settings.MAX_UPLOAD_BYTES)  # the app's default, 200 MB
     for name in ("nginx", "web", "worker"):
         assert str(services_[name]["environment"]["MAX_UPLOAD_BYTES"]) == expected, name
+
+
+def test_every_install_reads_the_lockfile_and_the_lockfile_is_current():
+    """make install, .ci/run (through make) and the image install uv.lock's versions, never
+    a fresh resolution; a pyproject.toml changed without `make lock` fails here."""
+    makefile = (ROOT / "Makefile").read_text()
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "$(UV) sync --locked" in makefile and "UV := $(VENV)/bin/uv" in makefile
+    assert "COPY pyproject.toml uv.lock" in dockerfile
+    assert "uv export --locked" in dockerfile and "--require-hashes" in dockerfile
+    assert "make lint\nmake test" in (ROOT / ".ci" / "run").read_text()
+    check = subprocess.run(
+        [str(Path(sys.executable).parent / "uv"), "lock", "--check", "--offline"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert check.returncode == 0, check.stderr
