@@ -134,3 +134,31 @@ def test_the_engine_runs_without_django():
 def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
+
+
+# The tests mirror the packages: tests/<folder>/ holds the tests of the code in its path.
+TEST_FOLDERS = {
+    "engine": "reviews/engine",
+    "llm": "reviews/llm",
+    "orchestration": "reviews/orchestration",
+    "web": "reviews/web",
+    "samplegen": "reviews/samplegen",
+    "ledger": "ledger",
+    "alerts": "alerts",
+    "deploy": "deploy",
+}
+
+
+def test_the_tests_mirror_the_packages():
+    tests = ROOT / "tests"
+    folders = {
+        path.name for path in tests.iterdir() if path.is_dir() and any(path.rglob("test_*.py"))
+    }
+    assert folders == set(TEST_FOLDERS)
+    for folder, package in TEST_FOLDERS.items():
+        assert (ROOT / package).is_dir(), f"tests/{folder}/ mirrors no {package}/"
+        for sub in [tests / folder, *(tests / folder).rglob("*/")]:
+            if any(sub.glob("test_*.py")):
+                assert (sub / "__init__.py").exists(), f"{sub} is not a package"
+    top_level = sorted(path.name for path in tests.glob("test_*.py"))
+    assert top_level == ["test_architecture.py", "test_docs.py"]
