@@ -36,6 +36,27 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _empty_test_cache():
+    """Each run starts from an empty cache: with Redis that is the test db, whose
+    counters (the per-address rate limit) would otherwise add up across runs within an
+    hour when the fast loop leaves out the tests that flush it."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_parsed_batch_from_another_test():
+    """The process keeps one parsed batch by its id (reviews.orchestration.parsed); a
+    test's rolled-back rows free their ids on SQLite, so the next test's batch may get
+    the same id. Stored batches never change in production, so only tests need this."""
+    yield
+    from reviews.orchestration.parsed import forget_parsed
+
+    forget_parsed()
+
+
 def require(problem: str | None) -> None:
     """Skip (or, under CI, fail) a test whose service is missing."""
     if problem:
