@@ -26,8 +26,8 @@ from reviews.engine.specialists import (
     rules_read,
 )
 from reviews.engine.specialists.spec import INVALID_VALUE, Match
+from tests.engine.specialists.factories import company, make_batch
 from tests.services import ROOT
-from tests.specialists.factories import company, make_batch
 
 SPECIALISTS_DIR = ROOT / "reviews" / "engine" / "specialists"
 HELPERS = {"__init__", "common", "grouping", "spec"}  # modules of the package, not specialists

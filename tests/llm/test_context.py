@@ -6,8 +6,8 @@ from reviews.engine.findings import RawFinding
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES
 from reviews.llm import context
+from tests.engine.specialists.factories import company, contact, make_batch
 from tests.llm.builders import detect, near_misses, sample_batch
-from tests.specialists.factories import company, contact, make_batch
 
 RULES = Rules()
 

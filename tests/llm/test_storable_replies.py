@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reviews.llm.apply import apply_specialist_reply
 from reviews.llm.schemas import SpecialistReply
-from tests.specialists.factories import company, make_batch
+from tests.engine.specialists.factories import company, make_batch
 
 
 def test_a_model_reply_is_made_storable_where_it_enters():

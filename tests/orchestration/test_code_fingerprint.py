@@ -12,7 +12,7 @@ from reviews.orchestration import code_version, serving
 from reviews.orchestration.code_version import DECIDING_SOURCES, REVIEWS_DIR, deciding_files
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.factories import upload
+from tests.uploads import upload
 
 DETECTOR_LINE = "        if age > threshold:\n"  # freshness: the stale rule's comparison
 

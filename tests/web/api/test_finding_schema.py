@@ -8,7 +8,7 @@ from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from reviews.web.api.api import api
 from reviews.web.report import run_report
-from tests.factories import upload
+from tests.uploads import upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
