@@ -20,6 +20,7 @@ source root: a running worker serves the code it loaded.
 from __future__ import annotations
 
 import hashlib
+import tomllib
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -42,9 +43,14 @@ def code_fingerprint() -> str:
 
 
 def package_version() -> str:
+    """pyproject.toml's version beside the code (the Docker image installs the
+    dependencies, not the project), else the installed distribution's."""
+    pyproject = REVIEWS_DIR.parent / "pyproject.toml"
+    if pyproject.is_file():
+        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
     try:
         return version("revreview")
-    except PackageNotFoundError:  # run from a checkout that was never installed
+    except PackageNotFoundError:
         return "unknown"
 
 

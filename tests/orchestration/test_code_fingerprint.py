@@ -88,3 +88,10 @@ def test_a_changed_detector_makes_the_next_review_of_a_cached_batch_fresh(
     assert again.mode == "fresh"
     assert again.config_fingerprint != first.config_fingerprint
     assert serving.config_fingerprint() == before
+
+
+def test_the_package_version_is_pyprojects():
+    import tomllib
+
+    project = tomllib.loads((REVIEWS_DIR.parent / "pyproject.toml").read_text())["project"]
+    assert code_version.package_version() == project["version"]
