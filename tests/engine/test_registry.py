@@ -221,3 +221,12 @@ def test_every_specialist_reports_the_malformed_values_of_its_own_fields():
 
 def _plain(value) -> str:
     return format(value.normalize(), "f") if isinstance(value, Decimal) else str(value)
+
+
+def test_a_rule_a_prompt_names_is_one_the_model_is_shown():
+    from reviews.llm.prompts import PROMPTS_DIR
+
+    rule_like = re.compile(r"`([a-z]+(?:_[a-z]+)*_(?:days|ratio|pct|factor|window|points|deals))`")
+    named = {m for p in PROMPTS_DIR.glob("*.md") for m in rule_like.findall(p.read_text())}
+    assert named  # the candidate windows are named, not written as numbers
+    assert named <= set(rules_read())
