@@ -100,8 +100,8 @@ def inward_reason(ip: Address) -> str | None:
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
         ("multicast", ip.is_multicast),
-        ("private", ip.is_private),
         ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
     ):
         if flag:
             return f"a {reason} address"
@@ -138,22 +138,20 @@ def literal(host: str) -> Address | None:
         return None
 
 
-def check_url(url: str, allowed: AllowList | None = None) -> Destination:
-    """Everything that can be checked without resolving a name."""
-    allowed = allow_list() if allowed is None else allowed
-    destination = split(url)
-    ip = literal(destination.host)
-    listed = allowed.allows_name(destination.host) or (
-        ip is not None and allowed.allows_address(ip)
+def require_https(destination: Destination, addresses: list[str], allowed: AllowList) -> None:
+    """Plain http only with WEBHOOK_ALLOW_HTTP (DEBUG's default) or to an allow-listed
+    receiver: a listed name, or addresses all in listed networks."""
+    if destination.scheme == "https" or settings.WEBHOOK_ALLOW_HTTP:
+        return
+    if allowed.allows_name(destination.host):
+        return
+    ips = [ipaddress.ip_address(a.split("%", 1)[0]) for a in addresses]
+    if ips and all(allowed.allows_address(ip) for ip in ips):
+        return
+    raise Refused(
+        "only https URLs can receive webhooks (plain http is allowed with DEBUG, "
+        "WEBHOOK_ALLOW_HTTP, or for a receiver in WEBHOOK_ALLOWED_HOSTS)"
     )
-    if destination.scheme == "http" and not (settings.WEBHOOK_ALLOW_HTTP or listed):
-        raise Refused(
-            "only https URLs can receive webhooks (plain http is allowed with DEBUG, "
-            "WEBHOOK_ALLOW_HTTP, or for a host in WEBHOOK_ALLOWED_HOSTS)"
-        )
-    if ip is not None:
-        check_addresses(destination, [str(ip)], allowed)
-    return destination
 
 
 def check_addresses(destination: Destination, addresses: list[str], allowed: AllowList) -> str:
@@ -210,19 +208,21 @@ def pin(
     """Check `url`, resolve its host now and check every address: the destination and
     the address to connect to. Raises Refused or Unresolvable."""
     allowed = allow_list()
-    destination = check_url(url, allowed)
+    destination = split(url)
     addresses = (
         [destination.host]
         if literal(destination.host) is not None
         else resolve_within(resolver, destination.host, destination.port, seconds)
     )
-    return destination, check_addresses(destination, addresses, allowed)
+    address = check_addresses(destination, addresses, allowed)
+    require_https(destination, addresses, allowed)
+    return destination, address
 
 
 def validate(url: str, resolver: Resolver = system_resolver) -> None:
     """The check when a subscription is saved: Refused with the reason. A name that does
-    not resolve now is accepted; every delivery checks it again."""
+    not resolve now is accepted (if https, or listed); every delivery checks it again."""
     try:
         pin(url, resolver, seconds=5.0)
     except Unresolvable:
-        pass
+        require_https(split(url), [], allow_list())
