@@ -134,10 +134,10 @@ def post(delivery: WebhookDelivery, resolver: destinations.Resolver) -> tuple[An
         return Answer(None, error=f"refused: {error}"[:ERROR_CHARS]), True
     except destinations.Unresolvable as error:
         return Answer(None, error=str(error)[:ERROR_CHARS]), False
-    left = total - (time.monotonic() - began)
-    if left <= 0:
-        return Answer(None, error=f"no answer within the deadline of {total:g} s"), False
-    return transport.post(destination, address, body, headers, deadline_seconds=left), False
+    answer = transport.post(
+        destination, address, body, headers, deadline_seconds=total, started=began
+    )
+    return answer, False
 
 
 def settle(

@@ -47,12 +47,12 @@ def excerpt(data: bytes, limit: int = EXCERPT_CHARS) -> str:
 
 
 class _Deadline:
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, started: float) -> None:
         self.seconds = seconds
-        self.at = time.monotonic() + seconds
+        self.at = started + seconds
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self.expire)
+        self._timer = threading.Timer(max(0.0, self.at - time.monotonic()), self.expire)
         self._timer.daemon = True
         self.expired = False
 
@@ -150,15 +150,18 @@ def post(
     headers: dict[str, str],
     *,
     deadline_seconds: float,
+    started: float | None = None,
     ssl_context: ssl.SSLContext | None = None,
 ) -> Answer:
-    """POST `body` to `destination` at `address`; all of it within `deadline_seconds`.
+    """POST `body` to `destination` at `address`; all of it within `deadline_seconds` of
+    `started` (time.monotonic(); default now: the attempt may have resolved a name).
     `ssl_context`: the certificate authorities to trust (default: httpcore's, certifi).
     Never raises for the receiver's faults."""
     sent_headers = [("Host", destination.host_header), *headers.items()]
     sent_headers.append(("Content-Length", str(len(body))))
     code = None
-    with _Deadline(deadline_seconds) as deadline:
+    began = time.monotonic() if started is None else started
+    with _Deadline(deadline_seconds, began) as deadline:
         pool = httpcore.ConnectionPool(
             network_backend=_PinnedBackend(address, deadline),
             ssl_context=ssl_context,
@@ -172,7 +175,7 @@ def post(
                     destination.url,
                     headers=sent_headers,
                     content=body,
-                    extensions={"timeout": {"connect": deadline_seconds}},
+                    extensions={"timeout": {"connect": deadline.left(None)}},
                 ) as response:
                     code = response.status
                     if 200 <= code < 300:

@@ -251,7 +251,9 @@ def test_a_redirect_is_not_followed(settings, redis_url):
 
 
 SECRET_REPLY = (
-    b"HTTP-ish internal service\x00\x1b[31m says: " + b"x" * 300 + b" INTERNAL-SECRET db_password=hunter2"
+    b"HTTP-ish internal service\x00\x1b[31m says: "
+    + b"x" * 300
+    + b" INTERNAL-SECRET db_password=hunter2"
 )
 
 
