@@ -51,12 +51,6 @@ class Destination:
     host: str  # as written, lower case, without brackets
     port: int
 
-    @property
-    def host_header(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default = 443 if self.scheme == "https" else 80
-        return host if self.port == default else f"{host}:{self.port}"
-
 
 @dataclass(frozen=True, slots=True)
 class AllowList:

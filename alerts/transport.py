@@ -20,6 +20,7 @@ import typing
 from dataclasses import dataclass
 
 import httpcore
+import httpx
 
 from alerts.destinations import Destination
 
@@ -157,9 +158,16 @@ def post(
     `started` (time.monotonic(); default now: the attempt may have resolved a name).
     `ssl_context`: the certificate authorities to trust (default: httpcore's, certifi).
     Never raises for the receiver's faults."""
-    sent_headers = [("Host", destination.host_header), *headers.items()]
-    sent_headers.append(("Content-Length", str(len(body))))
     code = None
+    try:  # the URL as sent: an international name in its IDNA (ASCII) form
+        url = httpx.URL(destination.url)
+        target = httpcore.URL(
+            scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+        )
+    except (httpx.InvalidURL, ValueError, UnicodeError) as error:
+        return Answer(None, error=f"not a URL to send to: {error}"[:EXCERPT_CHARS])
+    sent_headers = [("Host", url.netloc.decode("ascii")), *headers.items()]
+    sent_headers.append(("Content-Length", str(len(body))))
     began = time.monotonic() if started is None else started
     with _Deadline(deadline_seconds, began) as deadline:
         pool = httpcore.ConnectionPool(
@@ -172,7 +180,7 @@ def post(
             with pool:
                 with pool.stream(
                     "POST",
-                    destination.url,
+                    target,
                     headers=sent_headers,
                     content=body,
                     extensions={"timeout": {"connect": deadline.left(None)}},
