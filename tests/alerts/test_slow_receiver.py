@@ -19,8 +19,8 @@ from reviews.orchestration.submit import submit
 from revreview.celery import app
 from tests import services
 from tests.alerts.receiver import TrickleReceiver
-from tests.factories import upload
-from tests.test_worker_integration import wait_until_finished
+from tests.orchestration.test_worker_integration import wait_until_finished
+from tests.uploads import upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from reviews.models import ReviewRun
 from reviews.web.api.tokens import create_token
-from tests.factories import DATA
+from tests.uploads import DATA
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db
