@@ -142,6 +142,15 @@ def test_localhost_resolves_inward_through_the_system_resolver(settings):
         destinations.pin("https://localhost:5432/")
 
 
+@pytest.mark.parametrize(
+    "host", ["2130706433", "0x7f000001", "127.1", "0177.0.0.1", "localhost.", "LOCALHOST"]
+)
+def test_other_spellings_of_loopback_are_refused_as_what_they_resolve_to(host, settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = []
+    with pytest.raises(Refused, match="is 127.0.0.1, a loopback address"):
+        destinations.pin(f"https://{host}/hook")
+
+
 def test_the_allow_list_takes_names_addresses_and_networks(settings):
     settings.WEBHOOK_ALLOWED_HOSTS = ["Hooks.Internal", "10.20.0.0/16", "::1"]
     table = {"hooks.internal": ["10.9.9.9"], "other.internal": ["10.20.3.4"]}
