@@ -7,10 +7,12 @@ time."""
 from __future__ import annotations
 
 import os
+import socket
 import time
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from alerts.delivery import CUT_SHORT
 from alerts.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
@@ -49,10 +51,24 @@ def deployed_workers(postgres, redis_url):
     hooks = [*services.QUIET_WORKER_ARGS, "-Q", "webhooks", "-n", "webhooks@%h"]
     try:
         with services.celery_worker(env, reviews) as review_worker:
-            with services.celery_worker(env, hooks):
+            with services.celery_worker(env, hooks) as hooks_worker:
+                # Both consuming before anything is sent (the test's Redis db was just
+                # flushed: a message sent before a worker declared its queue is lost).
+                wait_for_workers(["reviews", "webhooks"])
+                review_worker.hooks = hooks_worker
                 yield review_worker
     finally:
         app.conf.task_always_eager = True
+
+
+def wait_for_workers(names: list[str], timeout: float = 60) -> None:
+    wanted = {f"{name}@{socket.gethostname()}" for name in names}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answered = {name for reply in app.control.ping(timeout=1) for name in reply}
+        if wanted <= answered:
+            return
+    raise AssertionError(f"workers {sorted(wanted)} did not answer within {timeout} s")
 
 
 def review_time(worker) -> float:
@@ -97,3 +113,39 @@ def test_a_trickling_receiver_holds_no_review_and_its_delivery_ends_failed(deplo
         assert (attempt.ok, attempt.response_code) == (False, None)
         assert attempt.error == f"no complete answer within the deadline of {DEADLINE} s"[:300]
         assert DEADLINE * 1000 - 200 <= attempt.latency_ms < DEADLINE * 1000 + 1500
+
+
+def test_an_attempt_whose_worker_is_killed_stays_on_record_and_the_delivery_moves_on(
+    deployed_workers, settings
+):
+    """SIGKILL to the webhooks worker mid-attempt: the attempt's row is there, saying it
+    was cut short, and the sweep settles the delivery instead of leaving it `sending`."""
+    from alerts import delivery as deliveries
+    from alerts.tasks import deliver_webhook
+    from tests.web.conftest import reviewed
+
+    settings.WEBHOOK_TIMEOUT_SECONDS = DEADLINE
+    dataset = Dataset.objects.create(name="acme-hubspot")
+    with TrickleReceiver(interval=1.0) as receiver:
+        subscription = WebhookSubscription.objects.create(
+            dataset=dataset, url=receiver.url, secret="s"
+        )
+        pending = WebhookDelivery.objects.create(
+            subscription=subscription, run=reviewed(), body="{}", next_attempt_at=timezone.now()
+        )
+        deliver_webhook.delay(delivery_id=pending.pk)
+        started = time.monotonic()
+        while not receiver.arrivals and time.monotonic() - started < 30:
+            time.sleep(0.05)
+        assert receiver.arrivals, "the delivery never reached the receiver"
+        services.kill_worker(deployed_workers.hooks)
+    pending.refresh_from_db()
+    assert pending.status == WebhookDelivery.Status.SENDING
+    (lost,) = pending.attempt_log.all()
+    assert (lost.number, lost.ok, lost.error) == (1, False, CUT_SHORT)
+
+    time.sleep(DEADLINE + 0.5)  # stuck: claimed longer ago than an attempt can last
+    assert deliveries.overdue(grace_seconds=0) == []
+    pending.refresh_from_db()
+    assert pending.status == WebhookDelivery.Status.PENDING  # its next attempt is due later
+    assert pending.next_attempt_at > timezone.now()
