@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from rapidfuzz import fuzz
 
 from reviews.engine import normalize
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import REGISTRY
 from reviews.samplegen import generate, targets, truth_path, write_sample
 from reviews.samplegen.cases import FUZZY_PEOPLE
@@ -122,7 +122,7 @@ def test_generate_truth_names_only_records_in_the_batch(sample) -> None:
 
 
 def test_fuzzy_people_are_clearly_above_the_person_ratio() -> None:
-    threshold = settings.REVIEW_RULES.person_name_fuzzy_ratio
+    threshold = Rules().person_name_fuzzy_ratio
     for (first, last), (first2, last2) in FUZZY_PEOPLE:
         one = normalize.sorted_words(normalize.person_name(first, last))
         other = normalize.sorted_words(normalize.person_name(first2, last2))
@@ -181,9 +181,7 @@ def _review(batch: dict) -> list:
         [UploadedFile("generated.json", data)], as_of=None, received_at=datetime.now(UTC)
     )
     return [
-        finding
-        for name in SPECIALISTS
-        for finding in SPECIALISTS[name].detect(parsed, settings.REVIEW_RULES)
+        finding for name in SPECIALISTS for finding in SPECIALISTS[name].detect(parsed, Rules())
     ]
 
 
