@@ -97,22 +97,21 @@ def pack_exact(
     findings: Iterable[RawFinding], dismissed: Iterable[RawFinding] = ()
 ) -> tuple[bytes, bool]:
     """pack, and whether unpacking the blob gives the findings back as they are: False
-    when text had to be made storable (reviews.engine.storable: a lone surrogate or NUL,
-    from a model's reply or a batch that bypassed the ingest)."""
+    when text had to be made storable (reviews.engine.storable: a lone surrogate, from
+    a model's reply or a batch that bypassed the ingest)."""
     with no_cyclic_gc():
         document = {
             "fields": PACKED_FIELDS,
             "rows": _rows(findings),
             "dismissed": _rows(dismissed),
         }
+        # The blob is bytes, so a NUL is kept (as JSON's escape; the findings writer makes
+        # it storable text); a lone surrogate cannot be UTF-8 at all. Scanning 60 MB of
+        # blob for NULs would cost 85 ms of a findings-heavy run's 1.1 s pack.
         try:
-            blob = orjson.dumps(document)
+            return orjson.dumps(document), True
         except orjson.JSONEncodeError:  # a lone surrogate: not UTF-8
             return orjson.dumps(storable_tree(document)[0]), False
-        if b"\\u0000" not in blob:  # the common case: nothing to make storable
-            return blob, True
-        safe, changed = storable_tree(document)
-        return (orjson.dumps(safe), False) if changed else (blob, True)
 
 
 def unpack(blob: bytes | memoryview | None, *, dismissed: bool = False) -> list[RawFinding]:
