@@ -322,6 +322,10 @@ try:
 except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 
+# Tuning a dataset's policy (docs/history.md): proposals are replayed over this many of
+# the dataset's newest stored syncs.
+TUNE_REPLAY_SYNCS = envint("TUNE_REPLAY_SYNCS", 12)
+
 # --- the model pass (reviews/llm/) -------------------------------------------------
 
 # An OpenAI-compatible gateway (OpenRouter, LiteLLM, vLLM, Ollama, ...). Empty: the

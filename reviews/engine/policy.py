@@ -19,7 +19,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS
 
-VERDICT_SCOPES = ("", "all", "changes")  # "": the dataset's own setting
+VERDICT_SCOPES = ("", "new", "all")  # "": the dataset's own setting (models.Dataset)
 
 
 class PolicyError(ValueError):

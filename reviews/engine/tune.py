@@ -23,7 +23,7 @@ from typing import Any
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.history import fingerprint_of
-from reviews.engine.policy import Policy, apply, critical_kinds, critical_rules, rules_for
+from reviews.engine.policy import EMPTY, Policy, apply, critical_kinds, critical_rules, rules_for
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import REGISTRY, SPECIALISTS, freshness
 
@@ -129,7 +129,7 @@ def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
 
 
 def propose(
-    syncs: Sequence[Sequence[Seen]], dismissed: Iterable[str], current: Policy = Policy()
+    syncs: Sequence[Sequence[Seen]], dismissed: Iterable[str], current: Policy = EMPTY
 ) -> list[Proposal]:
     """Proposals for the kinds the team keeps dismissing. `syncs`: each stored sync's
     findings (oldest first); `dismissed`: the fingerprints the team dismissed."""
@@ -188,7 +188,9 @@ def _threshold(
         f"({measure.rule}); of the {len(kept)} kept, "
         + (f"the smallest measures {kept_values[0]}" if kept_values else "none is measured")
     )
-    return Proposal(kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept))
+    return Proposal(
+        kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept)
+    )
 
 
 def _quieter(kind: str, gone: list[Seen], kept: list[Seen], current: Policy) -> Proposal | None:
@@ -351,4 +353,12 @@ def record_fields(batch: Batch) -> dict[str, dict[str, str]]:
     return found
 
 
-
+def new_by_sync(
+    observed: Sequence[Sequence[Seen]],
+) -> list[list[tuple[str, tuple[str, ...]]]]:
+    """Per sync, the findings not in the sync before it, as (kind, record ids)."""
+    found, before = [], set()
+    for sync in observed:
+        found.append([(s.kind, s.record_ids) for s in sync if s.fingerprint not in before])
+        before = {s.fingerprint for s in sync}
+    return found

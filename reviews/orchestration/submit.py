@@ -24,7 +24,7 @@ from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.engine.storable import storable
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
-from reviews.orchestration import baselines, serving
+from reviews.orchestration import baselines, policies, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.tasks import send_start
@@ -139,8 +139,11 @@ def serve(
     failback with a last good run) or a queued run (fresh, or failback reviewed by the
     detectors alone). Raises ServeRefused when the request is refused."""
     baseline = baselines.choose_baseline(batch)
-    fingerprint = baselines.serving_key(serving.config_fingerprint(), batch, baseline)
-    risk = classify_risk(parsed, settings.REVIEW_RULES)
+    policy_version, _ = policies.current(batch.dataset)
+    fingerprint = baselines.serving_key(
+        serving.config_fingerprint(), batch, baseline, policy_version
+    )
+    risk = classify_risk(parsed, policies.rules_of(policy_version))
     decision = serving.decide_serve(
         batch.content_key,
         fingerprint,
@@ -154,6 +157,9 @@ def serve(
     if decision.reuse_run_id is not None:
         run = reuse_run(batch, decision, created_by=created_by)
         if run is not None:
+            if policy_version is not None:
+                ReviewRun.objects.filter(pk=run.pk).update(policy_version=policy_version)
+                run.policy_version = policy_version
             return run
         # The reused run was deleted since the decision: review the batch instead (a
         # failback one by the detectors alone). The runner's own budget reservations
@@ -170,6 +176,7 @@ def serve(
         fingerprint=fingerprint,
         baseline=baseline,
         reserved_tokens=decision.reserved_tokens if mode == ReviewRun.Mode.FRESH else 0,
+        policy_version=policy_version,
     )
 
 
@@ -334,6 +341,7 @@ def create_run(
     fingerprint: str = "",
     baseline: ReviewRun | None = None,
     reserved_tokens: int = 0,
+    policy_version=None,
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
@@ -345,6 +353,7 @@ def create_run(
             config_fingerprint=fingerprint,
             baseline_run=baseline,
             reserved_tokens=reserved_tokens,
+            policy_version=policy_version,
             tier=tier,
             as_of=parsed.as_of,
             created_by=created_by,
