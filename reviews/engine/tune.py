@@ -32,6 +32,8 @@ MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a p
 MIN_DISMISSAL_RATE = Decimal("0.5")  # ... and this share of its findings dismissed
 ROOT_CAUSE_MIN_SYNCS = 2  # a kind new in at least this many syncs keeps coming back
 ROOT_CAUSE_MIN_SHARE = Decimal("0.5")  # a group holding more than this share is named
+ROOT_CAUSE_MIN_LIFT = Decimal("1.5")  # ... if its share of the findings is at least this
+# many times its share of all records with the field (a value every record has is no cause)
 ROOT_CAUSE_FIELDS = ("record_source", "owner", "pipeline")
 
 
@@ -289,8 +291,14 @@ def root_causes(
     fields: Sequence[str] = ROOT_CAUSE_FIELDS,
 ) -> list[dict[str, Any]]:
     """`new_by_sync`: per sync, its new findings as (kind, record ids); `records`: record
-    id -> {field: value}. For each kind new in at least ROOT_CAUSE_MIN_SYNCS syncs, the
-    field value holding more than ROOT_CAUSE_MIN_SHARE of its findings, largest first."""
+    id -> {field: value}, every record of the syncs. For each kind new in at least
+    ROOT_CAUSE_MIN_SYNCS syncs, the field value holding more than ROOT_CAUSE_MIN_SHARE of
+    its findings and ROOT_CAUSE_MIN_LIFT times its share of the records, largest first."""
+    population: dict[str, Counter[str]] = {name: Counter() for name in fields}
+    for values in records.values():
+        for name in fields:
+            if values.get(name):
+                population[name][values[name]] += 1
     syncs_of: Counter[str] = Counter()
     by_kind: dict[str, list[Sequence[str]]] = {}
     for sync in new_by_sync:
@@ -312,7 +320,8 @@ def root_causes(
                 continue
             value, count = counts.most_common(1)[0]
             share = Decimal(count) / len(found)
-            if share > ROOT_CAUSE_MIN_SHARE:
+            base = Decimal(population[name][value]) / max(sum(population[name].values()), 1)
+            if share > ROOT_CAUSE_MIN_SHARE and share >= ROOT_CAUSE_MIN_LIFT * base:
                 causes.append(
                     {
                         "kind": kind,

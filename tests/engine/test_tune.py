@@ -124,6 +124,10 @@ def test_a_planted_source_of_duplicates_is_named_first():
         sync.append(("deal_missing_amount", (f"d{week}",)))
         records[f"d{week}"] = {"pipeline": "default", "owner": f"owner{week}"}
         syncs.append(sync)
+    for n in range(400):  # the CRM's other contacts: ZoomInfo is a small source overall
+        source = "INTEGRATION / ZoomInfo" if n % 10 == 0 else ("FORM" if n % 2 else "IMPORT")
+        records[f"other{n}"] = {"record_source": source, "owner": f"owner{n % 3}"}
+    records |= {f"deal{n}": {"pipeline": "default"} for n in range(100)}
     causes = root_causes(syncs, records)
     first = causes[0]
     assert (first["kind"], first["field"], first["value"]) == (
@@ -135,3 +139,5 @@ def test_a_planted_source_of_duplicates_is_named_first():
     assert "32 of 40 contact_same_email findings in the last 8 syncs" in first["text"]
     assert first["advice"]
     assert not any(c["field"] == "owner" for c in causes)  # spread over owners: not named
+    # every deal is in the one pipeline: no cause, however many findings it holds
+    assert not any(c["field"] == "pipeline" for c in causes)
