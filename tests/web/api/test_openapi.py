@@ -30,6 +30,9 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
+    ("GET", "/api/v1/datasets/{name}/tuning"),
+    ("POST", "/api/v1/datasets/{name}/policy/apply"),
+    ("POST", "/api/v1/datasets/{name}/policy/restore"),
 }
 # Examples per operation: with 7 operations, a few hundred requests in all.
 EXAMPLES = 50
