@@ -13,6 +13,7 @@ from reviews.engine import policy as engine_policy
 from reviews.engine import tune
 from reviews.engine.policy import Policy, PolicyError
 from reviews.engine.rules import Rules
+from reviews.engine.storable import is_storable
 from reviews.models import Batch, Dataset, DismissedProposal, PolicyVersion
 from reviews.orchestration.dismissals import active_dismissals
 from reviews.orchestration.parsed import parse_stored
@@ -56,6 +57,8 @@ def save(
         raise PolicyError("a reason is required to change a dataset's policy")
     if len(reason) > REASON_MAX:
         raise PolicyError(f"the reason is {len(reason):,} characters; at most {REASON_MAX:,}")
+    if not is_storable(reason) or not is_storable(policy.break_glass):
+        raise PolicyError("the reason holds a NUL byte or a lone surrogate")
     engine_policy.check(policy)
     if engine_policy.quieter_criticals(policy) and not getattr(user, "is_staff", False):
         previous = current(dataset)[1]

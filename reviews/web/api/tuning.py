@@ -87,7 +87,14 @@ def get_tuning(request: HttpRequest, name: str):
 @router.post(
     "/datasets/{name}/policy/apply",
     auth=UPLOAD,
-    response={201: VersionOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
+    response={
+        201: VersionOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        422: Problem,
+    },
     url_name="dataset_policy_apply",
 )
 def apply(request: HttpRequest, name: str, payload: ApplyIn):
@@ -107,7 +114,14 @@ def apply(request: HttpRequest, name: str, payload: ApplyIn):
 @router.post(
     "/datasets/{name}/policy/restore",
     auth=UPLOAD,
-    response={201: VersionOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
+    response={
+        201: VersionOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        422: Problem,
+    },
     url_name="dataset_policy_restore",
 )
 def restore(request: HttpRequest, name: str, payload: RestoreIn):
