@@ -15,6 +15,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from reviews.engine import survivor as _survivor
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -314,11 +316,21 @@ REVIEW_RULES = {
     "AMOUNT_TYPO_FACTOR": envint("RULE_AMOUNT_TYPO_FACTOR", 100),
     # freshness
     "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
+    # which duplicate survives a merge (dedup's suggested fix, the fix plan): criteria in
+    # order, from won, associations, oldest, lowest_id (reviews/engine/survivor.py)
+    "MERGE_SURVIVOR_ORDER": env("RULE_MERGE_SURVIVOR_ORDER", "won,associations,oldest,lowest_id"),
     # risk tiering
     "TIER_TRIVIAL_MAX_SCORE": envint("TIER_TRIVIAL_MAX_SCORE", 8),
     "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
     "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
 }
+
+try:
+    _survivor.parse_order(REVIEW_RULES["MERGE_SURVIVOR_ORDER"])
+except ValueError as _error:
+    raise ImproperlyConfigured(f"RULE_MERGE_SURVIVOR_ORDER: {_error}") from None
+# Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
+HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 
