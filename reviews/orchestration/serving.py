@@ -45,7 +45,7 @@ ERROR = "error"  # not a ReviewRun.Mode: no run is created
 
 # Bump when detector or coordinator code changes what a review finds, so runs made by
 # the old code stop being served from the cache.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2  # 2: dedup keeps the survivor of reviews.engine.survivor
 # Settings that change what a review finds (not keys or timeouts). Absent ones are
 # skipped: their code defaults are covered by FINGERPRINT_VERSION.
 CONFIG_SETTINGS: tuple[str, ...] = (
