@@ -15,9 +15,11 @@ from typing import Any
 from reviews.engine import survivor
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import Severity
-from reviews.engine.fixtasks import Task, records_by_type, task_of
+from reviews.engine.fixtasks import PlanFinding, Task, records_by_type, task_of
 from reviews.engine.hubspot_names import APP_URL, MERGE_FIELDS, property_name
 from reviews.engine.specialists.dedup import MERGE_KINDS
+
+__all__ = ["FixPlan", "Merge", "PlanFinding", "Task", "build", "plan_json"]
 
 Record = Company | Contact | Deal
 _SEVERITY_RANK = {s.value: s.rank for s in Severity}
@@ -31,22 +33,6 @@ _NOT_COMPARED = {
     "companyName",
     "enrichedAt",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class PlanFinding:
-    """What the plan reads of a finding (a Finding row or a RawFinding)."""
-
-    category: str
-    kind: str
-    severity: str
-    title: str
-    record_ids: Sequence[str]
-    fingerprint: str = ""
-    amount: Decimal | None = None
-    currency: str = ""
-    suggested_fix: str = ""
-    detail: str = ""
 
 
 @dataclass(slots=True)

@@ -5,9 +5,10 @@ the record's owner (else its company's owner), and a link to the record."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.hubspot_names import (
@@ -17,9 +18,6 @@ from reviews.engine.hubspot_names import (
     property_name,
     record_url,
 )
-
-if TYPE_CHECKING:
-    from reviews.engine.fixplan import PlanFinding
 
 Record = Company | Contact | Deal
 OBJECT_TYPES = ("deals", "contacts", "companies")  # the order an ambiguous id is looked up
@@ -46,6 +44,22 @@ TASKS: dict[str, tuple[str | None, str | None]] = {
 # Where an export keeps a record's owner until the batch has an `owner` field of its own.
 OWNER_KEYS = ("owner", "hubspot_owner_id", "Deal owner", "Contact owner", "Company owner")
 _PATH = re.compile(r"\b(companies|contacts|deals)\[\d+\]\.(\w+)")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFinding:
+    """What the plan reads of a finding (a Finding row or a RawFinding)."""
+
+    category: str
+    kind: str
+    severity: str
+    title: str
+    record_ids: Sequence[str]
+    fingerprint: str = ""
+    amount: Decimal | None = None
+    currency: str = ""
+    suggested_fix: str = ""
+    detail: str = ""
 
 
 @dataclass(slots=True)
