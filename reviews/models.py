@@ -384,3 +384,9 @@ class Dismissal(models.Model):
     @property
     def is_active(self) -> bool:
         return self.undone_at is None
+
+
+# Its own module (reviews/applied_merges.py), registered with the app through here.
+from reviews.applied_merges import AppliedMerge  # noqa: E402
+
+__all__ = ["AppliedMerge"]

@@ -1,0 +1,225 @@
+"""Applying a run's merge plan through HubSpot (docs/fix-plan.md#applying-merges), when
+a staff member asks: never by a model, never on a schedule.
+
+A merge of the plan (a survivor and the records merged into it) is sent as one HubSpot
+merge per merged record: `POST /crm/v3/objects/{type}/merge` with `{"primaryObjectId",
+"objectIdToMerge"}`. Each is recorded as an AppliedMerge row before it is sent, claimed
+with a conditional UPDATE (pending -> applying), and answered (merged / failed /
+unknown). A record already merged, or whose merge is on its way or went unanswered, is
+never sent again: HubSpot's merges cannot be undone, so a retried request (after a
+timeout, a double click, two workers) must not merge twice.
+
+`client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
+that raises MergeRefused (HubSpot answered no) or MergeUnanswered (no answer: timeout,
+connection lost, 5xx). HttpMergeClient is a minimal one over httpx; the HubSpot
+connector's client (paging, rate limits, retries) takes its place when it exists."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from reviews.engine.fixplan import Merge
+from reviews.models import AppliedMerge, ReviewRun
+from reviews.orchestration.fixplan import plan_for_run
+
+logger = logging.getLogger(__name__)
+Status = AppliedMerge.Status
+
+
+class MergeRefused(Exception):
+    """HubSpot answered and did not merge (a 4xx): safe to ask again after a fix."""
+
+    def __init__(self, status: int, answer: Any) -> None:
+        super().__init__(f"HubSpot refused the merge ({status})")
+        self.status, self.answer = status, answer
+
+
+class MergeUnanswered(Exception):
+    """No answer, or a 5xx: HubSpot may or may not have merged."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class MergeClient(Protocol):
+    def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict: ...
+
+
+class MergeNotAllowed(Exception):
+    """The request cannot be made (not staff, no dataset, no plan), and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One HubSpot merge: what the dry run shows and what applying it did."""
+
+    object_type: str
+    primary_id: str
+    merged_id: str
+    fingerprint: str
+    reason: str
+    outcome: str  # dry run: "would merge" or the row's status; applied: the new status
+    detail: str = ""
+
+
+def steps_of(merges: Iterable[Merge]) -> list[tuple[Merge, str]]:
+    """Each merge of the plan as HubSpot merges: one per record merged into the survivor."""
+    return [(merge, merged_id) for merge in merges for merged_id in merge.merge]
+
+
+def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) -> list[Step]:
+    """What apply_merges would send, with what is already recorded; writes nothing."""
+    dataset = _checked(run, user)
+    recorded = _recorded(dataset)
+    return [
+        Step(
+            merge.object,
+            merge.primary,
+            merged_id,
+            merge.fingerprint,
+            merge.reason,
+            recorded.get((merge.object, merged_id), "would merge"),
+        )
+        for merge, merged_id in steps_of(_selected(run, fingerprints))
+    ]
+
+
+def apply_merges(
+    run: ReviewRun, fingerprints: Iterable[str] | None, *, user, client: MergeClient
+) -> list[Step]:
+    """Send the selected merges of the run's plan (all of them when `fingerprints` is
+    None) to HubSpot, each at most once, and record every answer."""
+    dataset = _checked(run, user)
+    done = []
+    for merge, merged_id in steps_of(_selected(run, fingerprints)):
+        row = _record(dataset, run, merge, merged_id, user)
+        if row.status != Status.PENDING or not _claim(row):
+            done.append(_step(merge, merged_id, row.status, "already recorded: not sent again"))
+            continue
+        # The request goes out after the claim is committed and outside any transaction:
+        # a slow HubSpot must not hold a database lock, and the claim must stand even if
+        # this process dies while waiting.
+        done.append(_send(row, merge, merged_id, client))
+    return done
+
+
+def _checked(run: ReviewRun, user):
+    if user is None or not user.is_authenticated or not user.is_staff:
+        raise MergeNotAllowed("merges are applied by a staff member")
+    dataset = run.batch.dataset
+    if dataset is None:
+        raise MergeNotAllowed(f"run {run.pk} belongs to no dataset: no CRM to merge in")
+    return dataset
+
+
+def _selected(run: ReviewRun, fingerprints: Iterable[str] | None) -> list[Merge]:
+    merges = plan_for_run(run).merges
+    if fingerprints is None:
+        return merges
+    wanted = set(fingerprints)
+    unknown = wanted - {m.fingerprint for m in merges}
+    if unknown:
+        raise MergeNotAllowed(f"not merges of run {run.pk}'s plan: {', '.join(sorted(unknown))}")
+    return [m for m in merges if m.fingerprint in wanted]
+
+
+def _recorded(dataset) -> dict[tuple[str, str], str]:
+    rows = AppliedMerge.objects.filter(dataset=dataset).exclude(status=Status.FAILED)
+    return {(r.object_type, r.merged_id): r.status for r in rows}
+
+
+def _record(dataset, run: ReviewRun, merge: Merge, merged_id: str, user) -> AppliedMerge:
+    """The row that holds this record's merge: a new pending one, or the standing one."""
+    try:
+        with transaction.atomic():
+            return AppliedMerge.objects.create(
+                dataset=dataset,
+                run=run,
+                object_type=merge.object,
+                primary_id=merge.primary,
+                merged_id=merged_id,
+                fingerprint=merge.fingerprint,
+                reason=merge.reason,
+                requested_by=user,
+            )
+    except IntegrityError:  # merged, on its way or unanswered already (the constraint)
+        return (
+            AppliedMerge.objects.filter(
+                dataset=dataset, object_type=merge.object, merged_id=merged_id
+            )
+            .exclude(status=Status.FAILED)
+            .get()
+        )
+
+
+def _claim(row: AppliedMerge) -> bool:
+    """pending -> applying, for exactly one caller."""
+    claimed = AppliedMerge.objects.filter(pk=row.pk, status=Status.PENDING).update(
+        status=Status.APPLYING, claimed_at=timezone.now()
+    )
+    return claimed == 1
+
+
+def _send(row: AppliedMerge, merge: Merge, merged_id: str, client: MergeClient) -> Step:
+    answer: dict[str, Any] = {}
+    try:
+        response = client.merge(merge.object, merge.primary, merged_id)
+        answer = {"status": Status.MERGED, "http_status": 200, "response": response}
+    except MergeRefused as error:
+        answer = {"status": Status.FAILED, "http_status": error.status, "response": error.answer,
+                  "error": str(error)}  # fmt: skip
+    except MergeUnanswered as error:
+        answer = {"status": Status.UNKNOWN, "http_status": error.status, "error": str(error)}
+    logger.info("merge %s %s into %s: %s", merge.object, merged_id, merge.primary, answer["status"])
+    AppliedMerge.objects.filter(pk=row.pk, status=Status.APPLYING).update(
+        answered_at=timezone.now(), **answer
+    )
+    return _step(merge, merged_id, answer["status"], answer.get("error", ""))
+
+
+def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
+    return Step(
+        merge.object, merge.primary, merged_id, merge.fingerprint, merge.reason, outcome, detail
+    )
+
+
+class HttpMergeClient:
+    """HubSpot's merge endpoint over httpx: a bearer token (never logged), a timeout."""
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = 30.0) -> None:
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+        )
+
+    def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
+        body = {"primaryObjectId": primary_id, "objectIdToMerge": object_id_to_merge}
+        try:
+            response = self._http.post(f"/crm/v3/objects/{object_type}/merge", json=body)
+        except httpx.HTTPError as error:  # timeouts, lost connections: no answer
+            raise MergeUnanswered(f"no answer from HubSpot: {type(error).__name__}") from None
+        answer = _json(response)
+        if response.status_code >= 500:
+            raise MergeUnanswered(f"HubSpot answered {response.status_code}", response.status_code)
+        if response.status_code >= 400:
+            raise MergeRefused(response.status_code, answer)
+        return answer
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return {"text": response.text[:2000]}
