@@ -331,6 +331,11 @@ except ValueError as _error:
     raise ImproperlyConfigured(f"RULE_MERGE_SURVIVOR_ORDER: {_error}") from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
+# Applying a fix plan's merges (reviews/orchestration/merges.py), until a dataset's own
+# HubSpot connection holds them: the API and a private app's token (never logged).
+HUBSPOT_API_URL = env("HUBSPOT_API_URL", "https://api.hubapi.com").rstrip("/")
+HUBSPOT_ACCESS_TOKEN = env("HUBSPOT_ACCESS_TOKEN")
+HUBSPOT_TIMEOUT_SECONDS = envint("HUBSPOT_TIMEOUT_SECONDS", 30)
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 

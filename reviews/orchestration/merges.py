@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -216,6 +217,17 @@ class HttpMergeClient:
 
     def close(self) -> None:
         self._http.close()
+
+
+def configured_client() -> HttpMergeClient | None:
+    """The client of this deployment's HubSpot settings, or None without a token."""
+    if not settings.HUBSPOT_ACCESS_TOKEN:
+        return None
+    return HttpMergeClient(
+        settings.HUBSPOT_API_URL,
+        settings.HUBSPOT_ACCESS_TOKEN,
+        timeout=settings.HUBSPOT_TIMEOUT_SECONDS,
+    )
 
 
 def _json(response: httpx.Response) -> Any:

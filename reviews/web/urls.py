@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import fixplan_export, history_views, tokens, uploads, views
+from reviews.web import fixplan_export, history_views, merge_views, tokens, uploads, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -19,6 +19,7 @@ urlpatterns = [
         {"kind": "merges"},
         name="merges_csv",
     ),
+    path("runs/<int:run_id>/merges/apply/", merge_views.apply_run_merges, name="apply_merges"),
     path(
         "runs/<int:run_id>/tasks.csv",
         fixplan_export.fix_plan_csv,
