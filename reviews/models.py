@@ -387,6 +387,4 @@ class Dismissal(models.Model):
 
 
 # Its own module (reviews/applied_merges.py), registered with the app through here.
-from reviews.applied_merges import AppliedMerge  # noqa: E402
-
-__all__ = ["AppliedMerge"]
+from reviews.applied_merges import AppliedMerge  # noqa: E402, F401

@@ -248,3 +248,33 @@ def test_plan_json_has_the_documented_keys():
     assert {"object", "record_id", "owner", "property", "problem", "amount", "currency",
             "url"} <= set(document["tasks"][0])  # fmt: skip
     assert BATCH["id"]  # the realistic batch under test
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_on_a_generated_crm_every_finding_is_planned_once_and_no_record_merged_twice(seed):
+    from reviews.samplegen import generate
+
+    data, truth = generate(3000, seed)
+    batch = parsed([("generated.json", json.dumps(data).encode())], as_of=None)
+    found = findings(batch)
+    plan = fixplan.build(batch, found)
+    duplicates = [f for f in found if f.kind in MERGE_KINDS and f.category == "dedup"]
+    assert len(plan.merges) == len(duplicates)
+    assert len(plan.tasks) == len(found) - len(duplicates)
+    merged = [(m.object, i) for m in plan.merges for i in m.merge]
+    assert len(merged) == len(set(merged))
+    for merge in plan.merges:
+        assert merge.primary not in merge.merge and merge.reason
+    planted = [p for p in truth["planted"] if p["kind"] in MERGE_KINDS]
+    for item in planted:  # every planted duplicate group ends in one survivor
+        roots = {_final(plan, MERGE_KINDS[item["kind"]], i) for i in item["record_ids"]}
+        assert len(roots) == 1, item
+    amounts = [t.amount or 0 for t in plan.tasks]
+    assert amounts == sorted(amounts, reverse=True)
+
+
+def _final(plan: fixplan.FixPlan, object_type: str, record_id: str) -> str:
+    into = {(m.object, i): m.primary for m in plan.merges for i in m.merge}
+    while (object_type, record_id) in into:
+        record_id = into[object_type, record_id]
+    return record_id
