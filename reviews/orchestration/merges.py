@@ -69,6 +69,20 @@ class Step:
     reason: str
     outcome: str  # dry run: "would merge" or the row's status; applied: the new status
     detail: str = ""
+    effects: str = ""  # what the merge moves to the survivor and what it loses
+
+
+def effects_of(merge: Merge, merged_id: str) -> str:
+    """'moves contacts ct_2; loses name "Acme Inc" (keeps "Acme")' for one merged record."""
+    parts = []
+    for move in merge.moves:
+        if move["from"] == merged_id:
+            moved = ", ".join(f"{k} {' '.join(v)}" for k, v in move.items() if k != "from")
+            parts.append(f"moves {moved}")
+    for loss in merge.loses:
+        if loss["record_id"] == merged_id:
+            parts.append(f'loses {loss["property"]} "{loss["value"]}" (keeps "{loss["kept"]}")')
+    return "; ".join(parts) or "nothing moves or is lost"
 
 
 def steps_of(merges: Iterable[Merge]) -> list[tuple[Merge, str]]:
@@ -88,6 +102,7 @@ def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) 
             merge.fingerprint,
             merge.reason,
             recorded.get((merge.object, merged_id), "would merge"),
+            effects=effects_of(merge, merged_id),
         )
         for merge, merged_id in steps_of(_selected(run, fingerprints))
     ]
@@ -188,7 +203,14 @@ def _send(row: AppliedMerge, merge: Merge, merged_id: str, client: MergeClient) 
 
 def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
     return Step(
-        merge.object, merge.primary, merged_id, merge.fingerprint, merge.reason, outcome, detail
+        merge.object,
+        merge.primary,
+        merged_id,
+        merge.fingerprint,
+        merge.reason,
+        outcome,
+        detail,
+        effects_of(merge, merged_id),
     )
 
 

@@ -57,6 +57,9 @@ def test_the_dry_run_shows_each_merge_and_sends_nothing(run, staff):
         assert pairs(steps) == PAIRS
         assert {s.outcome for s in steps} == {"would merge"}
         assert all(s.reason for s in steps)
+        effects = {s.merged_id: s.effects for s in steps}
+        assert 'loses name "Vertex Robotics GmbH" (keeps "Vertex Robotics")' in effects["9002"]
+        assert effects["5002"].startswith("loses dealname")
         assert hubspot.requests == []
     assert AppliedMerge.objects.count() == 0
 
