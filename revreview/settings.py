@@ -336,6 +336,9 @@ HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
 HUBSPOT_API_URL = env("HUBSPOT_API_URL", "https://api.hubapi.com").rstrip("/")
 HUBSPOT_ACCESS_TOKEN = env("HUBSPOT_ACCESS_TOKEN")
 HUBSPOT_TIMEOUT_SECONDS = envint("HUBSPOT_TIMEOUT_SECONDS", 30)
+# Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
+# fewer on some plans); merges are few, so they go well under it.
+HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 

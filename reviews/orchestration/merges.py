@@ -17,6 +17,7 @@ connector's client (paging, rate limits, retries) takes its place when it exists
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -109,17 +110,29 @@ def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) 
 
 
 def apply_merges(
-    run: ReviewRun, fingerprints: Iterable[str] | None, *, user, client: MergeClient
+    run: ReviewRun,
+    fingerprints: Iterable[str] | None,
+    *,
+    user,
+    client: MergeClient,
+    interval: float | None = None,
 ) -> list[Step]:
     """Send the selected merges of the run's plan (all of them when `fingerprints` is
-    None) to HubSpot, each at most once, and record every answer."""
+    None) to HubSpot, each at most once, and record every answer. Requests are at least
+    `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
+    rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
     dataset = _checked(run, user)
+    interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
     done = []
+    last_sent = None
     for merge, merged_id in steps_of(_selected(run, fingerprints)):
         row = _record(dataset, run, merge, merged_id, user)
         if row.status != Status.PENDING or not _claim(row):
             done.append(_step(merge, merged_id, row.status, "already recorded: not sent again"))
             continue
+        if last_sent is not None:
+            time.sleep(max(0.0, last_sent + interval - time.monotonic()))
+        last_sent = time.monotonic()
         # The request goes out after the claim is committed and outside any transaction:
         # a slow HubSpot must not hold a database lock, and the claim must stand even if
         # this process dies while waiting.

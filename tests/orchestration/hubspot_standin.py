@@ -23,6 +23,7 @@ class HubSpotStandIn:
         self.slow_first_s = slow_first_s
         self.requests: list[tuple[str, dict]] = []  # (object type, body) of every request
         self.merged: list[tuple[str, str, str]] = []  # (object type, primary, merged)
+        self.arrived: list[float] = []  # time.monotonic() of every request
         self._lock = threading.Lock()
         stand_in = self
 
@@ -66,6 +67,7 @@ class HubSpotStandIn:
             return 404, {"status": "error", "message": f"no route {path}"}, 0
         kind = match.group(1)
         with self._lock:
+            self.arrived.append(time.monotonic())
             self.requests.append((kind, body))
             first = len(self.requests) == 1
             primary, merged = str(body.get("primaryObjectId")), str(body.get("objectIdToMerge"))

@@ -147,3 +147,11 @@ def test_the_next_pull_resolves_the_merged_duplicates(run, staff):
     assert after.baseline_run_id == run.pk
     assert merge_fingerprints <= {entry["fingerprint"] for entry in after.resolved}
     assert not after.findings.filter(fingerprint__in=merge_fingerprints).exists()
+
+
+def test_merges_are_paced(run, staff):
+    with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
+        client = HttpMergeClient(hubspot.url, TOKEN)
+        apply_merges(run, None, user=staff, client=client, interval=0.3)
+    gaps = [b - a for a, b in zip(hubspot.arrived, hubspot.arrived[1:], strict=False)]
+    assert len(gaps) == 2 and min(gaps) >= 0.29
