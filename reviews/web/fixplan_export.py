@@ -124,6 +124,13 @@ def plan_document(plan: FixPlan, kind: str | None = None) -> dict:
     return {kind: document[kind]} if kind else document
 
 
+def for_owner(plan: FixPlan, owner: str | None) -> FixPlan:
+    """The plan with only `owner`'s tasks (None: every task; "" : the unowned ones)."""
+    if owner is None:
+        return plan
+    return FixPlan(merges=plan.merges, tasks=[t for t in plan.tasks if (t.owner or "") == owner])
+
+
 # --- the run page's downloads -------------------------------------------------------------
 
 
@@ -132,7 +139,7 @@ def plan_document(plan: FixPlan, kind: str | None = None) -> dict:
 def fix_plan_json(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run(run_id)
     try:
-        plan = plan_for_run(run)
+        plan = for_owner(plan_for_run(run), request.GET.get("owner"))
     except PlanUnavailable as error:
         return JsonResponse({"detail": str(error)}, status=409)
     response = JsonResponse(plan_document(plan), json_dumps_params={"ensure_ascii": False})
@@ -145,7 +152,7 @@ def fix_plan_json(request: HttpRequest, run_id: int) -> HttpResponse:
 def fix_plan_csv(request: HttpRequest, run_id: int, kind: str) -> HttpResponse:
     run = _get_run(run_id)
     try:
-        plan = plan_for_run(run)
+        plan = for_owner(plan_for_run(run), request.GET.get("owner"))
     except PlanUnavailable as error:
         return HttpResponse(str(error), status=409, content_type="text/plain; charset=utf-8")
     return csv_response(plan, kind, run.pk)

@@ -198,3 +198,40 @@ def test_api_fix_plan_json_and_csv(live_server, django_user_model, redis_url):
         assert http.get(url, params={"format": "csv"}).status_code == 422
         assert http.get(f"{live_server.url}/api/v1/runs/999999/fix-plan").status_code == 404
         assert httpx.get(url).status_code == 401
+
+
+def test_a_to_do_list_per_owner(member_client, postgres):
+    batch = {
+        "exportedAt": "2026-08-01T09:00:00Z",
+        "companies": [{"id": "101", "name": "Acme", "domain": "acme.example", "owner": "maya"},
+                      {"id": "102", "name": "Beta", "domain": "beta.example"}],
+        "contacts": [],
+        "deals": [
+            {"id": "201", "name": "A", "amount": 9000, "stage": "closedwon", "companyId": "101"},
+            {"id": "202", "name": "B", "amount": 5000, "stage": "closedwon", "companyId": "101",
+             "hubspot_owner_id": "owen"},
+            {"id": "203", "name": "C", "amount": 7000, "stage": "closedwon", "companyId": "102"},
+        ],
+    }  # fmt: skip
+    run = reviewed([json_upload(batch)])
+    everyone = json.loads(cli("--run", str(run.pk), "--kind", "tasks"))["tasks"]
+    assert [(t["record_id"], t["owner"], t["amount"]) for t in everyone] == [
+        ("201", "maya", 9000),  # the deal's company's owner
+        ("203", None, 7000),
+        ("202", "owen", 5000),  # the deal's own
+    ]
+    mayas = json.loads(cli("--run", str(run.pk), "--kind", "tasks", "--owner", "maya"))
+    assert [t["record_id"] for t in mayas["tasks"]] == ["201"]
+    unowned = member_client.get(reverse("reviews:tasks_csv", args=[run.pk]), {"owner": ""})
+    assert [t["Record ID"] for t in rows(unowned.content.decode())] == ["203"]
+
+
+def test_the_portal_id_is_edited_in_the_admin(admin_client, postgres):
+    dataset = Dataset.objects.create(name="acme")
+    url = reverse("admin:reviews_dataset_change", args=[dataset.pk])
+    assert 'name="hubspot_portal_id"' in admin_client.get(url).content.decode()
+    form = {"name": "acme", "verdict_scope": "new", "hubspot_portal_id": "not-a-number"}
+    assert "is a number" in admin_client.post(url, form).content.decode()
+    admin_client.post(url, {**form, "hubspot_portal_id": "4512345"})
+    dataset.refresh_from_db()
+    assert dataset.hubspot_portal_id == "4512345"

@@ -1,4 +1,4 @@
-"""manage.py fix_plan --run ID [--kind merges|tasks] [--format csv|json]: a finished
+"""manage.py fix_plan --run ID [--kind merges|tasks] [--format csv|json] [--owner NAME]: a finished
 run's merge plan and owners' to-do list (docs/fix-plan.md), the same as the run page's
 downloads and GET /api/v1/runs/{id}/fix-plan.
 
@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import ReviewRun
 from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
-from reviews.web.fixplan_export import KINDS, csv_lines, plan_document
+from reviews.web.fixplan_export import KINDS, csv_lines, for_owner, plan_document
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_PLAN = 3
@@ -29,8 +29,11 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, required=True, help="the run's id")
         parser.add_argument("--kind", choices=KINDS, help="only the merges or only the tasks")
         parser.add_argument("--format", choices=("json", "csv"), default="json")
+        parser.add_argument("--owner", help='only this owner\'s tasks ("" for the unowned)')
 
-    def handle(self, *args, run: int, kind: str | None, format: str, **options) -> None:  # noqa: A002
+    def handle(  # noqa: A002 - format is the option's name
+        self, *args, run: int, kind: str | None, format: str, owner: str | None, **options
+    ) -> None:
         found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
         if found is None:
             raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
@@ -39,7 +42,7 @@ class Command(BaseCommand):
                 "--format csv needs --kind merges or --kind tasks", returncode=EXIT_BAD_INPUT
             )
         try:
-            plan = plan_for_run(found)
+            plan = for_owner(plan_for_run(found), owner)
         except PlanUnavailable as error:
             raise CommandError(str(error), returncode=EXIT_NO_PLAN) from None
         if format == "csv":

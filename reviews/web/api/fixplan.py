@@ -11,9 +11,9 @@ from ninja import Path, Query, Router, Status
 from reviews.models import ReviewRun
 from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
 from reviews.web.api.auth import READ
-from reviews.web.api.common import MAX_ID
+from reviews.web.api.common import MAX_ID, clean_text
 from reviews.web.api.schemas import FixPlanOut, Problem
-from reviews.web.fixplan_export import csv_response, plan_document
+from reviews.web.fixplan_export import csv_response, for_owner, plan_document
 
 router = Router(tags=["fix plan"])
 
@@ -47,6 +47,12 @@ def get_fix_plan(
         Literal["json", "csv"],
         Query(description="csv: one row per merge or task, HubSpot's `Record ID` first."),
     ] = "json",
+    owner: Annotated[
+        str | None,
+        Query(
+            description="Only this owner's tasks (empty: the tasks with no owner).", max_length=200
+        ),
+    ] = None,
 ):
     """The run's merge plan (every duplicate finding: the survivor, the records merged
     into it, the reason, what moves and what is lost) and to-do list (every other
@@ -58,7 +64,7 @@ def get_fix_plan(
     if format == "csv" and kind is None:
         return Status(422, {"detail": "format=csv needs kind=merges or kind=tasks"})
     try:
-        plan = plan_for_run(run)
+        plan = for_owner(plan_for_run(run), clean_text(owner, "owner"))
     except PlanUnavailable as error:
         return Status(409, {"detail": str(error)})
     if format == "csv":
