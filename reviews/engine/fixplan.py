@@ -22,6 +22,14 @@ from reviews.engine.specialists.dedup import MERGE_KINDS
 __all__ = ["FixPlan", "Merge", "PlanFinding", "Task", "build", "plan_json"]
 
 Record = Company | Contact | Deal
+# Duplicates a rule finds by likeness, not by an identical key: a person confirms them
+# before merging (HubSpot's merges cannot be undone).
+CHECK_FIRST: dict[str, str] = {
+    "company_same_name": "same name, not the same domain: check they are one company "
+    "(not a subsidiary or a region) before merging",
+    "contact_same_person": "same or near-same name, not the same email: check they are one "
+    "person before merging",
+}
 _SEVERITY_RANK = {s.value: s.rank for s in Severity}
 # Extra fields a merge does not "lose": ids, dates HubSpot sets, association columns.
 _NOT_COMPARED = {
@@ -50,6 +58,7 @@ class Merge:
     loses: list[dict[str, str]] = field(default_factory=list)
     amount: Decimal | None = None
     currency: str = ""
+    check: str = ""  # what to confirm first, for a duplicate found by likeness
 
 
 @dataclass(slots=True)
@@ -132,6 +141,7 @@ def _merge(
         loses=[loss for r in others for loss in _losses(object_type, chosen, r)],
         amount=finding.amount,
         currency=finding.currency,
+        check=CHECK_FIRST.get(finding.kind, ""),
     )
 
 
@@ -239,6 +249,7 @@ def merge_json(merge: Merge) -> dict[str, Any]:
         "loses": merge.loses,
         "amount": _number(merge.amount),
         "currency": merge.currency or None,
+        "check": merge.check or None,
     }
 
 

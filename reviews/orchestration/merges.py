@@ -83,6 +83,8 @@ def effects_of(merge: Merge, merged_id: str) -> str:
     for loss in merge.loses:
         if loss["record_id"] == merged_id:
             parts.append(f'loses {loss["property"]} "{loss["value"]}" (keeps "{loss["kept"]}")')
+    if merge.check:
+        parts.insert(0, merge.check)
     return "; ".join(parts) or "nothing moves or is lost"
 
 

@@ -230,6 +230,8 @@ def test_overlapping_duplicate_findings_never_merge_a_record_twice():
     )
     same_name = by_kind["company_same_name"]
     assert (same_name.primary, same_name.merge) == ("co_3", ["co_2"])
+    assert same_name.check.startswith("same name, not the same domain")
+    assert by_kind["company_same_domain"].check == ""
 
 
 def test_dismissed_findings_left_out_by_the_caller_are_not_planned():

@@ -194,6 +194,7 @@ class MergeOut(Schema):
     loses: list[dict[str, str]]
     amount: int | float | None
     currency: str | None
+    check: str | None  # what to confirm before merging a duplicate found by likeness
 
 
 class TaskOut(Schema):
