@@ -90,6 +90,9 @@ def build(
         task = task_of(batch, finding, portal_id=portal_id, app_url=app_url)
         if task is not None:
             tasks.append(task)
+    for task in tasks:  # a record the plan merges away is fixed on its survivor
+        if (task.object, task.record_id) in merged_into:
+            task.merged_into = _root(merged_into, task.object, task.record_id)
     # Money first; then the most severe; then the run's order (the sort is stable).
     tasks.sort(key=lambda t: (-(t.amount or 0), _SEVERITY_RANK.get(t.severity, 9)))
     return FixPlan(merges=merges, tasks=tasks)
@@ -267,6 +270,7 @@ def task_json(task: Task) -> dict[str, Any]:
         "severity": task.severity,
         "fix": task.fix,
         "fingerprint": task.fingerprint,
+        "merged_into": task.merged_into or None,
     }
 
 

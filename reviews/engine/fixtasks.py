@@ -76,6 +76,7 @@ class Task:
     severity: str
     fix: str
     fingerprint: str
+    merged_into: str = ""  # the plan merges this record away: fix it on this survivor
 
 
 def task_of(

@@ -46,6 +46,7 @@ TASK_COLUMNS = (
     "kind",
     "severity",
     "fix",
+    "merged_into",
     "fingerprint",
 )
 
@@ -108,6 +109,7 @@ def _task_row(task: Task) -> list:
         task.kind,
         task.severity,
         safe_cell(task.fix),
+        safe_cell(task.merged_into),
         task.fingerprint,
     ]
 

@@ -280,3 +280,33 @@ def _final(plan: fixplan.FixPlan, object_type: str, record_id: str) -> str:
     while (object_type, record_id) in into:
         record_id = into[object_type, record_id]
     return record_id
+
+
+def test_a_task_on_a_record_the_plan_merges_away_names_its_survivor():
+    batch = make_batch(
+        companies=[company("co_1")],
+        contacts=[
+            contact("ct_1", email="dana@acme.example", company_id="co_1"),
+            contact("ct_2", email="DANA@acme.example", company_id="co_1", first_name="Dana",
+                    last_name="Kim"),
+        ],
+        deals=[deal("dl_1", company_id="co_1", contact_ids=["ct_1"], stage="contractsent")],
+    )  # fmt: skip
+    found = [*findings(batch), _invalid_email("ct_2")]
+    plan = fixplan.build(batch, found)
+    [merge] = plan.merges
+    assert (merge.primary, merge.merge) == ("ct_1", ["ct_2"])
+    [task] = [t for t in plan.tasks if t.record_id == "ct_2"]
+    assert task.merged_into == "ct_1"
+    assert fixplan.task_json(task)["merged_into"] == "ct_1"
+
+
+def _invalid_email(record_id: str) -> fixplan.PlanFinding:
+    return fixplan.PlanFinding(
+        category="attribution",
+        kind="invalid_value",
+        severity="warning",
+        title="Invalid value in contacts[1].email",
+        record_ids=[record_id],
+        detail="contacts[1].email: not an email",
+    )

@@ -212,6 +212,7 @@ class TaskOut(Schema):
     severity: str
     fix: str
     fingerprint: str
+    merged_into: str | None  # the merge plan merges this record into that one: fix it there
 
 
 class FixPlanOut(Schema):
