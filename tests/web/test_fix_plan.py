@@ -235,3 +235,11 @@ def test_the_portal_id_is_edited_in_the_admin(admin_client, postgres):
     admin_client.post(url, {**form, "hubspot_portal_id": "4512345"})
     dataset.refresh_from_db()
     assert dataset.hubspot_portal_id == "4512345"
+
+
+def test_the_documented_csv_columns_are_the_written_ones():
+    text = (SAMPLES.parent / "docs" / "fix-plan.md").read_text()
+    merges = re.search(r"- `merges.csv`: (.+?)\.\n", text, re.S).group(1)
+    tasks = re.search(r"- `tasks.csv`: (.+?)\.\n", text, re.S).group(1)
+    assert re.findall(r"`([^`]+)`", merges) == list(MERGE_COLUMNS)
+    assert re.findall(r"`([^`]+)`", tasks) == list(TASK_COLUMNS)
