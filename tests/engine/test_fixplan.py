@@ -310,3 +310,19 @@ def _invalid_email(record_id: str) -> fixplan.PlanFinding:
         record_ids=[record_id],
         detail="contacts[1].email: not an email",
     )
+
+
+def test_an_unknown_survivor_criterion_stops_the_start_up():
+    import os
+    import subprocess
+    import sys
+
+    from tests.services import ROOT
+
+    env = {**os.environ, "RULE_MERGE_SURVIVOR_ORDER": "won,newest"}
+    started = subprocess.run(
+        [sys.executable, "-c", "import revreview.settings"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert started.returncode != 0
+    assert "RULE_MERGE_SURVIVOR_ORDER: unknown survivor criteria newest" in started.stderr
