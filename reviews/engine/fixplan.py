@@ -1,4 +1,4 @@
-"""From findings to fixes (docs/fix-plan.md): for one run, a merge plan (every duplicate
+"""From findings to fixes (docs/output.md): for one run, a merge plan (every duplicate
 finding: the survivor, the records to merge into it, why, and what the merge moves or
 loses) and a to-do list (every other finding as a task on one record, with its owner,
 the HubSpot property to fix and the money at risk). Plain functions over the parsed batch

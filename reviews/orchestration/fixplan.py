@@ -1,4 +1,4 @@
-"""A finished run's fix plan (docs/fix-plan.md): its stored batch parsed again, its
+"""A finished run's fix plan (docs/output.md): its stored batch parsed again, its
 findings less the ones the team has dismissed, handed to the engine's plain functions
 (reviews.engine.fixplan). The page, the API and the CLI all ask here."""
 

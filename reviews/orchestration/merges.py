@@ -1,4 +1,4 @@
-"""Applying a run's merge plan through HubSpot (docs/fix-plan.md#applying-merges), when
+"""Applying a run's merge plan through HubSpot (docs/output.md#applying-merges), when
 a staff member asks: never by a model, never on a schedule.
 
 A merge of the plan (a survivor and the records merged into it) is sent as one HubSpot

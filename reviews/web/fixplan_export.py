@@ -1,4 +1,4 @@
-"""The fix plan as files a person uses at once (docs/fix-plan.md): CSV with HubSpot's
+"""The fix plan as files a person uses at once (docs/output.md): CSV with HubSpot's
 `Record ID` column first (one record id per row, as HubSpot exports and imports it) and
 HubSpot's internal property names, and JSON. The run page, the API and the CLI share
 these writers; cells are made spreadsheet-safe as the findings CSV's are."""

@@ -1,4 +1,4 @@
-"""The staff page that applies a run's merges in HubSpot (docs/fix-plan.md#applying-
+"""The staff page that applies a run's merges in HubSpot (docs/output.md#applying-
 merges): GET shows the dry run (each HubSpot merge, its reason, what is already
 recorded); POST sends the ticked merges, once each, and shows what HubSpot answered."""
 

@@ -11,8 +11,8 @@ from reviews.engine.history import fingerprint_of
 from reviews.engine.ingest import UploadedFile
 from reviews.engine.specialists import NAMES, detector
 from reviews.orchestration.parsed import parse
-from tests.ingest.helpers import RECEIVED
-from tests.ingest.hubspot_exports import AS_OF
+from tests.engine.ingest.helpers import RECEIVED
+from tests.engine.ingest.hubspot_exports import AS_OF
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

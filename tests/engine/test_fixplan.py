@@ -12,8 +12,8 @@ import pytest
 from reviews.engine import fixplan, survivor
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from tests.engine.fixplan_helpers import findings, parsed, plan_of, sample
-from tests.ingest.hubspot_exports import BATCH, api_files, csv_files, native_file
-from tests.specialists.factories import company, contact, deal, make_batch
+from tests.engine.ingest.hubspot_exports import BATCH, api_files, csv_files, native_file
+from tests.engine.specialists.factories import company, contact, deal, make_batch
 
 # --- the survivor rule -------------------------------------------------------------------
 

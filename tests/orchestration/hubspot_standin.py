@@ -1,5 +1,5 @@
 """A loopback stand-in of HubSpot's merge endpoint, POST /crm/v3/objects/{type}/merge,
-over a native batch (tests.ingest.hubspot_exports.BATCH): a merge removes the merged
+over a native batch (tests.engine.ingest.hubspot_exports.BATCH): a merge removes the merged
 record and moves its associations to the primary, as HubSpot does, so the batch it holds
 afterwards is what the next pull would read. It can hold its first answer back past the
 client's timeout (having merged all the same), the failure a retry must survive."""

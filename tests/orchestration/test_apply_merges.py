@@ -20,7 +20,7 @@ from reviews.orchestration.merges import (
 )
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.ingest.hubspot_exports import AS_OF, BATCH, api_files
+from tests.engine.ingest.hubspot_exports import AS_OF, BATCH, api_files
 from tests.orchestration.hubspot_standin import HubSpotStandIn
 
 pytestmark = pytest.mark.django_db

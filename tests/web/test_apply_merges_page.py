@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from reviews.models import AppliedMerge
-from tests.ingest.hubspot_exports import AS_OF, BATCH
+from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
 from tests.orchestration.hubspot_standin import HubSpotStandIn
 from tests.orchestration.test_apply_merges import PAIRS, TOKEN, sync
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from reviews.models import AppliedMerge
-from tests.ingest.hubspot_exports import AS_OF, BATCH
+from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
 from tests.orchestration.hubspot_standin import HubSpotStandIn
 from tests.orchestration.test_apply_merges import TOKEN, sync
 from tests.web.test_browser import browser, log_in, page, screenshot  # noqa: F401

@@ -1,4 +1,4 @@
-"""The fix plan of a stored run (docs/fix-plan.md) from the run page, the CLI and the
+"""The fix plan of a stored run (docs/output.md) from the run page, the CLI and the
 API: real submit path, real Postgres; the CSV read back as a spreadsheet and as HubSpot's
 import reads it (a `Record ID` column of HubSpot record ids, one per row)."""
 
@@ -20,7 +20,7 @@ from reviews.models import Dataset, Finding
 from reviews.orchestration.dismissals import dismiss
 from reviews.web.fixplan_export import MERGE_COLUMNS, TASK_COLUMNS
 from tests.engine.fixplan_helpers import SAMPLES
-from tests.factories import json_upload
+from tests.uploads import json_upload
 from tests.web.api.conftest import bearer
 from tests.web.conftest import queued, reviewed
 
@@ -238,7 +238,7 @@ def test_the_portal_id_is_edited_in_the_admin(admin_client, postgres):
 
 
 def test_the_documented_csv_columns_are_the_written_ones():
-    text = (SAMPLES.parent / "docs" / "fix-plan.md").read_text()
+    text = (SAMPLES.parent / "docs" / "output.md").read_text()
     merges = re.search(r"- `merges.csv`: (.+?)\.\n", text, re.S).group(1)
     tasks = re.search(r"- `tasks.csv`: (.+?)\.\n", text, re.S).group(1)
     assert re.findall(r"`([^`]+)`", merges) == list(MERGE_COLUMNS)

@@ -1,5 +1,5 @@
 """manage.py apply_merges --run ID --user NAME [--fingerprint FP ...] [--apply]: show
-(the default: a dry run) or send a run's merges to HubSpot (docs/fix-plan.md#applying-
+(the default: a dry run) or send a run's merges to HubSpot (docs/output.md#applying-
 merges). Each record is merged at most once, whatever is run again; every answer is
 recorded as an AppliedMerge. Needs a staff user and HUBSPOT_ACCESS_TOKEN to --apply.
 

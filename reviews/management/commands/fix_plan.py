@@ -1,5 +1,5 @@
 """manage.py fix_plan --run ID [--kind merges|tasks] [--format csv|json] [--owner NAME]: a finished
-run's merge plan and owners' to-do list (docs/fix-plan.md), the same as the run page's
+run's merge plan and owners' to-do list (docs/output.md), the same as the run page's
 downloads and GET /api/v1/runs/{id}/fix-plan.
 
 JSON: {"merges": [{"object", "primary", "merge", "reason", "fingerprint", ...}],

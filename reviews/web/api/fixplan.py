@@ -1,5 +1,5 @@
 """GET /api/v1/runs/{id}/fix-plan: a finished run's merge plan and owners' to-do list
-(docs/fix-plan.md), as JSON or (format=csv, with kind) the CSV the run page offers."""
+(docs/output.md), as JSON or (format=csv, with kind) the CSV the run page offers."""
 
 from __future__ import annotations
 
