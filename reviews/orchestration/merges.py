@@ -11,7 +11,8 @@ timeout, a double click, two workers) must not merge twice.
 
 `client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
 that raises MergeRefused (HubSpot answered no) or MergeUnanswered (no answer: timeout,
-connection lost, 5xx). HttpMergeClient is a minimal one over httpx; the HubSpot
+connection lost, 5xx); one that also has `portal_id()` is checked to open the portal the
+dataset syncs before anything is sent. HttpMergeClient is a minimal one over httpx; the HubSpot
 connector's client (paging, rate limits, retries) takes its place when it exists."""
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviews.engine.fixplan import Merge
-from reviews.models import AppliedMerge, ReviewRun
+from reviews.models import AppliedMerge, Dataset, ReviewRun
 from reviews.orchestration.fixplan import plan_for_run
 
 logger = logging.getLogger(__name__)
@@ -124,10 +125,12 @@ def apply_merges(
     `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
     rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
     dataset = _checked(run, user)
+    steps = steps_of(_selected(run, fingerprints))
+    _same_portal(dataset, client)
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
     done = []
     last_sent = None
-    for merge, merged_id in steps_of(_selected(run, fingerprints)):
+    for merge, merged_id in steps:
         row = _record(dataset, run, merge, merged_id, user)
         if row.status != Status.PENDING or not _claim(row):
             done.append(_step(merge, merged_id, row.status, "already recorded: not sent again"))
@@ -145,10 +148,36 @@ def apply_merges(
 def _checked(run: ReviewRun, user):
     if user is None or not user.is_authenticated or not user.is_staff:
         raise MergeNotAllowed("merges are applied by a staff member")
-    dataset = run.batch.dataset
+    # Read afresh: the portal id decides where merges go, and may have just been set.
+    dataset = Dataset.objects.filter(pk=run.batch.dataset_id).first()
     if dataset is None:
         raise MergeNotAllowed(f"run {run.pk} belongs to no dataset: no CRM to merge in")
     return dataset
+
+
+def _same_portal(dataset, client: MergeClient) -> None:
+    """Merges go only to the portal the dataset syncs: its HubSpot portal id must be set
+    and, when the client can tell which portal its token opens, be that one. A token of
+    another account would merge whatever records there carry the same ids."""
+    if not dataset.hubspot_portal_id:
+        raise MergeNotAllowed(
+            f"dataset {dataset.name} has no HubSpot portal id: set it (admin, Datasets) "
+            "so merges go to the portal it syncs"
+        )
+    portal_of = getattr(client, "portal_id", None)
+    if portal_of is None:
+        return
+    try:
+        portal = portal_of()
+    except (MergeRefused, MergeUnanswered) as error:
+        raise MergeNotAllowed(
+            f"cannot tell which HubSpot portal the token opens: {error}"
+        ) from None
+    if portal != dataset.hubspot_portal_id:
+        raise MergeNotAllowed(
+            f"the HubSpot token opens portal {portal}, dataset {dataset.name} syncs portal "
+            f"{dataset.hubspot_portal_id}: nothing sent"
+        )
 
 
 def _selected(run: ReviewRun, fingerprints: Iterable[str] | None) -> list[Merge]:
@@ -251,6 +280,16 @@ class HttpMergeClient:
         if response.status_code >= 400:
             raise MergeRefused(response.status_code, answer)
         return answer
+
+    def portal_id(self) -> str:
+        """The portal (Hub ID) the token opens: GET /account-info/v3/details."""
+        try:
+            response = self._http.get("/account-info/v3/details")
+        except httpx.HTTPError as error:
+            raise MergeUnanswered(f"no answer from HubSpot: {type(error).__name__}") from None
+        if response.status_code >= 400:
+            raise MergeRefused(response.status_code, _json(response))
+        return str(_json(response).get("portalId", ""))
 
     def close(self) -> None:
         self._http.close()

@@ -17,8 +17,11 @@ _PATH = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/merge$")
 
 
 class HubSpotStandIn:
-    def __init__(self, batch: dict, *, token: str, slow_first_s: float = 0.0) -> None:
+    def __init__(
+        self, batch: dict, *, token: str, slow_first_s: float = 0.0, portal: str = "4512345"
+    ) -> None:
         self.batch = copy.deepcopy(batch)
+        self.portal = portal
         self.token = token
         self.slow_first_s = slow_first_s
         self.requests: list[tuple[str, dict]] = []  # (object type, body) of every request
@@ -28,6 +31,18 @@ class HubSpotStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # the account the token opens
+                ok = self.headers.get("Authorization", "") == f"Bearer {stand_in.token}"
+                found = self.path == "/account-info/v3/details"
+                status = 200 if ok and found else (401 if not ok else 404)
+                answer = {"portalId": int(stand_in.portal), "accountType": "STANDARD"}
+                data = json.dumps(answer if status == 200 else {"status": "error"}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
                 status, answer, delay = stand_in.handle(

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from reviews.engine.ingest import UploadedFile
-from reviews.models import AppliedMerge, ReviewRun
+from reviews.models import AppliedMerge, Dataset, ReviewRun
 from reviews.orchestration.merges import (
     HttpMergeClient,
     MergeNotAllowed,
@@ -29,9 +29,13 @@ TOKEN = "pat-test-0000"
 PAIRS = {("companies", "9001", "9002"), ("contacts", "7001", "7004"), ("deals", "5001", "5002")}
 
 
+PORTAL = "4512345"
+
+
 def sync(batch: dict, as_of) -> ReviewRun:
     files = [UploadedFile(name, data) for name, data in api_files(batch)]
     run = submit(files, dispatch=False, no_cache=True, dataset="acme", as_of=as_of).run
+    Dataset.objects.filter(name="acme").update(hubspot_portal_id=PORTAL)
     start_review.apply(kwargs={"run_id": run.pk})
     run.refresh_from_db()
     return run
@@ -109,9 +113,13 @@ def test_a_merge_retried_after_a_timeout_is_not_sent_again(run, staff):
     assert row.status == "unknown" and row.claimed_at is not None
 
 
+class _NoPortalCheck(HttpMergeClient):
+    portal_id = None  # a client that cannot tell its portal: only merge() is called
+
+
 def test_a_refused_merge_is_recorded_and_may_be_asked_again(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
-        wrong = apply_merges(run, None, user=staff, client=HttpMergeClient(hubspot.url, "nope"))
+        wrong = apply_merges(run, None, user=staff, client=_NoPortalCheck(hubspot.url, "nope"))
         assert {s.outcome for s in wrong} == {"failed"}
         assert set(AppliedMerge.objects.values_list("http_status", flat=True)) == {401}
         fixed = apply_merges(run, None, user=staff, client=HttpMergeClient(hubspot.url, TOKEN))
@@ -155,3 +163,16 @@ def test_merges_are_paced(run, staff):
         apply_merges(run, None, user=staff, client=client, interval=0.3)
     gaps = [b - a for a, b in zip(hubspot.arrived, hubspot.arrived[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 0.29
+
+
+def test_merges_go_only_to_the_portal_the_dataset_syncs(run, staff):
+    with HubSpotStandIn(BATCH, token=TOKEN, portal="999") as other:
+        with pytest.raises(MergeNotAllowed, match="opens portal 999, dataset acme syncs portal"):
+            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, TOKEN))
+        with pytest.raises(MergeNotAllowed, match="cannot tell which HubSpot portal"):
+            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, "nope"))
+        Dataset.objects.filter(name="acme").update(hubspot_portal_id="")
+        with pytest.raises(MergeNotAllowed, match="has no HubSpot portal id"):
+            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, TOKEN))
+        assert len(dry_run(run, user=staff)) == 3  # a dry run sends nothing: allowed
+    assert other.requests == [] and AppliedMerge.objects.count() == 0
