@@ -15,7 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from reviews.engine import survivor as _survivor
+from reviews.engine.rules import Rules
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -314,29 +314,13 @@ CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
 if CSV_DATE_ORDER not in ("MDY", "DMY"):
     raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
 
-REVIEW_RULES = {
-    # dedup
-    "PERSON_NAME_FUZZY_RATIO": envint("RULE_PERSON_NAME_FUZZY_RATIO", 92),
-    "DEAL_NAME_FUZZY_RATIO": envint("RULE_DEAL_NAME_FUZZY_RATIO", 90),
-    "DEAL_AMOUNT_TOLERANCE_PCT": envdecimal("RULE_DEAL_AMOUNT_TOLERANCE_PCT", "1"),
-    "DEAL_CLOSE_DATE_WINDOW_DAYS": envint("RULE_DEAL_CLOSE_DATE_WINDOW_DAYS", 31),
-    # pipeline: a deal this many times its company's median amount looks like a typo
-    "AMOUNT_TYPO_FACTOR": envint("RULE_AMOUNT_TYPO_FACTOR", 100),
-    # freshness
-    "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
-    # which duplicate survives a merge (dedup's suggested fix, the fix plan): criteria in
-    # order, from won, associations, oldest, lowest_id (reviews/engine/survivor.py)
-    "MERGE_SURVIVOR_ORDER": env("RULE_MERGE_SURVIVOR_ORDER", "won,associations,oldest,lowest_id"),
-    # risk tiering
-    "TIER_TRIVIAL_MAX_SCORE": envint("TIER_TRIVIAL_MAX_SCORE", 8),
-    "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
-    "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
-}
-
+# Every threshold that decides a finding, a model-pass candidate or the risk tier, with
+# its default, is a field of reviews.engine.rules.Rules; its setting (RULE_..., TIER_...,
+# HIGH_VALUE_DEAL_AMOUNT) is read here, once. Table: docs/rules.md#the-rules-as-data.
 try:
-    _survivor.parse_order(REVIEW_RULES["MERGE_SURVIVOR_ORDER"])
-except ValueError as _error:
-    raise ImproperlyConfigured(f"RULE_MERGE_SURVIVOR_ORDER: {_error}") from None
+    REVIEW_RULES = Rules.from_env(os.environ)
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
 # Applying a fix plan's merges (reviews/orchestration/merges.py), until a dataset's own

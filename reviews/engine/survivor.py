@@ -2,7 +2,7 @@
 specialist (its suggested fix names the survivor) and by the fix plan (which writes the
 reason beside each merge).
 
-The rule is an order of criteria (settings: REVIEW_RULES["MERGE_SURVIVOR_ORDER"]); each
+The rule is an order of criteria (Rules.merge_survivor_order, RULE_MERGE_SURVIVOR_ORDER); each
 narrows the candidates to those best on it, and the first that leaves one decides:
 
 - won: a deal booked as closed won over one that is not (deals only);

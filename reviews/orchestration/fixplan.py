@@ -53,7 +53,7 @@ def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
     return fixplan.build(
         parsed,
         findings,
-        order=survivor.parse_order(settings.REVIEW_RULES["MERGE_SURVIVOR_ORDER"]),
+        order=survivor.parse_order(settings.REVIEW_RULES.merge_survivor_order),
         portal_id=dataset.hubspot_portal_id if dataset else None,
         app_url=settings.HUBSPOT_APP_URL,
     )

@@ -325,4 +325,4 @@ def test_an_unknown_survivor_criterion_stops_the_start_up():
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert started.returncode != 0
-    assert "RULE_MERGE_SURVIVOR_ORDER: unknown survivor criteria newest" in started.stderr
+    assert "rule merge_survivor_order: unknown survivor criteria newest" in started.stderr

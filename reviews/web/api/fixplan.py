@@ -11,7 +11,7 @@ from ninja import Path, Query, Router, Status
 from reviews.models import ReviewRun
 from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
 from reviews.web.api.auth import READ
-from reviews.web.api.common import MAX_ID, clean_text
+from reviews.web.api.common import MAX_ID, refuse_unstorable
 from reviews.web.api.schemas import FixPlanOut, Problem
 from reviews.web.fixplan_export import csv_response, for_owner, plan_document
 
@@ -64,7 +64,7 @@ def get_fix_plan(
     if format == "csv" and kind is None:
         return Status(422, {"detail": "format=csv needs kind=merges or kind=tasks"})
     try:
-        plan = for_owner(plan_for_run(run), clean_text(owner, "owner"))
+        plan = for_owner(plan_for_run(run), refuse_unstorable(owner, "owner"))
     except PlanUnavailable as error:
         return Status(409, {"detail": str(error)})
     if format == "csv":
