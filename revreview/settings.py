@@ -287,6 +287,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-webhook-deliveries": {"task": "alerts.sweep_webhook_deliveries", "schedule": 60.0},
     # docs/history.md: tuning proposals and root causes, once a week (made once per week)
     "weekly-digest": {"task": "alerts.weekly_digest", "schedule": 6 * 3600.0},
+    # docs/history.md: datasets that opted in apply proposals that hide only dismissed ones
+    "auto-tune": {"task": "reviews.auto_tune", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 

@@ -22,7 +22,7 @@ from reviews.models import Dataset, Finding, PolicyVersion, ReviewRun
 from reviews.orchestration import policies
 from reviews.orchestration.dismissals import dismiss
 from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.tasks import auto_tune, start_review
 from reviews.samplegen.sync import generate_syncs
 from tests.uploads import json_upload
 
@@ -119,6 +119,19 @@ def test_a_team_s_weeks_tuned_applied_and_reverted(postgres, django_user_model):
     run5 = reviewed(weeks[3])
     assert run5.policy_version == restored
     assert run5.config_fingerprint != run4.config_fingerprint
+
+    # Opted in, the dataset applies by itself a proposal hiding only dismissed findings.
+    assert auto_tune.apply().get() == 0  # not opted in yet
+    Dataset.objects.filter(pk=dataset.pk).update(auto_apply_proposals=True)
+    assert auto_tune.apply().get() == 1
+    auto = PolicyVersion.objects.filter(dataset=dataset).order_by("-number").first()
+    assert auto.number == 3 and auto.source == "auto"
+    # sync 4 is stored too now: a dismissed company a day older
+    assert value <= int(auto.policy["rules"]["stale_enrichment_days"]) <= value + 1
+    assert auto.replay["kept_hidden"] == 0 and auto.replay["added"] == 0
+    assert auto_tune.apply().get() == 0  # nothing left to propose
+    policies.restore(dataset, 2, reason="one click", user=user)  # the revert
+    assert policies.current(dataset)[1] == EMPTY
 
 
 def test_only_staff_may_break_glass_on_a_critical_kind(postgres, django_user_model):
