@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from reviews.engine.batch import Batch
@@ -25,7 +25,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.history import fingerprint_of
 from reviews.engine.policy import EMPTY, Policy, apply, critical_kinds, critical_rules, rules_for
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import REGISTRY, SPECIALISTS, freshness
+from reviews.engine.specialists import REGISTRY, SPECIALISTS, freshness, pipeline
 
 # Thresholds of tuning itself (docs/history.md), Rules-like constants.
 MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
@@ -40,14 +40,17 @@ ROOT_CAUSE_FIELDS = ("record_source", "owner", "pipeline")
 @dataclass(frozen=True, slots=True)
 class Measure:
     """The value a detector compares with a Rules field, per record: a finding is made
-    when value > rule (`above`), so raising the rule to v hides findings measuring <= v."""
+    when value > rule (or >= with `inclusive`), so raising the rule hides the findings
+    measuring at most the new value (below it, when inclusive)."""
 
     rule: str
-    values: Callable[[Batch], Mapping[str, int | Decimal]]
+    values: Callable[[Batch, Rules], Mapping[str, int | Decimal]]
+    inclusive: bool = False
 
 
 MEASURES: dict[str, Measure] = {
     "stale_enrichment": Measure("stale_enrichment_days", freshness.ages),
+    "amount_looks_like_typo": Measure("amount_typo_factor", pipeline.typo_factors, True),
 }
 
 
@@ -110,7 +113,8 @@ def detect(batch: Batch, rules: Rules, policy: Policy, categories: Iterable[str]
 
 def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
     """Every finding of the detectors on `batch` under `policy`, with its measured value."""
-    measured = {kind: m.values(batch) for kind, m in MEASURES.items()}
+    effective = rules_for(rules, policy)
+    measured = {kind: m.values(batch, effective) for kind, m in MEASURES.items()}
     seen = []
     for finding in detect(batch, rules, policy, SPECIALISTS):
         values = measured.get(finding.kind, {})
@@ -181,6 +185,14 @@ def _threshold(
         limit = below[-1]
     hidden = sum(1 for s in gone if min(measures.get(s.fingerprint, [limit + 1])) <= limit)
     value = limit if isinstance(limit, int) else Decimal(limit)
+    if measure.inclusive:  # a finding when value >= rule: the rule must pass the limit
+        above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
+        step = (above - Decimal(limit)) / 2 if above is not None else Decimal(1)
+        value = (Decimal(limit) + step).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        if value <= limit:  # kept and dismissed closer than a hundredth
+            return None
+        if isinstance(getattr(Rules(), measure.rule), int):
+            value = int(value) if int(value) > limit else int(limit) + 1
     try:
         Rules().with_overrides({measure.rule: value})
     except ValueError:

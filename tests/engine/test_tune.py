@@ -5,6 +5,7 @@ source of duplicates."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import orjson
 import pytest
@@ -141,3 +142,19 @@ def test_a_planted_source_of_duplicates_is_named_first():
     assert not any(c["field"] == "owner" for c in causes)  # spread over owners: not named
     # every deal is in the one pipeline: no cause, however many findings it holds
     assert not any(c["field"] == "pipeline" for c in causes)
+
+
+def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
+    """amount_looks_like_typo is made when amount >= factor x median: the proposed factor
+    passes every dismissed ratio and stays under every kept one."""
+    from reviews.engine.tune import Seen
+
+    def seen(n: int, ratio: str) -> Seen:
+        return Seen(f"fp{n}", "amount_looks_like_typo", "suggestion", (f"d{n}",), Decimal(ratio))
+
+    dismissed = [seen(n, r) for n, r in enumerate(["100", "120.5", "130", "150", "180", "199"])]
+    kept = [seen(10 + n, r) for n, r in enumerate(["400", "950"])]
+    [proposal] = propose([dismissed + kept], {s.fingerprint for s in dismissed})
+    factor = proposal.policy.rules["amount_typo_factor"]
+    assert Decimal("199") < factor < Decimal("400")
+    assert factor == Decimal("299.50")

@@ -82,7 +82,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     return findings
 
 
-def ages(batch: Batch) -> dict[str, int]:
+def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
     """Each dated company's age in whole days at the as-of date: the value
     stale_enrichment compares with rules.stale_enrichment_days (tuning reads it)."""
     today = batch.as_of.date()
