@@ -157,9 +157,6 @@ def serve(
     if decision.reuse_run_id is not None:
         run = reuse_run(batch, decision, created_by=created_by)
         if run is not None:
-            if policy_version is not None:
-                ReviewRun.objects.filter(pk=run.pk).update(policy_version=policy_version)
-                run.policy_version = policy_version
             return run
         # The reused run was deleted since the decision: review the batch instead (a
         # failback one by the detectors alone). The runner's own budget reservations
@@ -413,6 +410,8 @@ def reuse_run(
             # The configuration the served findings were made under (for a cached run,
             # today's; for a failback run, possibly an older one).
             config_fingerprint=source.config_fingerprint,
+            # ... and the dataset policy version they were made under.
+            policy_version_id=source.policy_version_id,
             tier=source.tier,
             specialists=source.specialists,
             # A served run carries the statuses of the run it reuses (docs/history.md).
