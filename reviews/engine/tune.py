@@ -353,16 +353,24 @@ def root_causes(
 
 
 def record_fields(batch: Batch) -> dict[str, dict[str, str]]:
-    """record id -> {record_source, owner, pipeline} as the batch holds them (the extra
-    columns until the reader keeps them as fields)."""
+    """record id -> {record_source, owner, pipeline} as the batch holds them: the
+    records' fields (owner, record_source, record_source_detail) where the reader keeps
+    them, else their extra columns."""
     found: dict[str, dict[str, str]] = {}
     for name in ("companies", "contacts", "deals"):
         for record in getattr(batch, name):
             extra = record.extra or {}
-            values = {
-                "record_source": getattr(record, "record_source", None)
+            source = (
+                getattr(record, "record_source", None)
                 or extra.get("record_source")
-                or extra.get("hs_object_source"),
+                or extra.get("hs_object_source")
+            )
+            detail = getattr(record, "record_source_detail", None) or extra.get(
+                "record_source_detail"
+            )
+            values = {
+                # "INTEGRATION / ZoomInfo": the source with its detail, as HubSpot shows it
+                "record_source": f"{source} / {detail}" if source and detail else source,
                 "owner": getattr(record, "owner", None)
                 or extra.get("owner")
                 or extra.get("hubspot_owner_id"),

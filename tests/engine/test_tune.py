@@ -158,3 +158,27 @@ def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
     factor = proposal.policy.rules["amount_typo_factor"]
     assert Decimal("199") < factor < Decimal("400")
     assert factor == Decimal("299.50")
+
+
+def test_record_fields_join_the_source_and_its_detail():
+    from reviews.engine.tune import record_fields
+
+    batch = parsed(
+        {
+            "exportedAt": "2026-08-01T09:00:00Z",
+            "companies": [{"id": "c1", "name": "Acme"}],
+            "contacts": [
+                {
+                    "id": "p1",
+                    "email": "a@acme.test",
+                    "record_source": "INTEGRATION",
+                    "record_source_detail": "ZoomInfo",
+                    "owner": "dana",
+                }
+            ],
+            "deals": [{"id": "d1", "name": "Big", "pipeline": "sales"}],
+        }
+    )
+    fields = record_fields(batch)
+    assert fields["p1"] == {"record_source": "INTEGRATION / ZoomInfo", "owner": "dana"}
+    assert fields["d1"] == {"pipeline": "sales"}
