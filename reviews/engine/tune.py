@@ -35,6 +35,7 @@ ROOT_CAUSE_MIN_SHARE = Decimal("0.5")  # a group holding more than this share is
 ROOT_CAUSE_MIN_LIFT = Decimal("1.5")  # ... if its share of the findings is at least this
 # many times its share of all records with the field (a value every record has is no cause)
 ROOT_CAUSE_FIELDS = ("record_source", "owner", "pipeline")
+ADDED_SHOWN = 20  # findings a replay lists of those a proposal would add
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,10 +251,18 @@ def replay(
     seen_before: set[str] = set()
     hidden_all: set[str] = set()
     added_all: set[str] = set()
+    examples: dict[str, dict[str, str]] = {}  # findings it would add, as the team sees them
     for number, batch in enumerate(batches, 1):
         before = {fingerprint_of(f) for f in detect(batch, rules, current, categories)}
-        after = {fingerprint_of(f) for f in detect(batch, rules, proposed, categories)}
+        made = {fingerprint_of(f): f for f in detect(batch, rules, proposed, categories)}
+        after = set(made)
         hidden, added = before - after, after - before
+        for key in sorted(added - seen_before):
+            if len(examples) < ADDED_SHOWN:
+                found = made[key]
+                examples.setdefault(
+                    key, {"fingerprint": key, "kind": found.kind, "title": found.title}
+                )
         per_sync.append(
             {
                 "sync": number,
@@ -273,6 +282,7 @@ def replay(
         "kept_hidden": len(hidden_all - dismissed),
         "kept_total": len(seen_before - dismissed),
         "added": len(added_all),
+        "added_findings": list(examples.values()),
         "syncs": len(per_sync),
         "per_sync": per_sync,
     }

@@ -182,3 +182,13 @@ def test_record_fields_join_the_source_and_its_detail():
     fields = record_fields(batch)
     assert fields["p1"] == {"record_source": "INTEGRATION / ZoomInfo", "owner": "dana"}
     assert fields["d1"] == {"pipeline": "sales"}
+
+
+def test_replay_lists_the_findings_a_lower_threshold_would_add(weeks):
+    """A policy that lowers stale_enrichment_days raises findings the team never saw."""
+    lower = Policy(rules={"stale_enrichment_days": 100})
+    result = replay(weeks[:2], Rules(), EMPTY, lower, set())
+    assert result["added"] > 0 and result["dismissed_hidden"] == result["kept_hidden"] == 0
+    assert 0 < len(result["added_findings"]) <= 20
+    assert {f["kind"] for f in result["added_findings"]} == {"stale_enrichment"}
+    assert sum(s["added"] for s in result["per_sync"]) >= result["added"]
