@@ -21,13 +21,19 @@ def shapes(depth: int) -> dict[str, bytes]:
         "top": inner.encode(),
         "object-top": ('{"a":' * depth + "1" + "}" * depth).encode(),
         "record-value": (
-            '{"companies":[],"contacts":[],"deals":[{"id":"d","notes":%s}]}' % inner
+            '{"companies":[],"contacts":[],"deals":[{"id":"d","notes":INNER}]}'.replace(
+                "INNER", inner
+            )
         ).encode(),
         "record-value-nul": (
-            '{"companies":[],"contacts":[],"deals":[{"id":"d\\u0000","notes":%s}]}' % inner
+            '{"companies":[],"contacts":[],"deals":[{"id":"d\\u0000","notes":INNER}]}'.replace(
+                "INNER", inner
+            )
         ).encode(),
         "crm-api": (
-            '{"results":[{"id":"1","properties":{"dealname":"x"},"associations":%s}]}' % inner
+            '{"results":[{"id":"1","properties":{"dealname":"x"},"associations":INNER}]}'.replace(
+                "INNER", inner
+            )
         ).encode(),
     }
 
