@@ -12,6 +12,8 @@ A run's progress lives in its rows, so the sweep can tell from them alone what w
   restarted without its data, a worker killed holding it), so it is sent again, every
   QUEUED_REDISPATCH_SECONDS, but never failed for waiting: it may only be behind a
   long queue, and a copy is harmless;
+- model calls whose worker died mid-call (a ledger row still `pending` past the call's
+  timeout): marked `lost`, their tokens sent counted (ledger.pending);
 - uploads spooled while the database was down (reviews.orchestration.spool): counted
   here, imported by the `reviews.import_spool` task the sweep task sends.
 
@@ -31,6 +33,7 @@ from django.conf import settings
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from ledger import pending
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, ReviewRun
 from reviews.orchestration import spool
@@ -48,6 +51,7 @@ class Plan:
     coordinate: list[int] = field(default_factory=list)  # runs, to coordinate
     failed: list[str] = field(default_factory=list)  # "run 7: dedup", "run 8"
     spooled: int = 0  # uploads waiting in the spool, to import
+    lost_calls: int = 0  # ledger rows of calls whose worker died, marked lost
 
     @property
     def empty(self) -> bool:
@@ -61,6 +65,7 @@ def sweep(now: datetime | None = None) -> Plan:
     _unclaimed_agents(now, plan)
     _waiting_coordinators(now, plan)
     _queued_runs(now, plan)
+    plan.lost_calls = pending.mark_lost(now)
     plan.spooled = len(spool.pending())
     plan.coordinate = sorted(set(plan.coordinate))
     return plan
