@@ -229,6 +229,10 @@ SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
 # with a Redis that restarted without persistence).
 DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
 QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
+# A stored upload still unread this long after it arrived (its worker died, or the
+# message to read it was lost with the database or the broker down) is sent to a
+# worker again by the sweep: longer than reading one may take.
+UNREAD_RESEND_SECONDS = envint("UNREAD_RESEND_SECONDS", SPECIALIST_TIME_LIMIT + 60)
 SWEEP_QUEUE = "sweep"
 # Redis gives an unacknowledged task back after this long. Longer than any task may run
 # (else a slow task runs twice at once); the heartbeat sweep brings back the work of a

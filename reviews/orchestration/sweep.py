@@ -12,6 +12,9 @@ A run's progress lives in its rows, so the sweep can tell from them alone what w
   restarted without its data, a worker killed holding it), so it is sent again, every
   QUEUED_REDISPATCH_SECONDS, but never failed for waiting: it may only be behind a
   long queue, and a copy is harmless;
+- stored uploads left unread for UNREAD_RESEND_SECONDS (a worker died reading one, or
+  the message to read it was lost while the database or the broker was down): sent to
+  a worker again; it reads each once (submit.accept_stored_upload);
 - model calls whose worker died mid-call (a ledger row still `pending` past the call's
   timeout): marked `lost`, their tokens sent counted (ledger.pending);
 - uploads spooled while the database was down (reviews.orchestration.spool): counted
@@ -35,9 +38,10 @@ from django.utils import timezone
 
 from ledger import pending
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, ReviewRun
+from reviews.models import AgentRun, Batch, ReviewRun
 from reviews.orchestration import spool
 from reviews.orchestration.runner import fail_agent, fail_run, specialists_finished
+from reviews.orchestration.unread import unread
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +56,11 @@ class Plan:
     failed: list[str] = field(default_factory=list)  # "run 7: dedup", "run 8"
     spooled: int = 0  # uploads waiting in the spool, to import
     lost_calls: int = 0  # ledger rows of calls whose worker died, marked lost
+    unread: list[dict] = field(default_factory=list)  # stored uploads, to accept_upload
 
     @property
     def empty(self) -> bool:
-        return not (self.start or self.specialists or self.coordinate or self.failed)
+        return not (self.start or self.specialists or self.coordinate or self.failed or self.unread)
 
 
 def sweep(now: datetime | None = None) -> Plan:
@@ -66,6 +71,7 @@ def sweep(now: datetime | None = None) -> Plan:
     _waiting_coordinators(now, plan)
     _queued_runs(now, plan)
     plan.lost_calls = pending.mark_lost(now)
+    _unread_batches(now, plan)
     plan.spooled = len(spool.pending())
     plan.coordinate = sorted(set(plan.coordinate))
     return plan
@@ -192,3 +198,31 @@ def _queued_runs(now: datetime, plan: Plan) -> None:
         if taken:
             logger.warning("run %s: its dispatch never reached the broker; sending it", run.pk)
             plan.start.append(run.pk)
+
+
+def _unread_batches(now: datetime, plan: Plan) -> None:
+    """Stored uploads nobody read (received, or accepted with no run and not refused)
+    for UNREAD_RESEND_SECONDS, from the last day: sent to a worker again, with the
+    as-of time and dataset saved on the batch when it was handed over."""
+    candidates = (
+        Batch.objects.filter(
+            status__in=(Batch.Status.RECEIVED, Batch.Status.ACCEPTED),
+            runs__isnull=True,
+            created_at__lt=_ago(now, "UNREAD_RESEND_SECONDS"),
+            created_at__gt=now - timedelta(days=1),
+        )
+        .select_related("dataset")
+        .order_by("pk")[: _limit() * 100]
+    )
+    for batch in candidates:
+        if not unread(batch.pk):
+            continue
+        logger.warning("batch %s: stored but never read; sending it to a worker", batch.pk)
+        plan.unread.append(
+            {
+                "batch_id": batch.pk,
+                "as_of": batch.as_of.isoformat() if batch.as_of else None,
+                "client_ip": None,
+                "dataset": batch.dataset.name if batch.dataset else None,
+            }
+        )
