@@ -165,7 +165,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # Django's, forgiving while Redis is away: pages, sign-in and uploads go on
+        # with the database (revreview/cache.py).
+        "default": {"BACKEND": "revreview.cache.ForgivingRedisCache", "LOCATION": REDIS_URL}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

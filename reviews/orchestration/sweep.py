@@ -32,11 +32,13 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import redis
 from django.conf import settings
 from django.db.models import Max, Q
 from django.utils import timezone
 
 from ledger import pending
+from ledger.redis_client import KEY_PREFIX, get_client
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, ReviewRun
 from reviews.orchestration import spool
@@ -57,6 +59,7 @@ class Plan:
     spooled: int = 0  # uploads waiting in the spool, to import
     lost_calls: int = 0  # ledger rows of calls whose worker died, marked lost
     unread: list[dict] = field(default_factory=list)  # stored uploads, to accept_upload
+    broker_forgot: bool = False  # Redis came back empty: every message waiting was lost
 
     @property
     def empty(self) -> bool:
@@ -65,7 +68,7 @@ class Plan:
 
 def sweep(now: datetime | None = None) -> Plan:
     now = now or timezone.now()
-    plan = Plan()
+    plan = Plan(broker_forgot=broker_forgot())
     _silent_agents(now, plan)
     _unclaimed_agents(now, plan)
     _waiting_coordinators(now, plan)
@@ -75,6 +78,31 @@ def sweep(now: datetime | None = None) -> Plan:
     plan.spooled = len(spool.pending())
     plan.coordinate = sorted(set(plan.coordinate))
     return plan
+
+
+CANARY = f"{KEY_PREFIX}sweep-canary"  # set by every sweep; gone when Redis lost its data
+
+
+def broker_forgot() -> bool:
+    """Whether Redis (the broker) came back without its data since the last sweep: the
+    canary key every sweep sets is gone. Then every message waiting in it was lost, and
+    the work it held is sent again now, not QUEUED_REDISPATCH_SECONDS later. True on
+    the first sweep ever too (a copy is harmless); False without Redis or reaching it."""
+    client = get_client()
+    if client is None:
+        return False
+    try:
+        forgot = bool(client.set(CANARY, "1", nx=True))
+    except redis.RedisError:
+        return False
+    if forgot:
+        logger.warning("sweep: Redis holds no canary (restarted empty?); sending waiting work")
+    return forgot
+
+
+def _redispatch_cutoff(now: datetime, plan: Plan) -> datetime:
+    """Work sent before this and not taken up is sent again."""
+    return now if plan.broker_forgot else _ago(now, "QUEUED_REDISPATCH_SECONDS")
 
 
 def _limit() -> int:
@@ -100,7 +128,7 @@ def _silent_agents(now: datetime, plan: Plan) -> None:
 def _unclaimed_agents(now: datetime, plan: Plan) -> None:
     """Pending specialists of running runs that no worker took up for long: their
     messages were lost (a broker restarted without its data)."""
-    cutoff = _ago(now, "QUEUED_REDISPATCH_SECONDS")
+    cutoff = _redispatch_cutoff(now, plan)
     unclaimed = AgentRun.objects.filter(
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=cutoff),
         status=AgentRun.Status.PENDING,
@@ -156,7 +184,7 @@ def _waiting_coordinators(now: datetime, plan: Plan) -> None:
     long ago and never taken up)."""
     grace = _ago(now, "DISPATCH_GRACE_SECONDS")
     waiting = AgentRun.objects.filter(
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")),
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=_redispatch_cutoff(now, plan)),
         agent=AgentRun.COORDINATOR,
         status=AgentRun.Status.PENDING,
         run__status=ReviewRun.Status.RUNNING,
@@ -177,7 +205,7 @@ def _queued_runs(now: datetime, plan: Plan) -> None:
     retries), or reached it long ago (sent again: its message may be lost, or only
     behind a long queue; the send renews dispatched_at)."""
     waited = ReviewRun.objects.filter(
-        status=ReviewRun.Status.QUEUED, dispatched_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")
+        status=ReviewRun.Status.QUEUED, dispatched_at__lt=_redispatch_cutoff(now, plan)
     )
     for run in waited:
         logger.warning("run %s: still queued; sending it again", run.pk)
