@@ -13,6 +13,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import connection, transaction
 
+from ledger.ratelimit import legacy_rate_keys
 from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.models import Batch, Dataset
 from reviews.orchestration import spool_import, submit
@@ -22,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 
 def accept_later(
-    batch: Batch, *, as_of: datetime | None, client_ip: str | None, dataset: str | None = None
+    batch: Batch, *, as_of: datetime | None, rate_keys: list[str] | None, dataset: str | None = None
 ) -> None:
     """Hand a stored upload to a worker to parse and serve: the web process never holds
     a big batch parsed (a million records are over 1 GB). The as-of time and dataset go
@@ -31,7 +32,7 @@ def accept_later(
     kwargs = {
         "batch_id": batch.pk,
         "as_of": as_of.isoformat() if as_of else None,
-        "client_ip": client_ip,
+        "rate_keys": rate_keys,
         "dataset": dataset,
     }
     transaction.on_commit(lambda: accept_upload.delay(**kwargs))
@@ -54,13 +55,21 @@ def keep_for_sweep(batch: Batch, *, as_of: datetime | None, dataset: str | None)
     time_limit=settings.SPECIALIST_TIME_LIMIT,
 )
 def accept_upload(
-    self, *, batch_id: int, as_of: str | None, client_ip: str | None, dataset: str | None = None
+    self,
+    *,
+    batch_id: int,
+    as_of: str | None,
+    rate_keys: list[str] | None = None,
+    dataset: str | None = None,
+    client_ip: str | None = None,
 ) -> None:
-    """Parse and serve a stored upload, then start its review. The database going away
-    meanwhile is retried (every 2, 4, ... up to 30 s; past the retries the sweep finds
-    the batch unread): the upload is stored, so it is never left unread."""
+    """Parse and serve a stored upload, then start its review. (`client_ip`: a message
+    sent before rate_keys, still queued.) The database going away meanwhile is retried
+    (every 2, 4, ... up to 30 s; past the retries the sweep finds the batch unread): the
+    upload is stored, so it is never left unread."""
+    keys = rate_keys if rate_keys is not None else legacy_rate_keys(client_ip)
     try:
-        submit.accept_stored_upload(batch_id, as_of=as_of, client_ip=client_ip, dataset=dataset)
+        submit.accept_stored_upload(batch_id, as_of=as_of, rate_keys=keys, dataset=dataset)
     except submit.unreachable_errors() as error:
         connection.close()  # a broken connection is not reused by the retry
         logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)

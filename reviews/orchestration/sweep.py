@@ -250,7 +250,7 @@ def _unread_batches(now: datetime, plan: Plan) -> None:
             {
                 "batch_id": batch.pk,
                 "as_of": batch.as_of.isoformat() if batch.as_of else None,
-                "client_ip": None,
+                "rate_keys": None,
                 "dataset": batch.dataset.name if batch.dataset else None,
             }
         )

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from revreview.gunicorn_logging import redact
+from tests.deploy.test_deploy import free_port
 from tests.services import ROOT
-from tests.test_deploy import free_port
 
 SECRET = "rr_live_4f9d2c7e1a"  # noqa: S105 (made up)
 

@@ -14,8 +14,8 @@ from ledger import redis_client
 from reviews.models import ReviewRun
 from reviews.orchestration import sweep
 from reviews.orchestration.submit import submit
-from tests.factories import DATA, json_upload
-from tests.test_worker_recovery import private_redis
+from tests.orchestration.test_worker_recovery import private_redis
+from tests.uploads import DATA, json_upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

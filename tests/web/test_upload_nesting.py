@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from reviews.engine.ingest.errors import MAX_JSON_DEPTH
 from reviews.models import Batch
+from tests.engine.ingest.helpers import zipped
 from tests.engine.ingest.test_nesting import shapes
-from tests.ingest.helpers import zipped
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.core.cache import caches
 from django.urls import reverse
 
 from reviews.models import Batch, ReviewRun
-from tests.factories import DATA
-from tests.test_worker_recovery import private_redis
+from tests.orchestration.test_worker_recovery import private_redis
+from tests.uploads import DATA
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -35,7 +35,7 @@ from reviews.orchestration.submit import (
 )
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
-from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted, UploadStored
 from reviews.web.api.tokens import CachedToken
@@ -129,10 +129,12 @@ def upload_batch(
         return upload_big(request, response, token, as_of, dataset, idempotency_key)
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
-    dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
-    key = clean_text(idempotency_key, "Idempotency-Key")
+    dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+    key = refuse_unstorable(idempotency_key, "Idempotency-Key")
     if isinstance(token, CachedToken):  # the database is down: the token is checked at import
-        return keep(response, files, token, token.error, dataset=dataset, as_of=as_of, key=key)
+        return keep(
+            request, response, files, token, token.error, dataset=dataset, as_of=as_of, key=key
+        )
     record = None
     if key:
         fingerprint = idempotency.request_sha256(files, dataset, as_of)
@@ -145,7 +147,7 @@ def upload_batch(
             created_by=token.user,
             as_of=as_of,
             dataset=dataset,
-            client_ip=rate_identity(token),
+            rate_keys=rate_identity(token, request),
         )
     except ServeRefused as error:
         _release(record)
@@ -155,7 +157,9 @@ def upload_batch(
         return Status(413, {"detail": str(error)})
     except DatabaseUnavailable as error:  # nothing stored: keep it on disk
         _release_unreachable(record)
-        return keep(response, files, token, str(error), dataset=dataset, as_of=as_of, key=key)
+        return keep(
+            request, response, files, token, str(error), dataset=dataset, as_of=as_of, key=key
+        )
     except StoredNotRead as error:  # stored: never "try again", which would store it twice
         _finish_quietly(record, error.batch)
         return Status(202, stored(request, response, error.batch.pk, str(error)))
@@ -175,6 +179,7 @@ def upload_batch(
 
 
 def keep(
+    request: HttpRequest,
     response: HttpResponse,
     files: list[UploadedFile] | list[Source],
     token: ApiToken | CachedToken,
@@ -197,7 +202,7 @@ def keep(
             error=error,
             dataset=dataset,
             as_of=as_of,
-            client_ip=rate_identity(token),
+            rate_keys=rate_identity(token, request),
             idempotency_key=key,
         )
     except spool.SpoolFull:
@@ -324,8 +329,8 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key):
     with ExitStack() as stack:
         sources, fields = big_sources(request, stack)
         as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
-        dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
-        key = clean_text(idempotency_key, "Idempotency-Key")
+        dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+        key = refuse_unstorable(idempotency_key, "Idempotency-Key")
         if isinstance(token, CachedToken):  # the database is down: kept in the spool
             return keep(
                 response, sources, token, token.error, dataset=dataset, as_of=as_of, key=key
@@ -343,8 +348,17 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key):
             return Status(413, {"detail": str(error)})
         except DatabaseUnavailable as error:
             _release_unreachable(record)
-            return keep(response, sources, token, str(error), dataset=dataset, as_of=as_of, key=key)
-        accept_later(batch, as_of=as_of, client_ip=rate_identity(token), dataset=dataset)
+            return keep(
+                request,
+                response,
+                sources,
+                token,
+                str(error),
+                dataset=dataset,
+                as_of=as_of,
+                key=key,
+            )
+        accept_later(batch, as_of=as_of, rate_keys=rate_identity(token, request), dataset=dataset)
         _finish_quietly(record, batch)
         return Status(202, stored(request, response, batch.pk, READ_BY_A_WORKER))
 

@@ -8,7 +8,7 @@ import pytest
 
 from reviews.engine.ingest import IngestError, UploadedFile, parse_upload
 from reviews.engine.ingest.errors import MAX_JSON_DEPTH
-from tests.ingest.helpers import RECEIVED, zipped
+from tests.engine.ingest.helpers import RECEIVED, zipped
 
 
 def nested(depth: int) -> str:

@@ -12,7 +12,7 @@ import pytest
 from reviews.engine import normalize
 from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.engine.specialists import dedup
-from tests.specialists.test_dedup import RULES
+from tests.engine.specialists.test_dedup import RULES
 
 RECEIVED = datetime(2026, 8, 2, 12, 0, tzinfo=UTC)
 HOSTILE = ["\x00", "\udc80", "\ud800", "\x00\x00"]

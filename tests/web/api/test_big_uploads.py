@@ -12,7 +12,7 @@ import pytest
 
 from reviews.models import Batch, ReviewRun
 from revreview.celery import app
-from tests.factories import DATA
+from tests.uploads import DATA
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -1,0 +1,106 @@
+"""Per-client rate limit (fixed hourly window) and the client address behind proxies."""
+
+import pytest
+from django.test import RequestFactory
+
+from ledger.ratelimit import RateDecision, client_ip, hit, legacy_rate_keys, rate_keys
+
+HOUR_START = 1_800_000_000 - 1_800_000_000 % 3600  # a clock hour, as a Unix time
+
+
+@pytest.fixture
+def limit_3(settings):
+    settings.RATE_LIMIT_PER_HOUR = 3
+
+
+def test_rate_limit_counts_per_address_within_the_hour(redis_url, limit_3):
+    decisions = [hit("192.0.2.1", now=HOUR_START + 10) for _ in range(7)]
+    assert [d.allowed for d in decisions] == [True] * 3 + [False] * 4
+    assert [d.over_by for d in decisions] == [0, 0, 0, 1, 2, 3, 4]
+    assert [d.far_over for d in decisions] == [False] * 6 + [True]
+    assert decisions[-1] == RateDecision(allowed=False, count=7, limit=3, retry_after=3590)
+    assert hit("192.0.2.2", now=HOUR_START + 10).count == 1
+
+
+def test_each_key_is_counted_and_the_one_furthest_over_decides(redis_url, limit_3):
+    at = HOUR_START + 10
+    assert rate_keys(7, "192.0.2.1") == ["user:7", "ip:192.0.2.1"]
+    assert [hit(*rate_keys(7, "192.0.2.1"), now=at).count for _ in range(3)] == [1, 2, 3]
+    # The same user from elsewhere: over by its user's count.
+    assert hit(*rate_keys(7, "198.51.100.9"), now=at) == RateDecision(
+        allowed=False, count=4, limit=3, retry_after=3590
+    )
+    # Someone else from the first address: over by the address's count.
+    assert hit(*rate_keys(8, "192.0.2.1"), now=at).count == 4
+    assert hit(*rate_keys(9, "198.51.100.10"), now=at).count == 1
+    assert hit(now=at) == RateDecision(allowed=True, count=0, limit=0, retry_after=3590)
+
+
+def test_a_request_recorded_before_rate_keys_keeps_its_identity():
+    assert legacy_rate_keys("user:5") == ["user:5"]
+    assert legacy_rate_keys("192.0.2.1") == ["ip:192.0.2.1"]
+    assert legacy_rate_keys(None) is None
+
+
+def test_rate_limit_starts_over_in_the_next_hour(redis_url, limit_3):
+    for _ in range(5):
+        hit("192.0.2.1", now=HOUR_START + 3599)
+    assert hit("192.0.2.1", now=HOUR_START + 3600) == RateDecision(
+        allowed=True, count=1, limit=3, retry_after=3600
+    )
+
+
+def test_rate_limit_zero_means_unlimited(redis_url, settings):
+    settings.RATE_LIMIT_PER_HOUR = 0
+    assert all(hit("192.0.2.1").allowed for _ in range(10))
+
+
+def test_rate_limit_counter_keys_expire(redis_url, limit_3):
+    import redis
+
+    hit("192.0.2.1", now=HOUR_START)
+    client = redis.Redis.from_url(redis_url)
+    (key,) = client.keys("revreview:rate:*")
+    assert 3600 < client.ttl(key) <= 3660
+
+
+def test_rate_limit_embedded_mode_uses_the_django_cache(settings, limit_3):
+    settings.REDIS_URL = ""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    counts = [hit("192.0.2.99", now=HOUR_START + 1).count for _ in range(4)]
+    assert counts == [1, 2, 3, 4]
+    assert hit("192.0.2.99", now=HOUR_START + 3600).count == 1
+
+
+def request_from(remote: str, forwarded: str | None = None):
+    headers = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
+    return RequestFactory().get("/", REMOTE_ADDR=remote, **headers)
+
+
+def test_client_ip_is_remote_addr_without_trusted_proxies(settings):
+    settings.TRUSTED_PROXY_COUNT = 0
+    assert client_ip(request_from("10.0.0.5", "6.6.6.6")) == "10.0.0.5"
+
+
+def test_client_ip_reads_x_forwarded_for_behind_one_proxy(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    # The client claims 6.6.6.6; our proxy appended the address it saw.
+    assert client_ip(request_from("10.0.0.5", "6.6.6.6, 198.51.100.4")) == "198.51.100.4"
+
+
+def test_client_ip_counts_trusted_proxies_from_the_right(settings):
+    settings.TRUSTED_PROXY_COUNT = 2
+    forwarded = "6.6.6.6, 198.51.100.4, 10.0.0.9"
+    assert client_ip(request_from("10.0.0.5", forwarded)) == "198.51.100.4"
+
+
+def test_client_ip_with_fewer_entries_than_proxies_takes_the_leftmost(settings):
+    settings.TRUSTED_PROXY_COUNT = 2
+    assert client_ip(request_from("10.0.0.5", "198.51.100.4")) == "198.51.100.4"
+
+
+def test_client_ip_falls_back_to_remote_addr_for_a_bad_header(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    assert client_ip(request_from("10.0.0.5", "not-an-address")) == "10.0.0.5"
+    assert client_ip(request_from("10.0.0.5", "")) == "10.0.0.5"
+    assert client_ip(request_from("10.0.0.5", " 2001:DB8::1 ")) == "2001:db8::1"
