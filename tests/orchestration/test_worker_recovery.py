@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from ledger import pending
 from ledger.models import LedgerEntry
+from ledger.rates import price_micros
 from reviews.engine import coordinator
 from reviews.engine.specialists import NAMES, detector
 from reviews.llm.roster import CHEAP, MID
@@ -128,7 +129,10 @@ def test_a_run_whose_worker_was_killed_finishes_on_another(
         # Each call was in the ledger before it was sent, with the tokens it sends.
         in_flight = LedgerEntry.objects.filter(outcome=LedgerEntry.Outcome.PENDING)
         assert set(in_flight.values_list("agent", flat=True)) == running
-        assert all(row.input_tokens > 0 and row.cost_micros > 0 for row in in_flight)
+        sent = list(in_flight.values_list("model_attempted", "input_tokens", "cost_micros"))
+        assert all(
+            tokens > 0 and cost == price_micros(model, tokens, 0, 0) for model, tokens, cost in sent
+        ), sent
         services.kill_worker(first)
     killed_at = time.monotonic()
 
@@ -161,7 +165,11 @@ def test_a_run_whose_worker_was_killed_finishes_on_another(
     )
     assert LedgerEntry.objects.count() == 7
     lost = LedgerEntry.objects.filter(outcome=LedgerEntry.Outcome.LOST)
-    assert all(row.input_tokens > 0 and row.cost_micros > 0 for row in lost)
+    assert all(
+        row.input_tokens > 0
+        and row.cost_micros == price_micros(row.model_attempted, row.input_tokens, 0, 0)
+        for row in lost
+    )
     stored = Counter((f.kind, tuple(f.record_ids)) for f in run.findings.all())
     assert stored == expected_findings(run)
     assert max(stored.values()) == 1
