@@ -231,9 +231,10 @@ class PrivateRedis:
 
 
 def compose_health_check() -> str:
-    """The worker's health check command in docker-compose.yml, as its shell runs it."""
+    """The review worker's health check command in docker-compose.yml (the webhooks
+    worker has its own), as its shell runs it."""
     compose = (services.ROOT / "docker-compose.yml").read_text()
-    (command,) = re.findall(r'"CMD-SHELL", "(celery [^"]*inspect ping[^"]*)"', compose)
+    (command,) = re.findall(r'"CMD-SHELL", "(celery [^"]*inspect ping -d celery@[^"]*)"', compose)
     return command.replace("$$", "$")
 
 
