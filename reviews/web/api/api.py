@@ -27,8 +27,9 @@ api = NinjaAPI(
 )
 api.add_router("/", batches.router)
 api.add_router("/", runs.router)
-api.add_router("/", datasets.router)
+# Before datasets: its GET route's name may hold "/" and would match these paths.
 api.add_router("/", tuning.router)
+api.add_router("/", datasets.router)
 api.add_router("/", fixplan.router)
 
 

@@ -11,6 +11,7 @@ from ninja import Router, Schema, Status
 from reviews.engine.policy import PolicyError
 from reviews.models import Dataset
 from reviews.orchestration import policies
+from reviews.web.api import datasets as _converter  # noqa: F401 (registers dataset_name)
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.schemas import Problem
 
@@ -60,7 +61,7 @@ def _version(version) -> dict:
 
 
 @router.get(
-    "/datasets/{name}/tuning",
+    "/datasets/{dataset_name:name}/tuning",
     auth=READ,
     response={200: TuningOut, 401: Problem, 403: Problem, 404: Problem},
     url_name="dataset_tuning",
@@ -85,7 +86,7 @@ def get_tuning(request: HttpRequest, name: str):
 
 
 @router.post(
-    "/datasets/{name}/policy/apply",
+    "/datasets/{dataset_name:name}/policy/apply",
     auth=UPLOAD,
     response={
         201: VersionOut,
@@ -112,7 +113,7 @@ def apply(request: HttpRequest, name: str, payload: ApplyIn):
 
 
 @router.post(
-    "/datasets/{name}/policy/restore",
+    "/datasets/{dataset_name:name}/policy/restore",
     auth=UPLOAD,
     response={
         201: VersionOut,
