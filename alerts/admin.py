@@ -10,6 +10,8 @@ from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from alerts.models import Trigger, WebhookAttempt, WebhookDelivery, WebhookSubscription
+from workspaces.admin import WorkspaceScoped
+from workspaces.models import Role
 
 
 class SubscriptionForm(forms.ModelForm):
@@ -36,7 +38,10 @@ class SubscriptionForm(forms.ModelForm):
 
 
 @admin.register(WebhookSubscription)
-class WebhookSubscriptionAdmin(admin.ModelAdmin):
+class WebhookSubscriptionAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "dataset__workspace"
+    form_role = Role.ADMIN  # webhooks are managed by the workspace's admins
+    change_role = Role.ADMIN
     form = SubscriptionForm
     list_display = ("dataset", "url", "payload_format", "triggers", "active", "created_at")
     list_filter = ("active", "payload_format")
@@ -63,7 +68,8 @@ class AttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "subscription__dataset__workspace"
     list_display = ("id", "run", "subscription", "triggers", "status", "attempts", "created_at")
     list_filter = ("status",)
     list_select_related = ("subscription__dataset", "run")

@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from ledger import reports
 from ledger.models import AgentModelOverride, LedgerEntry, ModelRate, UnavailableModel
+from workspaces.admin import WorkspaceScoped
 
 
 def _availability(model: str) -> str:
@@ -13,10 +14,12 @@ def _availability(model: str) -> str:
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "workspace"
     list_display = (
         "created_at",
         "run",
+        "workspace",
         "agent",
         "model_requested",
         "model_attempted",

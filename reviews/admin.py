@@ -28,6 +28,7 @@ from reviews.models import (
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response, findings_of_runs
+from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
 
 # The list pages need the width at 1366 px more than a second menu beside them.
 admin.site.enable_nav_sidebar = False
@@ -62,7 +63,8 @@ class BatchFileInline(ReadOnlyInline):
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "workspace"
     list_display = (
         "id",
         "file_name",
@@ -71,12 +73,13 @@ class BatchAdmin(admin.ModelAdmin):
         "companies",
         "contacts",
         "deals",
+        "workspace",
         "dataset",
         "runs_link",
         "created_by",
         "created_at",
     )
-    list_filter = ("status", "source", "dataset")
+    list_filter = ("status", "source", ("dataset", ScopedRelatedFilter))
     search_fields = ("=id", "external_id", "file_name", "^sha256")
     list_select_related = ("created_by", "dataset")
     readonly_fields = [f.name for f in Batch._meta.fields]
@@ -183,7 +186,8 @@ class VerdictFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReviewRun)
-class ReviewRunAdmin(admin.ModelAdmin):
+class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "batch__workspace"
     list_display = (
         "id",
         "batch_name",
@@ -324,7 +328,8 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(admin.ModelAdmin):
+class FindingAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "run__batch__workspace"
     list_display = (
         "id",
         "run",

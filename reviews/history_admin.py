@@ -13,6 +13,8 @@ from django.utils.html import format_html
 
 from reviews.models import Dataset, Dismissal, Finding
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
+from workspaces.models import Role
 
 
 def changelist_url(model: str, **filters: object) -> str:
@@ -24,10 +26,13 @@ def changelist_url(model: str, **filters: object) -> str:
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(WorkspaceScoped, admin.ModelAdmin):
     """Editable: the team names its CRMs and chooses what decides their verdicts."""
 
-    list_display = ("name", "verdict_scope", "batches_link", "page_link", "created")
+    workspace_path = "workspace"
+    form_role = Role.ADMIN  # dataset settings are for the workspace's admins
+    change_role = Role.ADMIN
+    list_display = ("name", "workspace", "verdict_scope", "batches_link", "page_link", "created")
     list_filter = ("verdict_scope",)
     search_fields = ("name",)
     readonly_fields = ("created", "page_link")
@@ -51,7 +56,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Dismissal)
-class DismissalAdmin(admin.ModelAdmin):
+class DismissalAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "dataset__workspace"
     """Who dismissed what, when and why. Undo goes through the same code as the
     dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
 
@@ -66,7 +72,7 @@ class DismissalAdmin(admin.ModelAdmin):
         "undone_by",
         "undone_at",
     )
-    list_filter = ("dataset", "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
+    list_filter = (("dataset", ScopedRelatedFilter), "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
     search_fields = ("fingerprint", "title", "reason", "dataset__name")
     list_select_related = ("dataset", "created_by", "undone_by")
     readonly_fields = [f.name for f in Dismissal._meta.fields]

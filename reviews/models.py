@@ -7,6 +7,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 from reviews.engine import findings, history
+from workspaces.models import default_workspace_id
 
 
 class Dataset(models.Model):
@@ -16,7 +17,14 @@ class Dataset(models.Model):
         NEW = "new"  # only problems new since the last sync decide the verdict
         ALL = "all"  # every open problem decides it, as a batch without a dataset
 
-    name = models.CharField(max_length=200, unique=True)
+    # A dataset's name is unique within its workspace (two teams may both sync "hubspot").
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.PROTECT,
+        related_name="datasets",
+        default=default_workspace_id,
+    )
+    name = models.CharField(max_length=200)
     verdict_scope = models.CharField(
         max_length=8, choices=VerdictScope.choices, default=VerdictScope.NEW
     )
@@ -24,6 +32,9 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="one_dataset_name_per_ws")
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -55,6 +66,14 @@ class Batch(models.Model):
     # What the export did not carry: lists with no file, and columns not read (by file).
     partial = models.JSONField(default=list, blank=True)
     ignored_columns = models.JSONField(default=dict, blank=True)
+    # Its own column (not derived through the dataset, which a batch may lack): every
+    # list, search and permission check of runs and findings filters on it.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.PROTECT,
+        related_name="batches",
+        default=default_workspace_id,
+    )
     # The syncs of one CRM; a batch without a dataset is reviewed on its own.
     dataset = models.ForeignKey(
         Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"

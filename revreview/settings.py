@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "reviews.web.api",
     "ledger",
     "alerts",
+    "workspaces",
 ]
 
 MIDDLEWARE = [

@@ -81,13 +81,16 @@ def submit(
     client_ip: str | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
+    workspace=None,
 ) -> Submission:
     """Store, parse and (if valid) serve a review: a finished run that reuses another
     run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
     execute (the CLI runs it in-process). `client_ip` is None where no rate limit
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
-    batch's own "dataset" key. Raises ServeRefused."""
-    batch = store_upload(files, created_by=created_by)
+    batch's own "dataset" key. `workspace` is where the batch (and its dataset) belong:
+    every request names it; None is the default workspace (tests, a one-team CLI).
+    Raises ServeRefused."""
+    batch = store_upload(files, created_by=created_by, workspace=workspace)
     return review_stored(
         batch,
         files=files,
@@ -146,6 +149,7 @@ def serve(
         fingerprint,
         client_ip,
         no_cache=no_cache,
+        workspace_id=batch.workspace_id,
         expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
     if decision.is_error:
@@ -173,7 +177,9 @@ def serve(
     )
 
 
-def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batch:
+def store_upload(
+    files: list[UploadedFile | Source], *, created_by=None, workspace=None
+) -> Batch:
     """Keep the upload byte for byte, before anything reads it. `files` are in memory
     (UploadedFile) or read in chunks (Source: a big upload spooled to disk). Raises
     DatabaseUnavailable when the database cannot be reached (nothing was stored)."""
@@ -194,6 +200,7 @@ def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batc
                 sha256="",
                 size_bytes=total,
                 created_by=created_by,
+                **({"workspace": workspace} if workspace is not None else {}),
             )
             digests = copy_into(batch, list(zip(names, sources, strict=True)))
             batch.sha256 = _combined_sha256(digests)
@@ -276,7 +283,9 @@ def accept(
     )
     batch.content_key = serving.content_key(parsed)
     if name:
-        batch.dataset, _ = Dataset.objects.get_or_create(name=name)
+        batch.dataset, _ = Dataset.objects.get_or_create(
+            workspace_id=batch.workspace_id, name=name
+        )
     batch.save()
     return parsed
 
