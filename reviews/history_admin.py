@@ -72,7 +72,12 @@ class DismissalAdmin(WorkspaceScoped, admin.ModelAdmin):
         "undone_by",
         "undone_at",
     )
-    list_filter = (("dataset", ScopedRelatedFilter), "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
+    list_filter = (
+        ("dataset", ScopedRelatedFilter),
+        "category",
+        "kind",
+        ("undone_at", admin.EmptyFieldListFilter),
+    )
     search_fields = ("fingerprint", "title", "reason", "dataset__name")
     list_select_related = ("dataset", "created_by", "undone_by")
     readonly_fields = [f.name for f in Dismissal._meta.fields]

@@ -107,8 +107,6 @@ class WorkspaceAdmin(admin.ModelAdmin):
         return request.user.is_superuser
 
 
-
-
 class ScopedRelatedFilter(admin.RelatedFieldListFilter):
     """The list filter of a foreign key (a dataset), offering only the user's rows."""
 

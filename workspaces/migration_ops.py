@@ -38,12 +38,8 @@ def move_into_default(app_label: str, fields: dict[str, dict]) -> list:
     """Operations for {model_name: {"on_delete": ..., "related_name": ...}}."""
     ops: list = []
     for name, options in fields.items():
-        ops.append(
-            migrations.AddField(name, "workspace", workspace_field(null=True, **options))
-        )
+        ops.append(migrations.AddField(name, "workspace", workspace_field(null=True, **options)))
     ops.append(fill(app_label, list(fields)))
     for name, options in fields.items():
-        ops.append(
-            migrations.AlterField(name, "workspace", workspace_field(null=False, **options))
-        )
+        ops.append(migrations.AlterField(name, "workspace", workspace_field(null=False, **options)))
     return ops

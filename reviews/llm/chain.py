@@ -34,7 +34,6 @@ from pydantic import BaseModel
 from ledger import availability, budget
 from ledger.models import LedgerEntry
 from ledger.rates import price_micros, rate_for
-from reviews.models import ReviewRun
 from reviews.llm.breaker import Breaker, Decision
 from reviews.llm.client import Completion, Gateway
 from reviews.llm.errors import (
@@ -47,6 +46,7 @@ from reviews.llm.errors import (
     StructuredOutputError,
     Usage,
 )
+from reviews.models import ReviewRun
 
 logger = logging.getLogger(__name__)
 

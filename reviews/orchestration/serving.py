@@ -194,9 +194,7 @@ def _good_runs(content_key: str, workspace_id: int | None = None):
     )
 
 
-def reusable_run(
-    content_key: str, fingerprint: str, workspace_id: int | None = None
-) -> int | None:
+def reusable_run(content_key: str, fingerprint: str, workspace_id: int | None = None) -> int | None:
     """The newest good run of this content under this configuration."""
     if not content_key or not fingerprint:
         return None

@@ -177,9 +177,7 @@ def serve(
     )
 
 
-def store_upload(
-    files: list[UploadedFile | Source], *, created_by=None, workspace=None
-) -> Batch:
+def store_upload(files: list[UploadedFile | Source], *, created_by=None, workspace=None) -> Batch:
     """Keep the upload byte for byte, before anything reads it. `files` are in memory
     (UploadedFile) or read in chunks (Source: a big upload spooled to disk). Raises
     DatabaseUnavailable when the database cannot be reached (nothing was stored)."""
@@ -200,7 +198,8 @@ def store_upload(
                 sha256="",
                 size_bytes=total,
                 created_by=created_by,
-                **({"workspace": workspace} if workspace is not None else {}),
+                # A Workspace or its id; None: the model's default (the default workspace).
+                **({"workspace_id": getattr(workspace, "pk", workspace)} if workspace else {}),
             )
             digests = copy_into(batch, list(zip(names, sources, strict=True)))
             batch.sha256 = _combined_sha256(digests)
@@ -283,9 +282,7 @@ def accept(
     )
     batch.content_key = serving.content_key(parsed)
     if name:
-        batch.dataset, _ = Dataset.objects.get_or_create(
-            workspace_id=batch.workspace_id, name=name
-        )
+        batch.dataset, _ = Dataset.objects.get_or_create(workspace_id=batch.workspace_id, name=name)
     batch.save()
     return parsed
 

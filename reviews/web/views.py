@@ -50,19 +50,35 @@ from reviews.web.exports import findings_csv_response
 from reviews.web.findings_page import findings_context, shown_findings
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
 from reviews.web.report import stream_report_json
+from workspaces.access import may, scope
+from workspaces.models import Role
 
 RUNS_PER_PAGE = 25
 LEDGER_CALLS_SHOWN = 200
 
 # --- access helpers ---------------------------------------------------------------
-# Every signed-in member of the team sees every batch and run; break glass is for staff.
+# A member sees the batches and runs of their workspaces (workspaces.access): anyone
+# else's is a 404, as if it did not exist. Acting on one (re-run, dismiss) needs the
+# reviewer role there (403 for a viewer); break glass is for staff members.
 
 
-def _get_run(run_id: int) -> ReviewRun:
+def _require_role(request: HttpRequest, workspace_id: int, role: str) -> None:
+    if role != Role.VIEWER and not may(request.user, workspace_id, role):
+        raise PermissionDenied(f"this needs the {role} role in the workspace")
+
+
+def _get_run_for_user(request: HttpRequest, run_id: int, role: str = Role.VIEWER) -> ReviewRun:
     runs = ReviewRun.objects.select_related(
         "batch", "batch__dataset", "created_by", "verdict", "verdict__overridden_by"
     )
-    return get_object_or_404(runs, pk=run_id)
+    run = get_object_or_404(scope(runs, request.user, "batch__workspace"), pk=run_id)
+    _require_role(request, run.batch.workspace_id, role)
+    return run
+
+
+def _get_batch_for_user(request: HttpRequest, batch_id: int) -> Batch:
+    batches = scope(Batch.objects.select_related("created_by"), request.user, "workspace")
+    return get_object_or_404(batches, pk=batch_id)
 
 
 def _require_staff(request: HttpRequest) -> None:
@@ -86,7 +102,7 @@ def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
 @login_required
 @require_GET
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch.objects.select_related("created_by"), pk=batch_id)
+    batch = _get_batch_for_user(request, batch_id)
     if request.htmx and batch.status == Batch.Status.RECEIVED:
         return render(request, "reviews/batch.html#waiting", {"batch": batch})
     if request.htmx:  # read by the worker since: its run, or the page with its errors
@@ -121,7 +137,7 @@ def split_errors(errors: list[str]) -> list[tuple[str, str]]:
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run(run_id)
+    run = _get_run_for_user(request, run_id)
     context = run_context(request, run)
     template = "reviews/run.html"
     if request.htmx:
@@ -156,8 +172,11 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
         "verdict_label": VERDICT_LABELS.get(verdict.decision, "") if verdict else "",
         "agents": (agents := agent_rows(run)),
         "call_count": sum(a.calls for a in agents),
+        # Re-run and dismiss: reviewers and admins of the run's workspace.
+        "can_act": may(request.user, run.batch.workspace_id, Role.REVIEWER),
         "can_break_glass": bool(
             request.user.is_staff
+            and may(request.user, run.batch.workspace_id, Role.REVIEWER)
             and verdict
             and not verdict.is_overridden
             and verdict.decision != Verdict.Decision.APPROVE
@@ -232,7 +251,7 @@ def ledger_context(run: ReviewRun) -> dict:
 @login_required
 @require_POST
 def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run(run_id)
+    run = _get_run_for_user(request, run_id, Role.REVIEWER)
     try:
         new_run = rerun(run, created_by=request.user, client_ip=client_ip(request))
     except ServeRefused as error:
@@ -244,8 +263,8 @@ def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def break_glass(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _get_run_for_user(request, run_id, Role.REVIEWER)
     _require_staff(request)
-    run = _get_run(run_id)
     form = BreakGlassForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Break glass needs a reason; nothing was changed.")
@@ -274,14 +293,14 @@ def run_json(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     """The run as JSON (docs/output.md): the same document `manage.py review --format
     json` prints (compact), streamed: a run with 180k findings answers at once."""
     return StreamingHttpResponse(
-        stream_report_json(_get_run(run_id)), content_type="application/json"
+        stream_report_json(_get_run_for_user(request, run_id)), content_type="application/json"
     )
 
 
 @login_required
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
-    run = _get_run(run_id)
+    run = _get_run_for_user(request, run_id)
     findings, filters = shown_findings(run, request.GET)
     name = f"run-{run.pk}-{filters}-findings.csv" if filters else f"run-{run.pk}-findings.csv"
     return findings_csv_response(findings, name)
@@ -294,7 +313,12 @@ def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = filter_runs(ReviewRun.objects.select_related("batch__dataset", "verdict"), form)
+    runs = scope(
+        ReviewRun.objects.select_related("batch__dataset", "verdict"),
+        request.user,
+        "batch__workspace",
+    )
+    runs = filter_runs(runs, form)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     page.object_list = with_page_totals(page.object_list)
     template = "reviews/runs.html" + ("#results" if request.htmx else "")

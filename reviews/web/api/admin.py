@@ -41,7 +41,16 @@ class NewTokenForm(forms.ModelForm):
 class ApiTokenAdmin(WorkspaceScoped, admin.ModelAdmin):
     workspace_path = "workspace"
     form_role = Role.ADMIN  # tokens for others: the workspace's admins
-    list_display = ("name", "user", "workspace", "prefix", "scopes", "created_at", "last_used_at", "revoked_at")
+    list_display = (
+        "name",
+        "user",
+        "workspace",
+        "prefix",
+        "scopes",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
     list_filter = ("revoked_at",)
     search_fields = ("name", "user__username", "prefix")
     readonly_fields = (

@@ -134,6 +134,7 @@ def upload_batch(
             as_of=as_of,
             dataset=dataset,
             client_ip=rate_identity(token),
+            workspace=token.workspace_id,
         )
     except ServeRefused as error:
         _release(record)
@@ -181,6 +182,7 @@ def keep(
             sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
             error=error,
             dataset=dataset,
+            workspace_id=token.workspace_id,
             as_of=as_of,
             client_ip=rate_identity(token),
             idempotency_key=key,
@@ -238,6 +240,9 @@ def rejected(batch_id: int, errors: list[str]) -> dict:
 
 def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: str):
     """The answer of the first request that used this key."""
+    if record.batch is not None and record.batch.workspace_id != request.auth.workspace_id:
+        # The key was used by a token of another workspace: its run is not this one's.
+        return Status(422, {"detail": "this Idempotency-Key was used in another workspace"})
     if record.request_sha256 != fingerprint:
         return Status(422, {"detail": "this Idempotency-Key was used for a different upload"})
     if record.batch is None:
