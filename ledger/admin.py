@@ -34,7 +34,7 @@ class LedgerEntryAdmin(WorkspaceScoped, admin.ModelAdmin):
     )
     list_filter = ("model", "model_attempted", "agent", "outcome", "run__mode")
     date_hierarchy = "created_at"
-    list_select_related = ("run",)
+    list_select_related = ("run", "workspace")
     change_list_template = "ledger/admin/ledgerentry_change_list.html"
 
     # Append-only: the gateway writes one row per call attempt; the admin only reads.

@@ -81,7 +81,7 @@ class BatchAdmin(WorkspaceScoped, admin.ModelAdmin):
     )
     list_filter = ("status", "source", ("dataset", ScopedRelatedFilter))
     search_fields = ("=id", "external_id", "file_name", "^sha256")
-    list_select_related = ("created_by", "dataset")
+    list_select_related = ("created_by", "dataset", "workspace")
     readonly_fields = [f.name for f in Batch._meta.fields]
     inlines = (BatchFileInline,)
 

@@ -4,6 +4,7 @@ views, actions and foreign-key choices) only the rows of their own workspaces.""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
@@ -39,6 +40,17 @@ def scoped_choices(model, user, role: str = Role.VIEWER) -> QuerySet | None:
     return scope(model._default_manager.all(), user, path, role)
 
 
+class OnlyWorkspaceField(forms.ModelChoiceField):
+    """A workspace choice that may be left empty when there is only one to choose."""
+
+    def clean(self, value):
+        if value in self.empty_values:
+            only = list(self.queryset[:2])
+            if len(only) == 1:
+                return only[0]
+        return super().clean(value)
+
+
 class WorkspaceScoped:
     """Set `workspace_path` (e.g. "batch__workspace") on a ModelAdmin. `form_role` is the
     role a choice in a form needs (an admin-made webhook or token: ADMIN)."""
@@ -54,6 +66,8 @@ class WorkspaceScoped:
         choices = scoped_choices(db_field.related_model, request.user, self.form_role)
         if choices is not None:
             kwargs["queryset"] = choices
+        if db_field.related_model is Workspace:
+            kwargs["form_class"] = OnlyWorkspaceField
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def _may_change(self, request: HttpRequest, obj) -> bool:

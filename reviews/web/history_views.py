@@ -5,29 +5,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from reviews.models import Dataset, Dismissal, Finding, ReviewRun, findings_of
+from reviews.models import Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
+from reviews.web.access import get_dataset_for_user, get_finding_for_user
 from reviews.web.forms import DismissForm
-from reviews.web.views import _get_run_for_user
-from workspaces.access import scope
-from workspaces.models import Role
-
-
-def _get_finding_for_user(request: HttpRequest, run_id: int, finding_id: int) -> Finding:
-    """A finding the run shows: its own, or the reused run's for a cached run (then seen
-    as this run's: its dataset is the one a dismissal belongs to). A run outside the
-    user's workspaces is a 404; dismissing needs the reviewer role (403)."""
-    run = _get_run_for_user(request, run_id, Role.REVIEWER)
-    finding = get_object_or_404(findings_of(run), pk=finding_id)
-    finding.run = run
-    if run.batch.dataset is None:  # no dataset to remember a dismissal in
-        raise Http404("this run's batch belongs to no dataset")
-    return finding
 
 
 def mark_dismissed(findings: list[Finding], run: ReviewRun) -> list[Finding]:
@@ -68,7 +54,7 @@ def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -
 @login_required
 @require_POST
 def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
-    finding = _get_finding_for_user(request, run_id, finding_id)
+    finding = get_finding_for_user(request, run_id, finding_id)
     form = DismissForm(request.POST)
     if not form.is_valid():
         error = form.errors.as_data()["reason"][0]
@@ -91,7 +77,7 @@ def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpR
 @login_required
 @require_POST
 def undo_finding_dismissal(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
-    finding = _get_finding_for_user(request, run_id, finding_id)
+    finding = get_finding_for_user(request, run_id, finding_id)
     try:
         undo_dismissal(finding.run.batch.dataset, finding.fingerprint, user=request.user)
     except DismissalError as error:
@@ -99,25 +85,10 @@ def undo_finding_dismissal(request: HttpRequest, run_id: int, finding_id: int) -
     return _finding_response(request, finding)
 
 
-def _get_dataset_for_user(request: HttpRequest, name: str) -> Dataset:
-    """The dataset of this name in the user's workspaces. Names are unique per workspace:
-    a user in two workspaces with the same name picks one with ?workspace=<id> (without
-    it, the first by workspace name)."""
-    datasets_ = scope(Dataset.objects.select_related("workspace"), request.user, "workspace")
-    datasets_ = datasets_.filter(name=name).order_by("workspace__name")
-    workspace = request.GET.get("workspace", "")
-    if workspace.isdigit():
-        datasets_ = datasets_.filter(workspace_id=int(workspace))
-    dataset = datasets_.first()
-    if dataset is None:
-        raise Http404("no such dataset in your workspaces")
-    return dataset
-
-
 @login_required
 @require_GET
 def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = _get_dataset_for_user(request, name)
+    dataset = get_dataset_for_user(request, name)
     history = datasets.syncs(dataset)
     context = {
         "dataset": dataset,

@@ -34,9 +34,9 @@ class TokenForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["workspace"]
         field.queryset = workspaces_of(user)
-        if field.queryset.count() == 1:
-            field.initial = field.queryset.first()
+        if field.queryset.count() == 1:  # the only one: no choice to offer
             field.widget = forms.HiddenInput()
+            field.required = False
 
 
 @login_required
@@ -48,7 +48,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
         try:
             data = form.cleaned_data
             new = create_token(
-                request.user, data["name"], data["scopes"], workspace=data["workspace"]
+                request.user, data["name"], data["scopes"], workspace=data.get("workspace")
             )
         except ValueError as error:
             form.add_error("name", str(error))

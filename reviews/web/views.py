@@ -24,7 +24,7 @@ from django.http import (
     HttpResponse,
     StreamingHttpResponse,
 )
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -46,6 +46,7 @@ from reviews.models import (
 from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_runs
+from reviews.web.access import get_batch_for_user, get_run_for_user
 from reviews.web.exports import findings_csv_response
 from reviews.web.findings_page import findings_context, shown_findings
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
@@ -57,28 +58,8 @@ RUNS_PER_PAGE = 25
 LEDGER_CALLS_SHOWN = 200
 
 # --- access helpers ---------------------------------------------------------------
-# A member sees the batches and runs of their workspaces (workspaces.access): anyone
-# else's is a 404, as if it did not exist. Acting on one (re-run, dismiss) needs the
-# reviewer role there (403 for a viewer); break glass is for staff members.
-
-
-def _require_role(request: HttpRequest, workspace_id: int, role: str) -> None:
-    if role != Role.VIEWER and not may(request.user, workspace_id, role):
-        raise PermissionDenied(f"this needs the {role} role in the workspace")
-
-
-def _get_run_for_user(request: HttpRequest, run_id: int, role: str = Role.VIEWER) -> ReviewRun:
-    runs = ReviewRun.objects.select_related(
-        "batch", "batch__dataset", "created_by", "verdict", "verdict__overridden_by"
-    )
-    run = get_object_or_404(scope(runs, request.user, "batch__workspace"), pk=run_id)
-    _require_role(request, run.batch.workspace_id, role)
-    return run
-
-
-def _get_batch_for_user(request: HttpRequest, batch_id: int) -> Batch:
-    batches = scope(Batch.objects.select_related("created_by"), request.user, "workspace")
-    return get_object_or_404(batches, pk=batch_id)
+# In reviews.web.access (history_views uses them too): a run, batch or dataset outside
+# the user's workspaces is a 404; acting on one needs the reviewer role (403).
 
 
 def _require_staff(request: HttpRequest) -> None:
@@ -102,7 +83,7 @@ def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
 @login_required
 @require_GET
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = _get_batch_for_user(request, batch_id)
+    batch = get_batch_for_user(request, batch_id)
     if request.htmx and batch.status == Batch.Status.RECEIVED:
         return render(request, "reviews/batch.html#waiting", {"batch": batch})
     if request.htmx:  # read by the worker since: its run, or the page with its errors
@@ -137,7 +118,7 @@ def split_errors(errors: list[str]) -> list[tuple[str, str]]:
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run_for_user(request, run_id)
+    run = get_run_for_user(request, run_id)
     context = run_context(request, run)
     template = "reviews/run.html"
     if request.htmx:
@@ -251,7 +232,7 @@ def ledger_context(run: ReviewRun) -> dict:
 @login_required
 @require_POST
 def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run_for_user(request, run_id, Role.REVIEWER)
+    run = get_run_for_user(request, run_id, Role.REVIEWER)
     try:
         new_run = rerun(run, created_by=request.user, client_ip=client_ip(request))
     except ServeRefused as error:
@@ -263,7 +244,7 @@ def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def break_glass(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run_for_user(request, run_id, Role.REVIEWER)
+    run = get_run_for_user(request, run_id, Role.REVIEWER)
     _require_staff(request)
     form = BreakGlassForm(request.POST)
     if not form.is_valid():
@@ -293,14 +274,14 @@ def run_json(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     """The run as JSON (docs/output.md): the same document `manage.py review --format
     json` prints (compact), streamed: a run with 180k findings answers at once."""
     return StreamingHttpResponse(
-        stream_report_json(_get_run_for_user(request, run_id)), content_type="application/json"
+        stream_report_json(get_run_for_user(request, run_id)), content_type="application/json"
     )
 
 
 @login_required
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
-    run = _get_run_for_user(request, run_id)
+    run = get_run_for_user(request, run_id)
     findings, filters = shown_findings(run, request.GET)
     name = f"run-{run.pk}-{filters}-findings.csv" if filters else f"run-{run.pk}-findings.csv"
     return findings_csv_response(findings, name)

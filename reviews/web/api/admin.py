@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from reviews.web.api.models import ApiToken, IdempotencyKey
-from reviews.web.api.tokens import create_token, revoke
+from reviews.web.api.tokens import create_token, revoke, token_workspace
 from workspaces.access import may
 from workspaces.admin import WorkspaceScoped
 from workspaces.models import Role
@@ -26,8 +26,17 @@ class NewTokenForm(forms.ModelForm):
         model = ApiToken
         fields = ("workspace", "user", "name", "scopes")
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].required = False  # the user's only one, when left empty
+
     def clean(self) -> dict:
         data = super().clean()
+        if data.get("user") and not data.get("workspace"):
+            try:
+                data["workspace"] = token_workspace(data["user"], None)
+            except ValueError as error:
+                raise forms.ValidationError(str(error)) from None
         user, name = data.get("user"), (data.get("name") or "").strip()
         workspace = data.get("workspace")
         if user and workspace and not may(user, workspace.pk, Role.VIEWER):
