@@ -25,7 +25,7 @@ B_DATASET = "beta-crm-5512"
 A_AGENT = "alpha-agent-spend"  # a ledger row of A's, shown on the spend page by agent
 
 
-def reviewed_in(workspace: Workspace, dataset: str) -> ReviewRun:
+def reviewed_in(workspace: Workspace, dataset: str | None) -> ReviewRun:
     submission = submit(
         [upload("seed-example.json")],
         dispatch=False,

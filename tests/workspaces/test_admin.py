@@ -86,7 +86,9 @@ def test_list_filters_and_form_choices_offer_only_the_users_workspaces(world):
     assert "beta team" in add_token and "alpha team" not in add_token
     # A reviewer is no admin of A: no webhook or token for others can be made there.
     alice = world.client("alice")
-    assert A_DATASET not in alice.get(reverse("admin:alerts_webhooksubscription_add")).content.decode()
+    assert (
+        A_DATASET not in alice.get(reverse("admin:alerts_webhooksubscription_add")).content.decode()
+    )
 
 
 def test_staff_cannot_post_a_webhook_for_another_workspaces_dataset(world):
