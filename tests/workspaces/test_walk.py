@@ -7,10 +7,9 @@ reach it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import re
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
