@@ -79,3 +79,23 @@ def test_the_demo_user_lands_in_the_workspace_with_the_samples():
     assert samples == {"default"}
     demo = Membership.objects.get(user__username="demo")
     assert (demo.workspace.name, demo.role) == ("default", Role.ADMIN)
+
+
+def test_review_and_dismiss_take_a_workspace(people, tmp_path):
+    from tests.factories import DATA
+
+    run("workspace", "create", "Agency", "--owner", "olga")
+    args = [str(DATA / "seed-example.json"), "--dataset", "crm", "--format", "json"]
+    with pytest.raises(SystemExit):  # its exit code is the verdict's
+        call_command("review", *args, "--workspace", "Agency", stdout=StringIO())
+    batch = Batch.objects.get()
+    assert (batch.workspace.name, batch.dataset.workspace.name) == ("Agency", "Agency")
+    fingerprint = batch.runs.get().findings.first().fingerprint
+    with pytest.raises(CommandError, match="no dataset named 'crm' in workspace default"):
+        run("dismiss", fingerprint, "--dataset", "crm", "--reason", "fine")
+    out = run(
+        "dismiss", fingerprint, "--dataset", "crm", "--reason", "fine", "--workspace", "Agency"
+    )
+    assert out.startswith("dismissed:")
+    with pytest.raises(CommandError, match="no workspace 'Nope'"):
+        call_command("review", *args, "--workspace", "Nope", stdout=StringIO())

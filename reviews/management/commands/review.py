@@ -32,6 +32,8 @@ from reviews.orchestration.submit import (
 )
 from reviews.web.report import run_report, stream_report_json, text_report
 from revreview.celery import app
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_named
 
 EXIT_BAD_INPUT = 2
 # No verdict: the run failed, (--worker) did not finish within --timeout, or the
@@ -59,6 +61,7 @@ class Command(BaseCommand):
             help='the dataset this batch is a sync of (wins over the batch\'s "dataset" '
             "key): it is reviewed against the dataset's previous sync",
         )
+        parser.add_argument("--workspace", help=workspace_help)
         parser.add_argument(
             "--no-cache",
             action="store_true",
@@ -75,6 +78,7 @@ class Command(BaseCommand):
                 dispatch=options["worker"],
                 no_cache=options["no_cache"],
                 dataset=options["dataset"],
+                workspace=workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT),
             )
         except (IngestError, UploadTooLarge) as error:
             self._bad_input(format, [str(error)], batch=None)
