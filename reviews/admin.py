@@ -28,7 +28,9 @@ from reviews.models import (
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response, findings_of_runs
+from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
+from workspaces.models import Role
 
 # The list pages need the width at 1366 px more than a second menu beside them.
 admin.site.enable_nav_sidebar = False
@@ -285,6 +287,8 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
         # Each re-run is a request like the dashboard's: it counts against the rate limit
         # (and may be served by failback); past twice the limit the rest are refused.
         new_runs = []
+        # Only where the user may re-run (reviewer or admin of the run's workspace).
+        queryset = scope(queryset, request.user, "batch__workspace", Role.REVIEWER)
         for run in queryset.select_related("batch"):
             try:
                 new_runs.append(rerun(run, created_by=request.user, client_ip=client_ip(request)))

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 
 from reviews.models import Dataset, Dismissal, Finding
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
 from workspaces.models import Role
 
@@ -92,6 +93,7 @@ class DismissalAdmin(WorkspaceScoped, admin.ModelAdmin):
     @admin.action(description="Undo selected dismissals")
     def undo_selected(self, request: HttpRequest, queryset: QuerySet[Dismissal]) -> None:
         undone = 0
+        queryset = scope(queryset, request.user, "dataset__workspace", Role.REVIEWER)
         for dismissal in queryset.filter(undone_at__isnull=True).select_related("dataset"):
             try:
                 undo_dismissal(dismissal.dataset, dismissal.fingerprint, user=request.user)
@@ -106,6 +108,8 @@ def dismiss_findings(
 ) -> HttpResponse | None:
     """The findings admin's Dismiss action: asks for a reason, then dismisses each
     selected finding's fingerprint in its run's dataset."""
+    # Only where the user may dismiss (reviewer or admin of the finding's workspace).
+    queryset = scope(queryset, request.user, "run__batch__workspace", Role.REVIEWER)
     findings = list(queryset.select_related("run__batch__dataset"))
     reason = request.POST.get("dismiss_reason", "").strip()
     if request.POST.get("confirm") == "yes" and reason:

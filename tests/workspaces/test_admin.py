@@ -112,3 +112,25 @@ def test_a_superuser_sees_every_workspace(world):
     root = world.client("root")
     page = root.get(reverse("admin:reviews_batch_changelist")).content.decode()
     assert A_DATASET in page and B_DATASET in page
+
+
+def test_admin_actions_act_only_where_the_role_allows(world, django_user_model, client):
+    from django.contrib.auth.models import Permission
+
+    from reviews.models import Dismissal, ReviewRun
+    from workspaces.models import Membership, Role
+
+    viewer = django_user_model.objects.create_user("vic", password="vic-pass-123", is_staff=True)
+    viewer.user_permissions.set(Permission.objects.all())
+    Membership.objects.create(workspace=world.a, user=viewer, role=Role.VIEWER)
+    client.force_login(viewer)
+    runs = reverse("admin:reviews_reviewrun_changelist")
+    action = {"action": "rerun_selected", "_selected_action": [world.run_a.pk]}
+    client.post(runs, action)
+    assert ReviewRun.objects.filter(batch=world.run_a.batch).count() == 1
+    dismissals = reverse("admin:reviews_dismissal_changelist")
+    standing = Dismissal.objects.get(dataset__workspace=world.a)
+    client.post(dismissals, {"action": "undo_selected", "_selected_action": [standing.pk]})
+    assert Dismissal.objects.get(pk=standing.pk).undone_at is None
+    world.client("alice").post(runs, action)  # a reviewer may
+    assert ReviewRun.objects.filter(batch=world.run_a.batch).count() == 2
