@@ -128,3 +128,23 @@ def test_nobody_is_a_member_of_anything_by_default(django_user_model):
     user = django_user_model.objects.create_user("newbie", password="newbie-pass-1")
     assert list(workspaces_of(user)) == []
     assert Workspace.objects.filter(members=user).count() == 0
+
+
+def test_spend_by_workspace_and_in_total(world):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from ledger import reports
+    from tests.workspaces.conftest import A_AGENT
+
+    total = reports.spend_report(1)
+    assert dict(total.by_workspace)["alpha team"].calls == 1
+    only_b = reports.spend_report(1, workspaces=[world.b.pk])
+    assert only_b.total.usage.calls == 0 and only_b.total.runs == 1  # B's own run
+    out = StringIO()
+    call_command("spend", "--days", "1", "--workspace", "beta team", stdout=out)
+    assert A_AGENT not in out.getvalue()
+    out = StringIO()
+    call_command("spend", "--days", "1", stdout=out)
+    assert A_AGENT in out.getvalue() and "alpha team" in out.getvalue()
