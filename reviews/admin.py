@@ -261,7 +261,7 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
         dataset = run.batch.dataset
         if dataset is None:
             return link
-        url = reverse("reviews:dataset", args=[dataset.name])
+        url = reverse("reviews:dataset", args=[dataset.name]) + f"?workspace={dataset.workspace_id}"
         return format_html('{} · <a href="{}">dataset {}</a>', link, url, dataset.name)
 
     @admin.display(description="findings")

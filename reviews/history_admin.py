@@ -42,7 +42,7 @@ class DatasetAdmin(WorkspaceScoped, admin.ModelAdmin):
     def page_link(self, dataset: Dataset) -> str:
         if dataset.pk is None:
             return "–"
-        url = reverse("reviews:dataset", args=[dataset.name])
+        url = reverse("reviews:dataset", args=[dataset.name]) + f"?workspace={dataset.workspace_id}"
         return format_html('<a href="{}">dataset page</a>', url)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:

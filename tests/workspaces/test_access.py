@@ -99,6 +99,11 @@ def test_the_dataset_page_and_api_of_a_shared_name_show_each_their_own(world, cl
     headers = {"Authorization": f"Bearer {world.secrets['bob']}"}
     runs = client.get(f"/api/v1/datasets/{A_DATASET}", headers=headers).json()["runs"]
     assert [r["id"] for r in runs] == [same.pk]
+    # A superuser sees both: the run page links to its own workspace's dataset.
+    client.force_login(world.root)
+    link = f"/datasets/{A_DATASET}/?workspace={world.b.pk}"
+    assert f'href="{link}"' in client.get(f"/runs/{same.pk}/").content.decode()
+    assert f"/runs/{same.pk}/" in client.get(link).content.decode()
 
 
 def test_webhooks_fire_only_for_their_workspaces_runs(world):
