@@ -153,3 +153,21 @@ def test_spend_by_workspace_and_in_total(world):
     out = StringIO()
     call_command("spend", "--days", "1", stdout=out)
     assert A_AGENT in out.getvalue() and "alpha team" in out.getvalue()
+
+
+def test_an_idempotency_key_never_replays_another_workspaces_run(world, client):
+    Membership.objects.create(workspace=world.b, user=world.alice, role=Role.REVIEWER)
+    in_b = create_token(world.alice, "alice in b", workspace=world.b).secret
+    body = upload("seed-example.json").data
+
+    def send(secret):
+        headers = {"Authorization": f"Bearer {secret}", "Idempotency-Key": "night-1"}
+        return client.post(
+            "/api/v1/batches", body, content_type="application/json", headers=headers
+        )
+
+    first = send(world.secrets["alice"])
+    assert first.status_code == 202
+    again = send(in_b)
+    assert again.status_code == 422 and "another workspace" in again.json()["detail"]
+    assert send(world.secrets["alice"]).json()["run_id"] == first.json()["run_id"]
