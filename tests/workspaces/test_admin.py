@@ -134,3 +134,12 @@ def test_admin_actions_act_only_where_the_role_allows(world, django_user_model, 
     assert Dismissal.objects.get(pk=standing.pk).undone_at is None
     world.client("alice").post(runs, action)  # a reviewer may
     assert ReviewRun.objects.filter(batch=world.run_a.batch).count() == 2
+    # Revoking another member's token is for the workspace's admins.
+    tokens = reverse("admin:api_apitoken_changelist")
+    client.post(tokens, {"action": "revoke", "_selected_action": [world.token_a.pk]})
+    world.token_a.refresh_from_db()
+    assert world.token_a.revoked_at is None
+    Membership.objects.filter(user=viewer).update(role=Role.ADMIN)
+    client.post(tokens, {"action": "revoke", "_selected_action": [world.token_a.pk]})
+    world.token_a.refresh_from_db()
+    assert world.token_a.revoked_at is not None

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from reviews.web.api.models import ApiToken, IdempotencyKey
 from reviews.web.api.tokens import create_token, revoke, token_workspace
-from workspaces.access import may
+from workspaces.access import may, scope
 from workspaces.admin import WorkspaceScoped
 from workspaces.models import Role
 
@@ -50,6 +50,7 @@ class NewTokenForm(forms.ModelForm):
 class ApiTokenAdmin(WorkspaceScoped, admin.ModelAdmin):
     workspace_path = "workspace"
     form_role = Role.ADMIN  # tokens for others: the workspace's admins
+    change_role = Role.ADMIN
     list_display = (
         "name",
         "user",
@@ -96,7 +97,8 @@ class ApiTokenAdmin(WorkspaceScoped, admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        count = revoke(queryset)
+        # Another member's token: only a workspace's admins may revoke it.
+        count = revoke(scope(queryset, request.user, "workspace", Role.ADMIN))
         messages.success(request, f"{count} token(s) revoked.")
 
 
