@@ -17,7 +17,7 @@ from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import create_token
-from tests.factories import upload
+from tests.uploads import upload
 from workspaces.models import Membership, Role, Workspace
 
 A_DATASET = "alpha-crm-7781"

@@ -11,7 +11,7 @@ from alerts.models import WebhookDelivery, WebhookSubscription
 from reviews.models import Dataset, ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.web.api.tokens import create_token
-from tests.factories import upload
+from tests.uploads import upload
 from tests.workspaces.conftest import A_DATASET, reviewed_in
 from workspaces.access import workspaces_of
 from workspaces.models import Membership, Role, Workspace

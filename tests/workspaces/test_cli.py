@@ -82,7 +82,7 @@ def test_the_demo_user_lands_in_the_workspace_with_the_samples():
 
 
 def test_review_and_dismiss_take_a_workspace(people, tmp_path):
-    from tests.factories import DATA
+    from tests.uploads import DATA
 
     run("workspace", "create", "Agency", "--owner", "olga")
     args = [str(DATA / "seed-example.json"), "--dataset", "crm", "--format", "json"]

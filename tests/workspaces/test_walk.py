@@ -16,7 +16,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from reviews.models import Batch, Dismissal
 from reviews.web.api.api import api
-from tests.factories import upload
+from tests.uploads import upload
 from tests.workspaces.conftest import A_AGENT, A_DATASET, World
 
 pytestmark = [pytest.mark.django_db, pytest.mark.own_workspaces]
