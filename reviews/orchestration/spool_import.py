@@ -20,7 +20,7 @@ from reviews.orchestration.submit import (
     reject,
     store_upload,
 )
-from workspaces.access import may, only_workspace
+from workspaces.access import may, only_workspace, workspaces_of
 from workspaces.models import Role, Workspace
 
 logger = logging.getLogger(__name__)
@@ -83,10 +83,11 @@ def store_one(folder: Path) -> tuple[Batch, dict]:
     if user is not None and workspace is None:  # kept before uploads named one
         workspace = only_workspace(user, Role.REVIEWER)
     if user is not None and not may(user, getattr(workspace, "pk", workspace), Role.REVIEWER):
+        # Kept rejected, in a workspace of its own user's (never in the one it named).
         refusal = f"{user.get_username()} may not upload to that workspace (reviewer role needed)"
         meta["refused"] = [refusal, *meta.get("refused", [])]
         logger.warning("spool: %s: %s", folder.name, refusal)
-        user = None
+        workspace = workspaces_of(user).first()
     batch = store_upload(files, created_by=user, workspace=workspace)
     # Received then, not now: a batch without its own as-of is reviewed as of this time.
     batch.created_at = datetime.fromisoformat(meta["received_at"])

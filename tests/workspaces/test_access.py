@@ -171,3 +171,29 @@ def test_an_idempotency_key_never_replays_another_workspaces_run(world, client):
     again = send(in_b)
     assert again.status_code == 422 and "another workspace" in again.json()["detail"]
     assert send(world.secrets["alice"]).json()["run_id"] == first.json()["run_id"]
+
+
+def test_an_upload_kept_in_the_spool_lands_in_its_workspace_if_its_user_may(
+    world, viewer, settings, tmp_path
+):
+    from reviews.models import Batch
+    from reviews.orchestration import spool
+    from reviews.orchestration.spool_import import import_spool
+    from reviews.orchestration.submit import as_source
+
+    settings.SPOOL_DIR = tmp_path / "spool"
+    data = [as_source(upload("seed-example.json"))]
+    for user, workspace in [(world.alice, world.a), (world.bob, world.a), (viewer, world.a)]:
+        spool.spool_upload(
+            data, channel="form", user_id=user.pk, error="down", workspace_id=workspace.pk
+        )
+    import_spool()
+    spooled = Batch.objects.exclude(pk__in=[world.run_a.batch_id, world.run_b.batch_id])
+    where = {b.created_by.username: (b.workspace.name, b.status) for b in spooled}
+    assert where == {
+        "alice": ("alpha team", Batch.Status.ACCEPTED),
+        "bob": ("beta team", Batch.Status.REJECTED),  # not in A: kept in his own, rejected
+        "vera": ("alpha team", Batch.Status.REJECTED),  # a viewer may not upload
+    }
+    refused = spooled.filter(status=Batch.Status.REJECTED)
+    assert all("may not upload to that workspace" in b.errors[0] for b in refused)
