@@ -101,12 +101,16 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ("name", "created_at")
+    list_display = ("name", "daily_token_budget", "created_at")
     search_fields = ("name",)
     inlines = [MembershipInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
         return super().get_queryset(request).filter(pk__in=workspaces_of(request.user))
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        # A team does not set its own budget: a superuser does.
+        return () if request.user.is_superuser else ("daily_token_budget",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser  # a new team: a superuser or `manage.py workspace`

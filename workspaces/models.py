@@ -22,6 +22,14 @@ ROLE_RANK = {role: rank for rank, role in enumerate(Role.values)}
 
 class Workspace(models.Model):
     name = models.CharField(max_length=100, unique=True)
+    # Model tokens (input + output) the workspace's reviews may use per UTC day; empty:
+    # only the installation's DAILY_TOKEN_BUDGET applies. Set by a superuser.
+    daily_token_budget = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Tokens per UTC day for this workspace's reviews (empty: no own limit); "
+        "past it, reviews are served by failback.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces"

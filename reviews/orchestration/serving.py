@@ -112,6 +112,14 @@ def decide_serve(
             retry_after=rate.retry_after,
             workspace_id=workspace_id,
         )
+    workspace_reason = enabled() and budget.workspace_exhausted_reason(workspace_id)
+    if workspace_reason:  # this team's own cap: failback, as for the installation's
+        return failback(
+            content_key,
+            workspace_reason,
+            retry_after=budget.seconds_until_reset(),
+            workspace_id=workspace_id,
+        )
     if not enabled():  # no model will be called: nothing to reserve
         exhausted_reason = _budget_exhausted_reason()
         if exhausted_reason:

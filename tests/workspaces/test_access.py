@@ -197,3 +197,29 @@ def test_an_upload_kept_in_the_spool_lands_in_its_workspace_if_its_user_may(
     }
     refused = spooled.filter(status=Batch.Status.REJECTED)
     assert all("may not upload to that workspace" in b.errors[0] for b in refused)
+
+
+def test_a_workspace_past_its_own_daily_budget_is_served_by_failback(world, settings):
+    from ledger.models import LedgerEntry
+    from reviews.orchestration import serving
+
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # a gateway configured: budgets count
+    world.a.daily_token_budget = 1_000
+    world.a.save()
+    LedgerEntry.objects.create(
+        workspace=world.a, agent="dedup", model_requested="m", outcome="ok", input_tokens=1_000
+    )
+    decide = lambda ws: serving.decide_serve("k", "f", None, workspace_id=ws.pk)  # noqa: E731
+    refused = decide(world.a)
+    assert refused.mode == ReviewRun.Mode.FAILBACK
+    assert refused.reason.startswith("the workspace's daily token budget is exhausted: 1,000")
+    assert decide(world.b).mode == ReviewRun.Mode.FRESH  # no own limit; B spent nothing
+
+
+def test_only_a_superuser_sets_a_workspaces_budget(world):
+    bob = world.client("bob")
+    page = bob.get(f"/admin/workspaces/workspace/{world.b.pk}/change/").content.decode()
+    assert 'name="daily_token_budget"' not in page
+    root = world.client("root")
+    page = root.get(f"/admin/workspaces/workspace/{world.b.pk}/change/").content.decode()
+    assert 'name="daily_token_budget"' in page

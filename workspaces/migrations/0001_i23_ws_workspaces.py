@@ -52,6 +52,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=100, unique=True)),
+                ('daily_token_budget', models.PositiveBigIntegerField(blank=True, help_text="Tokens per UTC day for this workspace's reviews (empty: no own limit); past it, reviews are served by failback.", null=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('members', models.ManyToManyField(related_name='workspaces', through='workspaces.Membership', to=settings.AUTH_USER_MODEL)),
             ],
