@@ -29,6 +29,7 @@ from reviews.orchestration.submit import (
     reject,
     store_upload,
     submit,
+    unreachable_errors,
 )
 from reviews.web.forms import UploadForm
 from reviews.web.offline_auth import login_required_or_offline, offline_sender
@@ -51,7 +52,12 @@ def upload(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return upload_page(request, UploadForm(workspaces=upload_workspaces(request)))
     offline = offline_sender(request)
-    choices = None if offline is not None else upload_workspaces(request)
+    choices, unreachable = None, None
+    if offline is None:
+        try:
+            choices = upload_workspaces(request)
+        except unreachable_errors() as error:  # down since the user was loaded: keep it
+            unreachable = DatabaseUnavailable.of(error)
     form = UploadForm(request.POST, request.FILES, workspaces=choices)
     too_large = too_large_message(request)
     if too_large:
@@ -62,6 +68,10 @@ def upload(request: HttpRequest) -> HttpResponse:
         if not received:
             return unavailable_page()  # nothing to keep
         return keep(request, form, received, offline.user_id, offline.error, offline.sender)
+    if unreachable is not None:
+        if not received:
+            return unavailable_page()
+        return keep(request, form, received, request.user.pk, str(unreachable))
     if not choices:  # a member who may only read, or of no workspace: nothing is stored
         form.add_error(None, "you may upload in none of your workspaces (reviewer role needed)")
         return upload_page(request, form, status=403)
