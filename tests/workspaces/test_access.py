@@ -223,3 +223,20 @@ def test_only_a_superuser_sets_a_workspaces_budget(world):
     root = world.client("root")
     page = root.get(f"/admin/workspaces/workspace/{world.b.pk}/change/").content.decode()
     assert 'name="daily_token_budget"' in page
+
+
+def test_the_tokens_page_offers_a_choice_of_workspace_when_there_are_several(world, client):
+    from reviews.web.api.models import ApiToken
+
+    client.force_login(world.alice)
+    page = client.get("/settings/tokens/").content.decode()
+    assert 'type="hidden" name="workspace"' in page  # one workspace: no choice
+    Membership.objects.create(workspace=world.b, user=world.alice, role=Role.REVIEWER)
+    page = client.get("/settings/tokens/").content.decode()
+    assert '<select name="workspace"' in page and "beta team" in page
+    form = {"name": "for b", "scopes": ["read"], "workspace": world.b.pk}
+    assert client.post("/settings/tokens/", form).status_code == 200
+    assert ApiToken.objects.get(name="for b").workspace == world.b
+    stranger = Workspace.objects.create(name="gamma")
+    client.post("/settings/tokens/", {**form, "name": "stray", "workspace": stranger.pk})
+    assert not ApiToken.objects.filter(name="stray").exists()
