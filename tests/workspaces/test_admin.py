@@ -143,3 +143,30 @@ def test_admin_actions_act_only_where_the_role_allows(world, django_user_model, 
     client.post(tokens, {"action": "revoke", "_selected_action": [world.token_a.pk]})
     world.token_a.refresh_from_db()
     assert world.token_a.revoked_at is not None
+
+
+def test_a_workspaces_admins_manage_its_members_and_no_one_else(world):
+    from workspaces.models import Membership, Role
+
+    url = reverse("admin:workspaces_workspace_change", args=[world.b.pk])
+    form = {
+        "name": "beta team",
+        "memberships-TOTAL_FORMS": "2",
+        "memberships-INITIAL_FORMS": "1",
+        "memberships-0-id": Membership.objects.get(user=world.bob).pk,
+        "memberships-0-workspace": world.b.pk,
+        "memberships-0-user": world.bob.pk,
+        "memberships-0-role": "admin",
+        "memberships-1-workspace": world.b.pk,
+        "memberships-1-user": world.alice.pk,
+        "memberships-1-role": "viewer",
+    }
+    response = world.client("bob").post(url, form)
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    assert Membership.objects.get(workspace=world.b, user=world.alice).role == Role.VIEWER
+    # A reviewer of A may look at A, not change who is in it.
+    a_url = reverse("admin:workspaces_workspace_change", args=[world.a.pk])
+    alice = world.client("alice")
+    assert 'name="memberships-0-role"' not in alice.get(a_url).content.decode()
+    alice.post(a_url, {**form, "name": "alpha team", "memberships-1-workspace": world.a.pk})
+    assert not Membership.objects.filter(workspace=world.a, role=Role.VIEWER).exists()
