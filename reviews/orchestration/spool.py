@@ -65,7 +65,7 @@ def spool_upload(
     dataset: str | None = None,
     workspace_id: int | None = None,
     as_of: datetime | None = None,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     refused: list[str] | None = None,
     idempotency_key: str | None = None,
 ) -> str:
@@ -102,7 +102,7 @@ def spool_upload(
             "dataset": dataset,
             "workspace_id": workspace_id,  # checked at import: the user may upload there
             "as_of": as_of.isoformat() if as_of else None,
-            "client_ip": client_ip,
+            "rate_keys": rate_keys,
             "idempotency_key": idempotency_key,
             "refused": refused or [],
             "error": error,
