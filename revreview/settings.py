@@ -168,7 +168,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # Django's, forgiving while Redis is away: pages, sign-in and uploads go on
+        # with the database (revreview/cache.py).
+        "default": {"BACKEND": "revreview.cache.ForgivingRedisCache", "LOCATION": REDIS_URL}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -232,6 +234,10 @@ SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
 # with a Redis that restarted without persistence).
 DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
 QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
+# A stored upload still unread this long after it arrived (its worker died, or the
+# message to read it was lost with the database or the broker down) is sent to a
+# worker again by the sweep: longer than reading one may take.
+UNREAD_RESEND_SECONDS = envint("UNREAD_RESEND_SECONDS", SPECIALIST_TIME_LIMIT + 60)
 SWEEP_QUEUE = "sweep"
 # Webhook deliveries run on a queue (and, deployed, a worker) of their own: a slow
 # receiver never takes a review's worker.
@@ -322,6 +328,16 @@ try:
     REVIEW_RULES = Rules.from_env(os.environ)
 except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
+# Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
+HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
+# Applying a fix plan's merges (reviews/orchestration/merges.py), until a dataset's own
+# HubSpot connection holds them: the API and a private app's token (never logged).
+HUBSPOT_API_URL = env("HUBSPOT_API_URL", "https://api.hubapi.com").rstrip("/")
+HUBSPOT_ACCESS_TOKEN = env("HUBSPOT_ACCESS_TOKEN")
+HUBSPOT_TIMEOUT_SECONDS = envint("HUBSPOT_TIMEOUT_SECONDS", 30)
+# Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
+# fewer on some plans); merges are few, so they go well under it.
+HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 

@@ -25,6 +25,7 @@ from reviews.orchestration.intake_tasks import accept_later
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     ServeRefused,
+    StoredNotRead,
     UploadTooLarge,
     reject,
     store_upload,
@@ -152,6 +153,8 @@ def receive(
             dataset=dataset,
             workspace=workspace_id,
         )
+    except StoredNotRead as error:  # stored; a worker reads it once the database is back
+        return redirect("reviews:batch", error.batch.pk)
     except ServeRefused as error:
         return refused(request, error)
     except (UploadTooLarge, IngestError) as error:

@@ -10,9 +10,9 @@ from django.db.migrations.executor import MigrationExecutor
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_workspaces]
 
 BEFORE = [
-    ("reviews", "0009_big_run_writes"),
+    ("reviews", "0010_i27_fix_plan"),
     ("api", "0001_api_tokens"),
-    ("ledger", "0004_live_models_and_gateway_cost"),
+    ("ledger", "0005_i24_pending_lost"),
     ("workspaces", None),
 ]
 

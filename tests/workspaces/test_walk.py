@@ -70,6 +70,10 @@ ROUTES: dict[str, Route] = {
     "reviews:undo_dismissal": Route(
         ACTION, lambda w: f"/runs/{w.run_a.pk}/findings/{w.dismissed_a.pk}/undo/", "post"
     ),
+    "reviews:fix_plan_json": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/fix-plan.json"),
+    "reviews:merges_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges.csv"),
+    "reviews:tasks_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks.csv"),
+    "reviews:apply_merges": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges/apply/"),
     "reviews:tokens": Route(
         LIST, lambda w: "/settings/tokens/", marker=lambda w: "alpha nightly", personal=True
     ),
@@ -90,6 +94,7 @@ ROUTES: dict[str, Route] = {
     "api:run": Route(OBJECT, lambda w: f"/api/v1/runs/{w.run_a.pk}"),
     "api:runs": Route(LIST, lambda w: "/api/v1/runs", marker=lambda w: f'"id": {w.run_a.pk},'),
     "api:rerun": Route(ACTION, lambda w: f"/api/v1/runs/{w.run_a.pk}/rerun", "post"),
+    "api:fix_plan": Route(OBJECT, lambda w: f"/api/v1/runs/{w.run_a.pk}/fix-plan"),
     "api:dataset": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}"),
     "api:dismissals": Route(
         ACTION,

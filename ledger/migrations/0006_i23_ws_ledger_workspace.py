@@ -5,7 +5,7 @@ from workspaces.migration_ops import move_into_default
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ledger", "0004_live_models_and_gateway_cost"),
+        ("ledger", "0005_i24_pending_lost"),
         ("workspaces", "0001_i23_ws_workspaces"),
     ]
 

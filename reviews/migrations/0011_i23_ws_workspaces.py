@@ -5,7 +5,7 @@ from workspaces.migration_ops import move_into_default
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviews", "0009_big_run_writes"),
+        ("reviews", "0010_i27_fix_plan"),
         ("workspaces", "0001_i23_ws_workspaces"),
     ]
 
