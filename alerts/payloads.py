@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
+from reviews.engine.history import standing_sentence
 from reviews.models import ReviewRun, Severity, findings_of
 
 VERDICT_WORDS = {
@@ -54,7 +55,18 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
         "batch": {"id": run.batch_id, "external_id": run.batch.external_id or None},
         "summary": verdict.summary if verdict else run.error,
         "counts": {severity: counts[severity] for severity in Severity.values},
+        # What still stands in the dataset whatever decided the verdict (docs/history.md):
+        # alert on `state`, not only on the verdict.
+        "state": (run.standing or {}).get("state"),
+        "standing": _standing(run.standing),
     }
+
+
+def _standing(standing: dict | None) -> dict | None:
+    if not standing:
+        return None  # a run made before standing problems were kept
+    keys = ("critical", "warning", "amount", "currency", "since_run")
+    return {key: standing.get(key) for key in keys}
 
 
 def slack_text(data: dict) -> str:
@@ -68,9 +80,12 @@ def slack_text(data: dict) -> str:
             headline += " (degraded)"
     counts = ", ".join(f"{n} {severity}" for severity, n in data["counts"].items())
     dataset = data["dataset"] or "a batch"
+    # What still stands in the dataset, right after the verdict (docs/history.md).
+    standing = standing_sentence(data.get("standing") or {}) if data["dataset"] else ""
     return (
         f"revreview: *{headline}* on {dataset} (run {run['id']}, {run['mode']}). "
-        f"{data['summary']} Findings: {counts}. <{run['url']}|Open run {run['id']}>"
+        + (f"*{standing}* " if standing else "")
+        + f"{data['summary']} Findings: {counts}. <{run['url']}|Open run {run['id']}>"
     )
 
 

@@ -127,6 +127,10 @@ class ReviewRun(models.Model):
     )
     resolved = models.JSONField(default=list, blank=True)
     suppressed = models.JSONField(default=list, blank=True)
+    # What still stands in the dataset after this sync, whatever decided the verdict
+    # (reviews.engine.history.standing: state, critical, warning, amount, since_run);
+    # {} for runs made before it was kept. A served run carries its source's.
+    standing = models.JSONField(default=dict, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
