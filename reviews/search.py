@@ -1,5 +1,6 @@
 """Search what a person types: a record id (`dl_201`), a company, person or deal name
-(finding titles name their records), a batch id or a file name. One search for the admin and the dashboard's runs list.
+(finding titles name their records), a batch id or a file name. One search for the
+admin and the dashboard's runs list.
 
 Each word must match (as in Django's admin); a word matches if any lookup below does.
 To search one more field, add its lookup to RUN_LOOKUPS or FINDING_LOOKUPS."""
