@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Annotated
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from django.utils.http import parse_header_parameters
 from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
@@ -39,7 +41,8 @@ router = Router(tags=["batches"])
 
 JSON_TYPES = ("application/json", "text/json")
 MULTIPART = "multipart/form-data"
-BODY_NAME = "body.json"  # the stored file name of a batch sent as the request body
+BODY_NAME = "body.json"  # a JSON body's stored name when the client gave it none
+_NAME_CHARS = 200
 
 # The body is read by hand (two content types, the bytes stored as received), so the
 # OpenAPI document describes it here.
@@ -100,6 +103,14 @@ def upload_batch(
         str | None,
         Query(description="The dataset this batch is a sync of (wins over its own key)."),
     ] = None,
+    filename: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="A JSON body's file name, as the batch is listed (else the "
+            "Content-Disposition header's filename, else body.json).",
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -115,7 +126,7 @@ def upload_batch(
     database down it is kept in the spool and reviewed when it is back: 503 with
     Retry-After (do not send it again, it would be reviewed twice)."""
     token = request.auth
-    files, fields = request_files(request)
+    files, fields = request_files(request, filename)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
     dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
     key = clean_text(idempotency_key, "Idempotency-Key")
@@ -190,7 +201,9 @@ def keep(
     return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 
-def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, str]]:
+def request_files(
+    request: HttpRequest, filename: str | None = None
+) -> tuple[list[UploadedFile], dict[str, str]]:
     """The uploaded files and the multipart form's other fields."""
     content_type = request.content_type or ""
     try:
@@ -205,12 +218,26 @@ def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, s
                 raise HttpError(422, "multipart upload without a `files` part")
             return files, {key: request.POST.get(key, "") for key in ("as_of", "dataset")}
         if content_type in JSON_TYPES:
-            return [UploadedFile(name=BODY_NAME, data=request.body)], {}
+            return [UploadedFile(name=body_name(request, filename), data=request.body)], {}
     except RequestDataTooBig:
         raise HttpError(413, "the request body is larger than MAX_UPLOAD_BYTES") from None
     except MultiPartParserError as error:
         raise HttpError(422, f"unreadable multipart body: {error}") from None
     raise HttpError(415, f"send {MULTIPART} (files) or application/json (a JSON batch)")
+
+
+def body_name(request: HttpRequest, filename: str | None) -> str:
+    """The name the client gave a JSON body: `?filename=`, else the Content-Disposition
+    header's `filename` (RFC 6266, `filename*` too), else body.json. Only its last path
+    part; always read as JSON (`.json` is added to another extension)."""
+    given = filename
+    header = request.headers.get("Content-Disposition", "")
+    if not given and header:
+        given = parse_header_parameters(header)[1].get("filename")
+    name = PurePosixPath((given or "").replace("\\", "/")).name.strip()[:_NAME_CHARS]
+    if not name:
+        return BODY_NAME
+    return name if name.lower().endswith(".json") else f"{name}.json"
 
 
 def form_time(value: str | None) -> datetime | None:
