@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
-LOCAL_NAMES = {"localhost", "0.0.0.0", "::"}
+LOCAL_NAMES = {"localhost", "0.0.0.0", "::"}  # noqa: S104 (names compared, not bound)
 
 
 def _is_local(host: str) -> bool:
