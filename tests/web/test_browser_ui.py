@@ -122,5 +122,5 @@ def test_admin_money_dates_webhooks_and_token_buttons(admin_page):  # noqa: F811
     screenshot(admin_page, "tokens.png")
 
 
-def overflow_page(page: Page) -> int:
-    return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+def overflow_page(tab: Page) -> int:
+    return tab.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")

@@ -129,7 +129,8 @@ class RunReport(Document):
     summary: str
     findings: list[FindingInfo]
     ledger: Ledger
-    standing: Standing | None = None  # absent for runs made before it was kept
+    # A dataset's sync also carries `standing` (the Standing shape) and `suppressed`:
+    # extra keys, absent for a batch without a dataset (docs/output.md).
     urls: RunUrls
 
 
