@@ -98,12 +98,16 @@ def test_an_approving_sync_with_an_old_critical_open_is_not_green(page, worker, 
     expect(row.locator(".standing-line")).to_have_text(
         f"1 critical still open since run #{first.pk}: $410,000."
     )
+    badge = row.locator(".badge.v-approve")
+    assert badge.evaluate("e => getComputedStyle(e).backgroundColor") != GREEN_SOFT
 
     page.click(f'a[href="/datasets/{dataset.name}/"] >> nth=0')
     syncs = page.locator("#syncs tbody tr")
     expect(syncs).to_have_count(2)
     expect(syncs.first).to_have_attribute("data-sync", "2")
     expect(syncs.first.locator(".standing-line")).to_contain_text("1 critical still open")
+    badge = syncs.first.locator(".badge.v-approve")
+    assert badge.evaluate("e => getComputedStyle(e).backgroundColor") != GREEN_SOFT
     expect(syncs.last).to_have_attribute("data-sync", "1")
     expect(page.locator("#chart-first")).to_contain_text("sync #1 · 2026-08-01 09:00")
     expect(page.locator("#chart-last")).to_contain_text("sync #2 · 2026-08-02 09:00")
