@@ -38,6 +38,12 @@ def timed(label: str, query) -> tuple[str, float, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--findings", type=int, default=154_000)
+    parser.add_argument(
+        "--write-cost",
+        type=int,
+        default=0,
+        help="also time writing this many findings with and without the title index",
+    )
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -61,25 +67,29 @@ def main(argv: list[str] | None = None) -> int:
         ]
         runs = [ReviewRun.objects.create(batch=b, tier="full", as_of=b.created_at) for b in batches]
         big = runs[0]
-        started = time.perf_counter()
-        Finding.objects.bulk_create(
-            (
-                Finding(
-                    run=big,
-                    position=i,
-                    category="dedup",
-                    kind="company_same_domain",
-                    severity="warning",
-                    title=f"2 companies share the domain company{i}.example: "
-                    f"Company {i} (co_{i}) and Company {i + 1} (co_{i + 1})",
-                    detail="",
-                    record_ids=[f"co_{i}", f"co_{i + 1}"],
-                )
-                for i in range(args.findings)
-            ),
-            batch_size=10_000,
-        )
-        insert_seconds = time.perf_counter() - started
+
+        def write(run, count: int) -> float:
+            started = time.perf_counter()
+            Finding.objects.bulk_create(
+                (
+                    Finding(
+                        run=run,
+                        position=i,
+                        category="dedup",
+                        kind="company_same_domain",
+                        severity="warning",
+                        title=f"2 companies share the domain company{i}.example: "
+                        f"Company {i} (co_{i}) and Company {i + 1} (co_{i + 1})",
+                        detail="",
+                        record_ids=[f"co_{i}", f"co_{i + 1}"],
+                    )
+                    for i in range(count)
+                ),
+                batch_size=10_000,
+            )
+            return time.perf_counter() - started
+
+        insert_seconds = write(big, args.findings)
         small = runs[2]
         Finding.objects.create(
             run=small,
@@ -130,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         name_plan = search_runs(ReviewRun.objects.all(), "Fabrikam").explain()
+        writes = {}
+        if connection.vendor == "postgresql" and args.write_cost:
+            # What the trigram index costs a big run's write: the same rows with it and
+            # without it (into runs of their own, so both write into a table as big).
+            writes["with the title index"] = write(runs[3], args.write_cost)
+            with connection.cursor() as cursor:
+                cursor.execute('DROP INDEX "finding_title_trgm"')
+            writes["without it"] = write(runs[4], args.write_cost)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
@@ -142,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nrecord id search uses the GIN index: {'yes' if uses_index else 'no'}")
     uses_trgm = "finding_title_trgm" in name_plan
     print(f"name search uses the trigram index: {'yes' if uses_trgm else 'no'}")
+    for label, seconds in writes.items():
+        print(f"writing {args.write_cost:,} more findings {label}: {seconds:.1f} s")
     return 0
 
 

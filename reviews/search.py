@@ -21,12 +21,10 @@ RUN_LOOKUPS: tuple[str, ...] = (
     "batch__sha256__startswith",
     "batch__dataset__name__icontains",
 )
-# A finding's own fields. Each has an index on Postgres (finding_title_trgm holds title
-# and kind, finding_record_ids_gin the ids), so their OR is answered from the indexes.
-FINDING_LOOKUPS: tuple[str, ...] = (
-    "title__icontains",
-    "kind__icontains",
-)
+# A finding's own fields. Each has an index on Postgres (finding_title_trgm, and
+# finding_record_ids_gin for the ids), so their OR is answered from the indexes. A kind
+# is matched among the known kinds first (kind_matches): no index holds kinds.
+FINDING_LOOKUPS: tuple[str, ...] = ("title__icontains",)
 # The finding's batch: matched among the (few) batches first, then by run id.
 FINDING_BATCH_LOOKUPS: tuple[str, ...] = (
     "batch__external_id__icontains",
@@ -86,12 +84,27 @@ def search_runs(runs: QuerySet[ReviewRun], text: str) -> QuerySet[ReviewRun]:
     return runs
 
 
+def kind_matches(word: str) -> Q | None:
+    """Findings of the kinds whose name holds the word ("same_email"), or None: the
+    known kinds are searched, not the findings. A word with an underscore that names no
+    known kind (a kind a model made up) is matched against the column itself."""
+    from reviews.web.findings_page import KIND_LABELS  # the kinds the pages name
+
+    kinds = [kind for kind in KIND_LABELS if word.lower() in kind]
+    if kinds:
+        return Q(kind__in=kinds)
+    return Q(kind__icontains=word) if "_" in word else None
+
+
 def search_findings(findings: QuerySet[Finding], text: str) -> QuerySet[Finding]:
     """Findings by title (record names and ids), kind, record id, or their batch's id,
     file name, sha256 or number. The batch's matches become a list of run ids first, so
     every branch of the OR is on the finding's own indexed columns."""
     for word in words(text):
         match = _any_of(FINDING_LOOKUPS, word) | has_record_id(word)
+        kinds = kind_matches(word)
+        if kinds is not None:
+            match |= kinds
         batches = _any_of(FINDING_BATCH_LOOKUPS, word)
         if _is_row_id(word):
             batches |= Q(batch_id=int(word))

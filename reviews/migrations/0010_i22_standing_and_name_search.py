@@ -14,12 +14,13 @@ def title_trigram_index(apps, schema_editor):
         return
     # pg_trgm is a trusted extension (Postgres 13+): the database's owner may create it.
     schema_editor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    # The expression Django's icontains writes: UPPER("title"::text). The kind rides
-    # in the same index, so a search's OR of title, kind and record ids is a BitmapOr
-    # of indexes, never a walk of every finding.
+    # The expression Django's icontains writes: UPPER("title"::text). With the record
+    # ids' GIN index, a search's OR of title and record ids is a BitmapOr of indexes,
+    # never a walk of every finding. It costs a big run's write about 2.5-5 s per 150k
+    # findings (bench/search_scale.py --write-cost), so it holds the title alone.
     schema_editor.execute(
         'CREATE INDEX IF NOT EXISTS "finding_title_trgm" ON "reviews_finding" '
-        'USING gin ((UPPER("title"::text)) gin_trgm_ops, (UPPER("kind"::text)) gin_trgm_ops)'
+        'USING gin ((UPPER("title"::text)) gin_trgm_ops)'
     )
 
 

