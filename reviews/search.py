@@ -86,14 +86,12 @@ def search_runs(runs: QuerySet[ReviewRun], text: str) -> QuerySet[ReviewRun]:
 
 def kind_matches(word: str) -> Q | None:
     """Findings of the kinds whose name holds the word ("same_email"), or None: the
-    known kinds are searched, not the findings. A word with an underscore that names no
-    known kind (a kind a model made up) is matched against the column itself."""
+    known kinds are searched, not the findings (no index holds kinds, and a record id
+    such as co_77000 must stay an index look-up)."""
     from reviews.web.findings_page import KIND_LABELS  # the kinds the pages name
 
     kinds = [kind for kind in KIND_LABELS if word.lower() in kind]
-    if kinds:
-        return Q(kind__in=kinds)
-    return Q(kind__icontains=word) if "_" in word else None
+    return Q(kind__in=kinds) if kinds else None
 
 
 def search_findings(findings: QuerySet[Finding], text: str) -> QuerySet[Finding]:

@@ -36,6 +36,7 @@ KIND_LABELS = {
     "contact_wrong_company": ("contact", "contacts", "email domain of another company"),
     "contact_missing_company": ("contact", "contacts", "no company"),
     "dangling_reference": ("record", "records", "naming a record not in the batch"),
+    "unresolved_company_name": ("company name", "company names", "matching no single company"),
     "deal_contact_elsewhere": ("deal", "deals", "a contact at another company"),
     "won_without_close_date": ("deal", "deals", "won without a close date"),
     "won_without_amount": ("deal", "deals", "won without an amount"),
