@@ -7,8 +7,8 @@ from decimal import Decimal
 from reviews.engine import history
 from reviews.engine.coordinator import fuse
 from reviews.engine.history import compare, headline, standing, standing_sentence
-from tests.test_coordinator import COUNTS, finding
-from tests.test_history import AUGUST, JULY, baseline
+from tests.engine.test_coordinator import COUNTS, finding
+from tests.engine.test_history import AUGUST, JULY, baseline
 
 JUNE = datetime(2026, 6, 1, tzinfo=UTC)
 
