@@ -16,7 +16,7 @@ from reviews.models import ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from reviews.web.report import run_report, text_report
-from tests.factories import json_upload
+from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from reviews.models import Batch
-from tests.factories import DATA
+from tests.uploads import DATA
 from tests.web.api.conftest import poll_until_finished
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
