@@ -14,8 +14,8 @@ from playwright.sync_api import Page, expect
 from alerts.models import WebhookDelivery, WebhookSubscription
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset
-from tests.uploads import json_upload
 from tests.services import ROOT
+from tests.uploads import json_upload
 from tests.web.conftest import reviewed
 from tests.web.test_browser import browser, log_in, page, screenshot  # noqa: F401 (fixtures)
 from tests.web.test_browser_admin import admin_page, overflow  # noqa: F401 (fixture)
