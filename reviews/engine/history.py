@@ -265,18 +265,6 @@ def standing_sentence(standing: Mapping) -> str:
     return text + "."
 
 
-def headline(label: str, decision: str, standing: Mapping, verdict_scope: str | None) -> str:
-    """'Approved: no new problems. 1 critical still open since run #11: $410,000.' The
-    verdict's label with what still stands beside it (the label alone when nothing
-    stands). Under scope `new` an `approve` means the sync added no problem at all."""
-    sentence = standing_sentence(standing)
-    if not sentence:
-        return label
-    if verdict_scope == NEW and decision == "approve":
-        return f"{label}: no new problems. {sentence}"
-    return f"{label}. {sentence}"
-
-
 def suppressed_entry(marked: Marked) -> dict:
     """A `suppressed` item of docs/history.md: the finding, its history fields, and the
     dismissal's who and why. JSON-safe (the amount as a string, never a float)."""

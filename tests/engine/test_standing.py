@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from reviews.engine import history
 from reviews.engine.coordinator import fuse
-from reviews.engine.history import compare, headline, standing, standing_sentence
+from reviews.engine.history import compare, standing, standing_sentence
 from tests.engine.test_coordinator import COUNTS, finding
 from tests.engine.test_history import AUGUST, JULY, baseline
 
@@ -43,12 +43,6 @@ def test_an_old_critical_stands_beside_an_approve_with_its_money_and_first_seen(
     }
     found["since_run"] = 11
     assert standing_sentence(found) == "1 critical still open since run #11: $410,000."
-    assert headline("Approved", "approve", found, "new") == (
-        "Approved: no new problems. 1 critical still open since run #11: $410,000."
-    )
-    assert headline("Approved", "approve", found, "all") == (
-        "Approved. 1 critical still open since run #11: $410,000."
-    )
 
 
 def test_nothing_standing_is_clean_and_says_nothing():
@@ -57,7 +51,6 @@ def test_nothing_standing_is_clean_and_says_nothing():
     assert (found["state"], found["critical"], found["warning"]) == ("clean", 0, 0)
     assert standing_sentence(found) == ""
     assert standing_sentence({}) == ""
-    assert headline("Approved", "approve", found, "new") == "Approved"
 
 
 def test_warnings_only_is_open_warnings_and_since_is_the_oldest_of_the_most_severe():
