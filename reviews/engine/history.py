@@ -204,6 +204,26 @@ def apply_scope(review: Review, comparison: Comparison, verdict_scope: str) -> R
     return review
 
 
+def _most_severe(comparison: Comparison) -> list[Marked]:
+    """The standing findings of the highest severity present: critical, else warning."""
+    for severity in (Severity.CRITICAL, Severity.WARNING):
+        found = [m for m in comparison.findings if m.finding.severity == severity]
+        if found:
+            return found
+    return []
+
+
+def since_carried(comparison: Comparison) -> bool:
+    """Whether the longest-standing of the most severe findings came from an earlier
+    sync (an open one), so `since_run` is that sync's run, not this one. A re-upload
+    with the same as-of carries its first seen unchanged: the status tells them apart."""
+    severe = [m for m in _most_severe(comparison) if m.first_seen]
+    if not severe:
+        return False
+    oldest = min(m.first_seen for m in severe)
+    return any(m.status == OPEN for m in severe if m.first_seen == oldest)
+
+
 def standing(comparison: Comparison) -> dict:
     """What is still open in the dataset after this sync, whatever its verdict scope
     counted (docs/history.md, Standing problems): the critical and warning findings (new
@@ -228,7 +248,7 @@ def standing(comparison: Comparison) -> dict:
         if amount
     }
     single = len(amounts) == 1
-    firsts = [m.first_seen for m in (critical or warning) if m.first_seen]
+    firsts = [m.first_seen for m in _most_severe(comparison) if m.first_seen]
     state = OPEN_CRITICAL if critical else OPEN_WARNINGS if warning else CLEAN
     return {
         "state": state,

@@ -65,18 +65,19 @@ def standing_of(run: ReviewRun, comparison: history.Comparison) -> dict:
     if found["since"] is None:
         return found
     found["since_run"] = run.pk
-    if run.batch.dataset_id is not None and datetime.fromisoformat(found["since"]) != run.as_of:
+    if run.batch.dataset_id is not None and history.since_carried(comparison):
         first = (
             ReviewRun.objects.filter(
                 batch__dataset_id=run.batch.dataset_id,
                 as_of=datetime.fromisoformat(found["since"]),
                 status=ReviewRun.Status.DONE,
             )
+            .exclude(pk=run.pk)
             .order_by("created_at", "pk")
             .values_list("pk", flat=True)
             .first()
         )
-        found["since_run"] = first or found["since_run"]
+        found["since_run"] = first or run.baseline_run_id or run.pk
     return found
 
 

@@ -100,3 +100,12 @@ def test_most_urgent_names_the_new_finding_that_decided_the_verdict_first():
         "Most urgent: 2 companies share the domain fabrikam.example (new); most urgent "
         "still open: Deal Contoso renewal (dl_1) entered 2 times."
     ) in review.summary
+
+
+def test_since_is_carried_only_when_the_oldest_most_severe_one_is_open():
+    old, added = won_twice(), finding(severity="critical", ids=("co_7", "co_8"))
+    assert history.since_carried(compare([old], [], baseline([old], run_id=3), AUGUST))
+    # Re-uploaded with the same as-of: first seen equals this sync's as-of, still carried.
+    assert history.since_carried(compare([old], [], baseline([old]), JULY))
+    assert not history.since_carried(compare([added], [], baseline([old]), AUGUST))
+    assert not history.since_carried(compare([], [], None, AUGUST))
