@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils.text import smart_split, unescape_string_literal
 
+from reviews.engine.specialists import KINDS
 from reviews.models import Finding, ReviewRun
 
 RUN_LOOKUPS: tuple[str, ...] = (
@@ -86,11 +87,9 @@ def search_runs(runs: QuerySet[ReviewRun], text: str) -> QuerySet[ReviewRun]:
 
 def kind_matches(word: str) -> Q | None:
     """Findings of the kinds whose name holds the word ("same_email"), or None: the
-    known kinds are searched, not the findings (no index holds kinds, and a record id
-    such as co_77000 must stay an index look-up)."""
-    from reviews.web.findings_page import KIND_LABELS  # the kinds the pages name
-
-    kinds = [kind for kind in KIND_LABELS if word.lower() in kind]
+    specialists' declared kinds are searched, not the findings (no index holds kinds,
+    and a record id such as co_77000 must stay an index look-up)."""
+    kinds = [kind for kind in KINDS if word.lower() in kind]
     return Q(kind__in=kinds) if kinds else None
 
 
