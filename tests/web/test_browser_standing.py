@@ -24,6 +24,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 GREEN_SOFT = "rgb(218, 251, 225)"  # --green-soft: a plain approving banner
 
 
+@pytest.fixture(autouse=True)
+def loopback_receiver_allowed(settings, monkeypatch):
+    """The receiver listens on 127.0.0.1: allow-listed as an operator lists an internal
+    receiver, for this process and the worker started after it (tests/alerts/conftest.py)."""
+    settings.WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    monkeypatch.setenv("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+
+
 def sync(tmp_path: Path, number: int) -> Path:
     """Both syncs: Contoso's $410,000 expansion entered twice (critical). Sync 1 also has
     a deal in an unknown stage (a warning), fixed in sync 2: nothing new in sync 2."""
