@@ -31,7 +31,7 @@ def drop_title_trigram_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviews", "0009_big_run_writes"),
+        ("reviews", "0010_i27_fix_plan"),
     ]
 
     operations = [
