@@ -1,5 +1,7 @@
-"""Start-up checks of the deployment's own settings (Django's system check framework:
-`manage.py check`, `migrate` and `runserver` print them)."""
+"""Start-up checks of the deployment's own settings: deployment checks of Django's
+system check framework (`manage.py check --deploy`), which the web server also logs
+once when it starts (revreview/wsgi.py). Not on every management command: the CLI
+(`manage.py review`) runs with DEBUG off and needs no SITE_URL."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def _is_local(host: str) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-@register(Tags.security)
+@register(Tags.security, deploy=True)
 def site_url_check(app_configs=None, **kwargs) -> list[Warning]:
     """SITE_URL makes the links in webhook alerts. With DEBUG off (deployed) a loopback
     or plain-http address sends every reader of an alert to a page they cannot open."""

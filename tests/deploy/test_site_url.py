@@ -54,6 +54,21 @@ def test_a_start_up_check_warns_of_a_site_url_wrong_for_a_deployment(
     settings, debug, site_url, expected
 ):
     settings.DEBUG, settings.SITE_URL = debug, site_url
-    found = checks.run_checks(tags=[checks.Tags.security])
+    found = checks.run_checks(tags=[checks.Tags.security], include_deployment_checks=True)
     assert ids(found) == expected
+    # A deployment check: not on every management command (the CLI runs with DEBUG off).
+    assert ids(checks.run_checks(tags=[checks.Tags.security])) == []
     assert all(m.level == checks.WARNING for m in found if m.id.startswith("revreview."))
+
+
+def test_the_web_server_logs_a_wrong_site_url_once_at_start(settings, caplog):
+    from revreview.wsgi import warn_about_site_url
+
+    settings.DEBUG, settings.SITE_URL = False, "http://127.0.0.1:8000"
+    with caplog.at_level("WARNING", logger="revreview"):
+        warn_about_site_url()
+    assert [r.getMessage() for r in caplog.records if "revreview.W002" in r.getMessage()]
+    caplog.clear()
+    settings.SITE_URL = "https://rr.example.com"
+    warn_about_site_url()
+    assert not [r for r in caplog.records if r.name == "revreview"]
