@@ -14,6 +14,8 @@ from django.utils.text import Truncator
 
 from ledger.ratelimit import request_rate_keys
 from reviews.audit import purge_runs, why_kept
+from reviews.engine.findings import MIXED
+from reviews.engine.money import format_money
 from reviews.history_admin import changelist_url, dismiss_findings
 from reviews.models import (
     VERDICT_LABELS,
@@ -202,7 +204,10 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
     )
     list_filter = ("status", "mode", "tier", "degraded", VerdictFilter)
     search_fields = ("batch__file_name",)  # shows the box; reviews.search does the work
-    search_help_text = "Batch id or number, file name, or a record id in its findings (dl_201)."
+    search_help_text = (
+        "Batch id or number, file name, dataset, or a record id or a company, person or "
+        "deal name in its findings."
+    )
     list_select_related = ("batch", "verdict")
     readonly_fields = [
         "dashboard_link",
@@ -234,8 +239,7 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
 
     @admin.display(description="batch", ordering="batch__file_name")
     def batch_name(self, run: ReviewRun) -> str:
-        name = run.batch.external_id or run.batch.file_name
-        return f"#{run.batch_id} {Truncator(name).chars(28)}"
+        return f"#{run.batch_id} {Truncator(run.batch.title).chars(40)}"
 
     @admin.display(description="created", ordering="created_at")
     def created(self, run: ReviewRun) -> str:
@@ -336,19 +340,23 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
 @admin.register(Finding)
 class FindingAdmin(WorkspaceScoped, admin.ModelAdmin):
     workspace_path = "run__batch__workspace"
+    # The money before the long columns, so it is never behind a horizontal scroll.
     list_display = (
         "id",
         "run",
         "severity",
+        "amount",
         "category",
         "kind",
-        "title",
+        "short_title",
         "records",
-        "amount_at_risk",
     )
     list_filter = ("severity", "category", "source")
     search_fields = ("title",)  # shows the box; reviews.search does the work
-    search_help_text = "A record id (dl_201), words of the title (a company name), or a kind."
+    search_help_text = (
+        "A company, person or deal name (titles name their records), a record id "
+        "(dl_201), words of the title, a kind, or the batch's id or file name."
+    )
     list_select_related = ("run",)
     # Newest first by primary key: the model's ("run", "position") order would sort 100k
     # rows through a join on every page.
@@ -366,6 +374,22 @@ class FindingAdmin(WorkspaceScoped, admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description="amount at risk", ordering="amount_at_risk")
+    def amount(self, finding: Finding) -> str:
+        """In its own currency, as the dashboard writes it ($410,000)."""
+        if finding.amount_at_risk is None:
+            return "several currencies" if finding.currency == MIXED else "–"
+        return format_html(
+            '<span class="nowrap">{}</span>',
+            format_money(finding.amount_at_risk, finding.currency or None),
+        )
+
+    @admin.display(description="title", ordering="title")
+    def short_title(self, finding: Finding) -> str:
+        return format_html(
+            '<span title="{}">{}</span>', finding.title, Truncator(finding.title).chars(110)
+        )
 
     @admin.display(description="records")
     def records(self, finding: Finding) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.core.validators import RegexValidator
@@ -105,6 +107,33 @@ class Batch(models.Model):
     def counts(self) -> dict[str, int]:
         return {"companies": self.companies, "contacts": self.contacts, "deals": self.deals}
 
+    @property
+    def title(self) -> str:
+        """How pages name the batch: its own id, else its file name, with the files of a
+        CSV export folded into one name ("hubspot-{companies,contacts,deals}.csv")."""
+        return self.external_id or self.files_title
+
+    @property
+    def files_title(self) -> str:
+        return fold_names(self.file_name.split(", "))
+
+
+def fold_names(names: list[str]) -> str:
+    """'export-{companies,contacts,deals}-2026-08-01.csv' for names sharing a start and
+    an end; 'a.csv + 2 more' when they share little; the name itself when alone."""
+    if len(names) < 2:
+        return names[0] if names else ""
+    start = os.path.commonprefix(names)
+    while start and start[-1].isalnum():  # cut at a separator: never inside a word
+        start = start[:-1]
+    end = os.path.commonprefix([n[len(start) :][::-1] for n in names])[::-1]
+    while end and end[0].isalnum():
+        end = end[1:]
+    if len(start) + len(end) < 4:
+        return f"{names[0]} + {len(names) - 1} more"
+    middles = [n[len(start) : len(n) - len(end)] for n in names]
+    return f"{start}{{{','.join(middles)}}}{end}"
+
 
 class BatchFile(models.Model):
     """One uploaded file, byte for byte as received (a CSV export has three)."""
@@ -157,6 +186,10 @@ class ReviewRun(models.Model):
     )
     resolved = models.JSONField(default=list, blank=True)
     suppressed = models.JSONField(default=list, blank=True)
+    # What still stands in the dataset after this sync, whatever decided the verdict
+    # (reviews.engine.history.standing: state, critical, warning, amount, since_run);
+    # {} for runs made before it was kept. A served run carries its source's.
+    standing = models.JSONField(default=dict, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True

@@ -457,6 +457,7 @@ def reuse_run(
             baseline_run_id=source.baseline_run_id,
             resolved=source.resolved,
             suppressed=source.suppressed,
+            standing=source.standing,
             status=ReviewRun.Status.DONE,
             as_of=batch.as_of or source.as_of,
             created_by=created_by,

@@ -38,6 +38,7 @@ from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
     Batch,
+    Dataset,
     Finding,
     ReviewRun,
     Severity,
@@ -151,6 +152,13 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
         "batch": run.batch,
         "verdict": verdict,
         "verdict_label": VERDICT_LABELS.get(verdict.decision, "") if verdict else "",
+        # Under scope `new`, an `approve` means the sync added no problem at all.
+        "no_new_problems": bool(
+            verdict
+            and verdict.decision == Verdict.Decision.APPROVE
+            and run.batch.dataset
+            and run.batch.dataset.verdict_scope == Dataset.VerdictScope.NEW
+        ),
         "agents": (agents := agent_rows(run)),
         "call_count": sum(a.calls for a in agents),
         # Re-run and dismiss: reviewers and admins of the run's workspace.

@@ -112,10 +112,16 @@ class Command(BaseCommand):
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
-            # As in docs/output.md, batch.id is the batch's own id (unknown when parsing
-            # failed); db_id is where the stored upload is kept (/batches/<db_id>/).
+            # As everywhere (docs/output.md), batch.id is our database id, where the
+            # stored upload is kept (/batches/<id>/); external_id is the batch's own id
+            # (unknown when parsing failed).
             stored = (
-                {"id": batch.external_id or None, "db_id": batch.pk, "sha256": batch.sha256}
+                {
+                    "id": batch.pk,
+                    "external_id": batch.external_id or None,
+                    "db_id": batch.pk,  # the same as id, kept for earlier readers
+                    "sha256": batch.sha256,
+                }
                 if batch
                 else None
             )

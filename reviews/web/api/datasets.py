@@ -63,6 +63,7 @@ def _run(request: HttpRequest, run: ReviewRun, counts: dict[tuple[int, str], int
         "open": counts.get((run.pk, Finding.Status.OPEN), 0),
         "resolved": len(run.resolved),
         "suppressed": len(run.suppressed),
+        "standing": run.standing or None,
         "urls": run_urls(request, run.pk),
     }
 

@@ -95,6 +95,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
         "tier": run.tier,
         "degraded": run.degraded,
         "verdict": verdict.effective_decision if verdict else None,
+        "standing": run.standing or None,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
         "urls": run_urls(request, run.pk),
