@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('alerts', '0002_i23hooks_attempt_excerpt'),
-        ('reviews', '0011_i26_policies'),
+        ('reviews', '0013_i26_policies'),
     ]
 
     operations = [

@@ -9,12 +9,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from reviews.engine.policy import PolicyError
 from reviews.models import Dataset
 from reviews.orchestration import policies
+from reviews.web.access import get_dataset_for_user, require_role
+from workspaces.models import Role
 
 
 def _context(dataset: Dataset) -> dict:
@@ -34,8 +36,16 @@ def _context(dataset: Dataset) -> dict:
 @login_required
 @require_GET
 def tuning(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = get_dataset_for_user(request, name)
     return render(request, "reviews/_tuning.html", _context(dataset))
+
+
+def _acting(request: HttpRequest, name: str) -> Dataset:
+    """The user's dataset of that name, if they hold the reviewer role in its workspace
+    (changing a policy is the reviewer's as dismissing is; 403 otherwise)."""
+    dataset = get_dataset_for_user(request, name)
+    require_role(request, dataset.workspace_id, Role.REVIEWER)
+    return dataset
 
 
 def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "") -> HttpResponse:
@@ -43,13 +53,14 @@ def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "
         messages.error(request, error)
     elif note:
         messages.success(request, note)
-    return redirect("reviews:dataset", dataset.name)
+    url = redirect("reviews:dataset", dataset.name).url
+    return redirect(f"{url}?workspace={dataset.workspace_id}")
 
 
 @login_required
 @require_POST
 def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = _acting(request, name)
     try:
         version = policies.apply_proposal(
             dataset,
@@ -67,7 +78,7 @@ def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def dismiss_proposal(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = _acting(request, name)
     policies.dismiss_proposal(
         dataset,
         request.POST.get("proposal", ""),
@@ -80,7 +91,7 @@ def dismiss_proposal(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def restore_policy(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = _acting(request, name)
     try:
         number = int(request.POST.get("version", ""))
         version = policies.restore(

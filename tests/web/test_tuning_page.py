@@ -40,3 +40,22 @@ def test_policy_history_with_break_glass_diff_and_restore(client, django_user_mo
     assert latest.policy["off"] == [] and latest.policy["rules"] == {"stale_enrichment_days": "365"}
     bad = client.post("/datasets/acme/tuning/apply/", {"proposal": "x", "reason": "r"}, follow=True)
     assert b"no proposal" in bad.content
+
+
+@pytest.mark.own_workspaces
+def test_the_tuning_section_is_the_members_and_changing_it_the_reviewers(client, django_user_model):
+    from workspaces.models import Membership, Role, default_workspace
+
+    dataset = Dataset.objects.create(name="acme")
+    outsider = django_user_model.objects.create_user("out", password="pw")
+    viewer = django_user_model.objects.create_user("view", password="pw")
+    Membership.objects.create(workspace=default_workspace(), user=viewer, role=Role.VIEWER)
+
+    client.force_login(outsider)
+    assert client.get("/datasets/acme/tuning/").status_code == 404
+    assert client.post("/datasets/acme/policy/restore/", {"version": "0"}).status_code == 404
+
+    client.force_login(viewer)
+    assert client.get("/datasets/acme/tuning/").status_code == 200
+    assert client.post("/datasets/acme/policy/restore/", {"version": "0"}).status_code == 403
+    assert not PolicyVersion.objects.filter(dataset=dataset).exists()

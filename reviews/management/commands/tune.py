@@ -19,6 +19,8 @@ from reviews.engine.policy import PolicyError
 from reviews.management.commands.dismiss import _user
 from reviews.models import Dataset
 from reviews.orchestration import policies
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_named
 
 EXIT_BAD_INPUT = 2
 
@@ -33,11 +35,15 @@ class Command(BaseCommand):
         parser.add_argument("--revert", metavar="VERSION", type=int, help="restore this version")
         parser.add_argument("--reason", help="why (required with --apply)")
         parser.add_argument("--user", help="the username recorded (default: the login name)")
+        parser.add_argument("--workspace", help=workspace_help)
 
     def handle(self, *args, dataset: str, **options) -> None:
-        found = Dataset.objects.filter(name=dataset).first()
+        workspace = workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT)
+        found = Dataset.objects.filter(workspace=workspace, name=dataset).first()
         if found is None:
-            raise CommandError(f"no dataset named {dataset!r}", returncode=EXIT_BAD_INPUT)
+            raise CommandError(
+                f"no dataset named {dataset!r} in workspace {workspace}", returncode=EXIT_BAD_INPUT
+            )
         user = _user(options["user"])
         try:
             if options["apply"]:

@@ -43,8 +43,11 @@ class VersionOut(Schema):
     reason: str
 
 
-def _dataset(name: str) -> Dataset | None:
-    return None if "\x00" in name else Dataset.objects.filter(name=name).first()
+def _dataset(request: HttpRequest, name: str) -> Dataset | None:
+    """The token's workspace's dataset of that name (as reviews.web.api.datasets)."""
+    if "\x00" in name:
+        return None
+    return Dataset.objects.filter(workspace_id=request.auth.workspace_id, name=name).first()
 
 
 def _missing(name: str) -> Status:
@@ -68,7 +71,7 @@ def _version(version) -> dict:
 )
 def get_tuning(request: HttpRequest, name: str):
     """The dataset's policy and its history, proposals with their replay, root causes."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _missing(name)
     version, policy = policies.current(dataset)
@@ -100,7 +103,7 @@ def get_tuning(request: HttpRequest, name: str):
 )
 def apply(request: HttpRequest, name: str, payload: ApplyIn):
     """Apply a proposal: a new policy version, used by the next sync."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _missing(name)
     try:
@@ -127,7 +130,7 @@ def apply(request: HttpRequest, name: str, payload: ApplyIn):
 )
 def restore(request: HttpRequest, name: str, payload: RestoreIn):
     """Restore a policy version (as a new version)."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _missing(name)
     try:
