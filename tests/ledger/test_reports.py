@@ -13,6 +13,7 @@ from django.core.management import call_command
 from ledger import reports
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd
+from reviews.engine.money import format_cost
 from reviews.models import Batch, ReviewRun
 from tests.orchestration.helpers import make_entry, make_run
 
@@ -257,7 +258,7 @@ def test_admin_ledger_list_shows_totals_of_the_filtered_rows(admin_client, ledge
     rows = LedgerEntry.objects.filter(model=MID)
     assert total.cost_micros == sum(e.cost_micros for e in rows)
     assert total.calls == rows.count()
-    assert f"{total.usd:.6f}" in response.content.decode()
+    assert format_cost(total.usd) in response.content.decode()  # the pages' one formatter
     by_mode = admin_client.get("/admin/ledger/ledgerentry/", {"run__mode__exact": "fresh"})
     assert by_mode.status_code == 200
     fresh = LedgerEntry.objects.filter(run__mode="fresh")

@@ -109,7 +109,7 @@ def test_an_approving_sync_with_an_old_critical_open_is_not_green(page, worker, 
     badge = row.locator(".badge.v-approve")
     assert badge.evaluate("e => getComputedStyle(e).backgroundColor") != GREEN_SOFT
 
-    page.click(f'a[href="/datasets/{dataset.name}/"] >> nth=0')
+    page.click(f'a[href^="/datasets/{dataset.name}/"] >> nth=0')  # ?workspace= follows
     syncs = page.locator("#syncs tbody tr")
     expect(syncs).to_have_count(2)
     expect(syncs.first).to_have_attribute("data-sync", "2")
