@@ -21,6 +21,14 @@ class Dataset(models.Model):
         max_length=8, choices=VerdictScope.choices, default=VerdictScope.NEW
     )
     created = models.DateTimeField(auto_now_add=True)
+    # The portal's deal pipelines, used for every later sync (docs/input.md): the JSON
+    # batch's `pipelines` form, [{id, label, stages: [{id, label, closed, won,
+    # probability}]}] (reviews.engine.ingest.pipelines). Who set them last, and when.
+    pipelines = models.JSONField(default=list, blank=True)
+    pipelines_from = models.CharField(
+        max_length=16, blank=True
+    )  # upload, api, cli, admin, connector
+    pipelines_updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -55,6 +63,13 @@ class Batch(models.Model):
     # What the export did not carry: lists with no file, and columns not read (by file).
     partial = models.JSONField(default=list, blank=True)
     ignored_columns = models.JSONField(default=dict, blank=True)
+    # The dataset's pipelines this batch was read with (a copy: a later change to the
+    # dataset's does not change a stored review), and where deals' open/won/lost state
+    # came from: stage_source the first of dataset, export, state_columns, default that
+    # described a deal; stage_sources how many deals each (and "unknown").
+    pipelines = models.JSONField(default=list, blank=True)
+    stage_source = models.CharField(max_length=16, blank=True)
+    stage_sources = models.JSONField(default=dict, blank=True)
     # The syncs of one CRM; a batch without a dataset is reviewed on its own.
     dataset = models.ForeignKey(
         Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"

@@ -27,6 +27,7 @@ from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
+from reviews.orchestration.pipelines import known_pipelines, store_pipelines
 from reviews.orchestration.tasks import send_start
 
 logger = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def review_stored(
         if dispatch:
             dispatch_review(run)
         else:  # the caller reviews it in this process: spare its tasks a second parse
-            keep_parsed(batch.pk, parsed)
+            keep_parsed(batch.pk, parsed, batch.content_key)
     return Submission(batch=batch, run=run)
 
 
@@ -256,6 +257,9 @@ def accept(
     try:
         parsed = parse(files, as_of=as_of, received_at=batch.created_at)
         name = dataset_name(dataset) or parsed.dataset
+        if name:
+            batch.dataset, _ = Dataset.objects.get_or_create(name=name)
+            learn_pipelines(batch, parsed)
     except IngestError as error:
         reject(batch, error.errors)
         raise
@@ -274,11 +278,23 @@ def accept(
         len(parsed.contacts),
         len(parsed.deals),
     )
+    batch.stage_source = parsed.stage_source()
+    batch.stage_sources = parsed.stage_sources()
     batch.content_key = serving.content_key(parsed)
-    if name:
-        batch.dataset, _ = Dataset.objects.get_or_create(name=name)
     batch.save()
     return parsed
+
+
+def learn_pipelines(batch: Batch, parsed: plain.Batch) -> None:
+    """A dataset batch: the dataset learns the pipelines the upload defines (a pipelines
+    API response beside the sync), and the batch is read with all the dataset knows,
+    kept on the batch so every later read of it agrees."""
+    dataset = batch.dataset
+    if parsed.uploaded_pipelines:
+        store_pipelines(dataset, parsed.uploaded_pipelines, how="upload")
+    batch.pipelines = dataset.pipelines or []
+    if batch.pipelines:
+        parsed.use_pipelines(known_pipelines(batch.pipelines))
 
 
 def dataset_name(name: str | None) -> str | None:
@@ -365,10 +381,17 @@ def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> R
     a fresh review, so it skips the cache; like any request it counts against the rate
     limit and the budget, so it may be served by failback. Raises ServeRefused."""
     batch = run.batch
+    dataset = batch.dataset
+    if dataset is not None and (dataset.pipelines or []) != (batch.pipelines or []):
+        # The dataset learned pipelines since: the new review reads the batch with them.
+        batch.pipelines = dataset.pipelines or []
+        batch.content_key = ""
     parsed = parse_stored(batch)
-    if not batch.content_key:  # accepted before batches had one
+    if not batch.content_key:  # accepted before batches had one, or pipelines changed
         batch.content_key = serving.content_key(parsed)
-        batch.save(update_fields=["content_key"])
+        batch.stage_source = parsed.stage_source()
+        batch.stage_sources = parsed.stage_sources()
+        batch.save(update_fields=["content_key", "pipelines", "stage_source", "stage_sources"])
     new_run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=True)
     if new_run.status == ReviewRun.Status.QUEUED:
         dispatch_review(new_run)

@@ -22,6 +22,7 @@ from reviews.engine.ingest.values import (
     parse_domain,
     parse_email,
     parse_id_list,
+    parse_owner,
     parse_text,
 )
 
@@ -42,6 +43,14 @@ class Kind:
     fields: tuple[Field, ...]
 
 
+# Who owns a record and where it came from, on every kind (docs/input.md): kept for
+# routing fixes; a malformed one is attribution's to report.
+_OWNED = (
+    Field("owner", "owner", parse_owner, Category.ATTRIBUTION),
+    Field("recordSource", "record_source", parse_text, Category.ATTRIBUTION),
+    Field("recordSourceDetail", "record_source_detail", parse_text, Category.ATTRIBUTION),
+)
+
 COMPANIES = Kind(
     "companies",
     Company,
@@ -50,6 +59,7 @@ COMPANIES = Kind(
         Field("domain", "domain", parse_domain, Category.DEDUP),
         Field("enrichedAt", "enriched_at", parse_datetime, Category.FRESHNESS),
         Field("updatedAt", "updated_at", parse_datetime, Category.FRESHNESS),
+        *_OWNED,
     ),
 )
 CONTACTS = Kind(
@@ -62,6 +72,7 @@ CONTACTS = Kind(
         Field("lastName", "last_name", parse_text, Category.DEDUP),
         Field("companyId", "company_id", parse_text, Category.ATTRIBUTION),
         Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
+        *_OWNED,
     ),
 )
 DEALS = Kind(
@@ -77,6 +88,7 @@ DEALS = Kind(
         Field("pipeline", "pipeline", parse_text, Category.PIPELINE),
         Field("currency", "currency", parse_currency, Category.PIPELINE),
         Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
+        *_OWNED,
     ),
 )
 
