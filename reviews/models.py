@@ -258,6 +258,9 @@ class Finding(models.Model):
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.RULE)
     # reviews.engine.history.fingerprint: the same problem keeps it from sync to sync.
     fingerprint = models.CharField(max_length=16, blank=True, default="", db_index=True)
+    # Owners and record sources of the records it names (RawFinding): who fixes it.
+    owners = models.JSONField(default=list, blank=True)
+    record_sources = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.NEW)
     first_seen = models.DateTimeField(null=True, blank=True)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import history_views, tokens, uploads, views
+from reviews.web import history_views, pipelines_views, tokens, uploads, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -21,6 +21,11 @@ urlpatterns = [
         "runs/<int:run_id>/findings/<int:finding_id>/undo/",
         history_views.undo_finding_dismissal,
         name="undo_dismissal",
+    ),
+    path(
+        "datasets/<path:name>/pipelines/",
+        pipelines_views.upload_pipelines,
+        name="dataset_pipelines",
     ),
     path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),

@@ -59,6 +59,10 @@ class BatchInfo(Document):
     id: str | None
     sha256: str
     counts: dict[str, int]
+    # Where deals' open/won/lost state came from: dataset, export, state_columns,
+    # default (docs/input.md), and how many deals each source described.
+    stage_source: str | None = None
+    stage_sources: dict[str, int] = {}
 
 
 class RunInfo(Document):
@@ -176,3 +180,13 @@ class DatasetOut(Schema):
     batches: int
     runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
     dismissals: list[DismissalOut]  # standing ones, newest first
+
+
+class PipelinesOut(Schema):
+    """A dataset's deal pipelines: [{id, label, stages: [{id, label, closed, won,
+    probability?}]}] (docs/input.md)."""
+
+    name: str
+    pipelines: list[dict]
+    updated_at: datetime | None
+    updated_by: str  # upload, api, cli, admin, connector; "" if never set
