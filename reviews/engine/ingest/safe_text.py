@@ -71,7 +71,17 @@ def safe_tree(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-_CLEANED_APART = {"companies", "contacts", "deals", "pipelines", "value_problems", "_stages"}
+_CLEANED_APART = {
+    "companies",
+    "contacts",
+    "deals",
+    "pipelines",
+    "value_problems",
+    "_stages",
+    "_pipeline_keys",
+    "observed_stages",
+    "uploaded_pipelines",
+}
 
 
 def clean_batch(batch: Batch) -> None:
@@ -96,7 +106,13 @@ def clean_batch(batch: Batch) -> None:
             if value.__class__ is str:
                 problems.append(ValueProblem(ID_CATEGORY, "", spec.name, UNSAFE_MESSAGE))
     batch.pipelines = {make_safe(pid): _safe_pipeline(p) for pid, p in batch.pipelines.items()}
+    batch.uploaded_pipelines = [_safe_pipeline(p) for p in batch.uploaded_pipelines]
+    batch.observed_stages = {
+        (make_safe(pipeline), make_safe(stage)): _safe_stage(state)
+        for (pipeline, stage), state in batch.observed_stages.items()
+    }
     batch._stages.clear()
+    batch._pipeline_keys = None
     for kind, records in (
         (COMPANIES, batch.companies),
         (CONTACTS, batch.contacts),
@@ -128,8 +144,20 @@ def _clean_records(kind, records: list, problems: list[ValueProblem]) -> None:
 
 
 def _safe_pipeline(pipeline: Pipeline) -> Pipeline:
-    stages = [
-        Stage(make_safe(s.id), make_safe(s.label), closed=s.closed, won=s.won)
-        for s in pipeline.stages
-    ]
-    return Pipeline(id=make_safe(pipeline.id), stages=stages)
+    return Pipeline(
+        id=make_safe(pipeline.id),
+        stages=[_safe_stage(s) for s in pipeline.stages],
+        label=make_safe(pipeline.label),
+        source=pipeline.source,
+    )
+
+
+def _safe_stage(stage: Stage) -> Stage:
+    return Stage(
+        make_safe(stage.id),
+        make_safe(stage.label),
+        closed=stage.closed,
+        won=stage.won,
+        aliases=stage.aliases,
+        probability=stage.probability,
+    )
