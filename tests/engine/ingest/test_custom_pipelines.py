@@ -5,10 +5,14 @@ same findings in every form."""
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+
 import pytest
 
 from reviews.engine.batch import Batch
-from reviews.engine.ingest import UploadedFile
+from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.pipelines import pipelines_from_data, pipelines_from_hubspot
 from reviews.orchestration.parsed import parse
 from tests.engine.ingest import renewals_portal as portal
@@ -122,3 +126,65 @@ def test_pipelines_from_hubspot_reads_the_v3_response():
     assert (lost.closed, lost.won, lost.probability) == (True, False, 0.0)
     due = renewals.find_stage("renewal due")
     assert (due.closed, due.won) == (False, False)
+
+
+def test_crm_api_state_properties_describe_custom_stages():
+    files = []
+    for name, data in portal.api_files():
+        if name == "deals.json":
+            page = json.loads(data)
+            for obj in page["results"]:
+                closed, won, probability = portal._state(obj["properties"]["dealstage"])
+                obj["properties"] |= {
+                    "hs_is_closed_won": "true" if won else "false",
+                    "hs_is_closed": "true" if closed else "false",
+                    "hs_deal_stage_probability": str(probability),
+                }
+            data = json.dumps(page).encode()
+        files.append((name, data))
+
+    batch = read(files)
+
+    assert batch.stage_sources() == {"state_columns": 6}  # asked before the default
+    assert keys(review(batch)) == keys(review(read(portal.csv_files())))
+
+
+def test_xlsx_exports_and_pipelines_inside_one_zip():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in [*portal.xlsx_files(state_columns=False), portal.pipelines_file()]:
+            archive.writestr(f"hubspot-export/{name}", data)
+
+    batch = read([("export.zip", out.getvalue())])
+
+    assert batch.stage_sources() == {"export": 6}
+    assert {p.id for p in batch.uploaded_pipelines} == {"default", portal.RENEWALS_ID}
+
+
+def test_native_json_keeps_owner_and_record_source():
+    doc = {
+        "companies": [{"id": "c1", "name": "Acme", "owner": "Avery Chen",
+                       "recordSource": "Import", "recordSourceDetail": "Q2 list"}],
+        "contacts": [{"id": "p1", "email": "a@acme.example", "companyId": "c1",
+                      "owner": 71000001}],
+        "deals": [{"id": "d1", "stage": "closedwon", "companyId": "c1", "owner": ["x"]}],
+    }  # fmt: skip
+
+    batch = read([("batch.json", json.dumps(doc).encode())])
+
+    company, contact, deal = batch.companies[0], batch.contacts[0], batch.deals[0]
+    assert (company.owner, company.record_source, company.record_source_detail) == (
+        "Avery Chen", "Import", "Q2 list",
+    )  # fmt: skip
+    assert contact.owner == "71000001"  # HubSpot's owner id, as a number
+    assert deal.owner is None
+    assert [(p.path, p.category) for p in batch.value_problems] == [
+        ("deals[0].owner", "attribution")
+    ]
+
+
+def test_an_upload_of_only_pipelines_is_refused():
+    with pytest.raises(IngestError) as caught:
+        read([portal.pipelines_file()])
+
+    assert "holds only deal pipelines" in caught.value.errors[0]
