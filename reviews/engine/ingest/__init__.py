@@ -28,7 +28,7 @@ from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch, is_safe, may_hold_unsafe
-from reviews.engine.ingest.spreadsheet import spreadsheet_kind
+from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
@@ -85,11 +85,20 @@ def parse_upload(
     batch.uploaded_pipelines = uploaded
     if known_pipelines:
         batch.use_pipelines(known_pipelines)
-    if any(may_hold_unsafe(f.data) or not is_safe(f.name) for f in files):
+    if any(_may_hold_unsafe(f) for f in files):
         # NUL and lone surrogates (in values, or a file name the batch quotes): storable,
         # visible, reported.
         clean_batch(batch)
     return batch
+
+
+def _may_hold_unsafe(file: UploadedFile) -> bool:
+    if not is_safe(file.name):
+        return True
+    kind = spreadsheet_kind(file.name, file.data)
+    if kind is not None:  # compressed or binary: its bytes say nothing of its text
+        return may_hold_unsafe_text(file.data, kind)
+    return may_hold_unsafe(file.data)
 
 
 def split_pipelines(files: list[UploadedFile]) -> tuple[list[UploadedFile], list[Pipeline]]:

@@ -181,6 +181,31 @@ def _short(error: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+def may_hold_unsafe_text(data: bytes, kind: str) -> bool:
+    """Whether a workbook's cells may hold NUL or a lone surrogate (safe_text): an XLSX
+    only through an escape (`_x0000_`, `&#xD800;`), so a package without either in its
+    XML is clean; an XLS may hold anything."""
+    if kind != XLSX:
+        return True
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        for info in archive.infolist():
+            if not info.filename.lower().endswith(".xml"):
+                continue
+            with archive.open(info) as member:
+                last = b""
+                while chunk := member.read(_CHUNK):
+                    window = last + chunk
+                    if b"_x" in window or b"&#" in window:
+                        return True
+                    last = chunk[-1:]
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError):
+        return True
+    except RuntimeError:
+        return True
+    return False
+
+
 # --- XLSX: the package checked before calamine opens it -----------------------------
 
 
@@ -259,6 +284,12 @@ def _unique_count(head: bytes) -> int | None:
 
 _TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(row|c)(?=[\s/>])([^>]*)>")
 _REF = re.compile(rb"\sr\s*=\s*[\"']\s*([A-Za-z]*)\s*(\d*)")
+# The common case: every cell tag opens with its reference, `<c r="B7"`, as Excel,
+# HubSpot and the libraries write it; found and counted in C. Any other shape (a cell
+# without `r`, `r` not first, a namespace prefix) takes the exact path, a tag at a time.
+_CELL_REF = re.compile(rb'<c r="([A-Z]{1,3})([0-9]{1,7})"')
+_CELL_OPENS = (b"<c ", b"<c>", b"<c/", b"<c\t", b"<c\n", b"<c\r")
+_PREFIXED_CELL = (b":c ", b":c>", b":c/", b":c\t", b":c\n", b":c\r")
 
 
 class _SheetScan:
@@ -282,6 +313,33 @@ class _SheetScan:
             body, self.tail = text[:cut], text[cut:]
         if len(self.tail) > _CHUNK:  # a tag a megabyte long: no sheet writes one
             self.tail = b""
+        if not self._fast(body):
+            self._slow(body)
+
+    def _fast(self, body: bytes) -> bool:
+        """The chunk's cells when each opens with its reference; False: take _slow."""
+        if any(mark in body for mark in _PREFIXED_CELL):
+            return False
+        refs = _CELL_REF.findall(body)
+        if len(refs) != sum(body.count(mark) for mark in _CELL_OPENS):
+            return False
+        if not refs:
+            return b"<row" not in body  # rows only: their numbers matter to the next cell
+        letters, row = refs[-1]
+        if b"<row" in body[body.rfind(b'<c r="' + letters + row + b'"') :]:
+            return False  # a row opened after the last cell: _slow keeps its number
+        all_letters, all_rows = zip(*refs, strict=True)  # in C; then only distinct values
+        rows = [int(number) for number in set(all_rows)]
+        columns = [_column(name) for name in set(all_letters)]
+        self.count += len(refs)
+        self.top = min(self.top, min(rows))
+        self.bottom = max(self.bottom, max(rows))
+        self.left = min(self.left, min(columns))
+        self.right = max(self.right, max(columns))
+        self.row, self.col = int(row), _column(letters)
+        return True
+
+    def _slow(self, body: bytes) -> None:
         for found in _TAG.finditer(body):
             ref = _REF.search(found.group(2))
             if found.group(1) == b"row":

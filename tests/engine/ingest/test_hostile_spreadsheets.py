@@ -118,3 +118,18 @@ def test_memory_stays_bounded_on_hostile_spreadsheets(case):
     )
     grown_kb = int(done.stdout.strip().splitlines()[-1])
     assert grown_kb < 100 * 1024
+
+
+def test_nul_and_surrogate_escapes_in_cells_are_made_safe():
+    row = (
+        '<row r="2"><c r="A2"><v>40001</v></c><c r="B2" t="inlineStr"><is>'
+        '<t>Renewal_x0000_ _xD800_</t></is></c><c r="C2"><v>5</v></c></row>'
+    )
+    data = hostile.replaced(hostile.deals_xlsx(), {hostile.SHEET: hostile.sheet_xml(
+        hostile.HEADER_ROW + row)})  # fmt: skip
+
+    batch = parse_one("deals.xlsx", data)
+
+    (deal,) = batch.deals
+    assert "\x00" not in deal.name
+    assert [p.path for p in batch.value_problems] == ["deals[0].name"]

@@ -30,8 +30,10 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
+    ("GET", "/api/v1/datasets/{name}/pipelines"),
+    ("PUT", "/api/v1/datasets/{name}/pipelines"),
 }
-# Examples per operation: with 7 operations, a few hundred requests in all.
+# Examples per operation: with 9 operations, a few hundred requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
