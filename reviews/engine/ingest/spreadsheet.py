@@ -78,7 +78,8 @@ def sheet_rows(
 ) -> tuple[list[str], Iterator[list]] | None:
     """(header row, iterator over the other rows) of the export a workbook holds, or
     None with the reason on `errors`."""
-    kind = spreadsheet_kind(name, data) or XLSX
+    # By content, whatever the name says: an XLS saved as .xlsx, an XLSX as .xls.
+    kind = XLS if data[:8] == OLE_MAGIC else XLSX
     problem = check_xlsx(data, limits) if kind == XLSX else check_xls(data, limits)
     if problem:
         errors.add(f"{name}: {problem}")
@@ -384,6 +385,8 @@ def check_xls(data: bytes, limits: Limits) -> str | None:
     try:
         with olefile.OleFileIO(io.BytesIO(data)) as ole:
             stream_name = next((n for n in ("Workbook", "Book") if ole.exists(n)), None)
+            if ole.exists("EncryptedPackage"):
+                return "a password-protected workbook: save it again without a password"
             if stream_name is None:
                 return "not a readable XLS file (no workbook stream)"
             size = ole.get_size(stream_name)

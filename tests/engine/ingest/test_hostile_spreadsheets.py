@@ -133,3 +133,24 @@ def test_nul_and_surrogate_escapes_in_cells_are_made_safe():
     (deal,) = batch.deals
     assert "\x00" not in deal.name
     assert [p.path for p in batch.value_problems] == ["deals[0].name"]
+
+
+def test_an_xls_saved_as_xlsx_is_read_by_its_content():
+    batch = parse_one("deals.xlsx", hostile.portal.xls_files()[2][1])
+
+    assert len(batch.deals) == len(hostile.portal.DEALS)
+
+
+def test_a_password_protected_workbook_is_named_as_such():
+    # An encrypted XLSX is an OLE container holding an EncryptedPackage stream: a real
+    # XLS container with its Workbook stream renamed so.
+    data = bytearray(hostile.portal.xls_files()[2][1])
+    name = "Workbook\x00".encode("utf-16-le")
+    at = data.find(name)
+    data[at : at + 34] = "EncryptedPackage\x00".encode("utf-16-le")
+    data[at + 64 : at + 66] = (34).to_bytes(2, "little")  # the name's length in bytes
+
+    with pytest.raises(IngestError) as caught:
+        parse_one("deals.xlsx", bytes(data))
+
+    assert "password-protected" in caught.value.errors[0]
