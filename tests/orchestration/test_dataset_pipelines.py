@@ -125,3 +125,25 @@ def test_owners_are_kept_on_the_findings_and_their_csv(postgres, client, django_
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'id="stage-source"' in page and "state columns" in page
     assert "Avery Chen" in page
+
+
+def test_cli_reviews_xlsx_exports_with_pipelines_and_names_the_stage_source(postgres, tmp_path):
+    from tests.test_cli import review_json
+
+    paths = []
+    for name, data in [*portal.xlsx_files(state_columns=False), portal.pipelines_file()]:
+        path = tmp_path / name
+        path.write_bytes(data)
+        paths.append(path)
+
+    code, report = review_json(*paths, "--as-of", "2026-08-01T09:00:00Z", "--dataset", "acme")
+
+    assert code == 1  # request_changes: the won renewal without a close date
+    assert report["batch"]["stage_source"] == "export"
+    assert report["batch"]["stage_sources"] == {"export": 6}
+    got = {(f["kind"], tuple(f["record_ids"]), f["severity"]) for f in report["findings"]}
+    assert portal.PLANTED <= got
+    assert not {f["kind"] for f in report["findings"]} & {
+        "unknown_stage", "invalid_value", "dangling_reference",
+    }  # fmt: skip
+    assert Dataset.objects.get(name="acme").pipelines_from == "upload"
