@@ -5,14 +5,15 @@ WORKDIR /app
 # beside it), so only the dependencies are installed into site-packages.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PYTHONPATH=/app DATA_DIR=/data
 
-# Dependencies first, from pyproject.toml alone: a code change does not reinstall them.
-COPY pyproject.toml ./
-RUN python - <<'PY'
-import subprocess, sys, tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-deps = project["dependencies"] + project["optional-dependencies"]["deploy"]
-subprocess.check_call([sys.executable, "-m", "pip", "install", "--no-cache-dir", *deps])
-PY
+# Dependencies first, from pyproject.toml and uv.lock alone: a code change does not
+# reinstall them, and the image gets exactly the locked versions (hash-checked by pip).
+# uv, at the version pyproject.toml pins, only writes the list; it leaves the image after.
+COPY pyproject.toml uv.lock ./
+RUN UV=$(sed -n 's/.*"\(uv==[0-9.]*\)".*/\1/p' pyproject.toml) \
+    && pip install --no-cache-dir "$UV" \
+    && uv export --locked --extra deploy --no-emit-project --quiet -o /tmp/requirements.txt \
+    && pip install --no-cache-dir --no-deps --require-hashes -r /tmp/requirements.txt \
+    && pip uninstall --yes --quiet uv && rm /tmp/requirements.txt
 
 # An unprivileged user that owns /data (the volume starts as a copy of this folder).
 RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin revreview \

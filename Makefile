@@ -5,15 +5,26 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint format bench
+# uv installs exactly what uv.lock says (itself pinned there too); `make lock` re-locks.
+UV_VERSION := $(shell sed -n 's/.*"uv==\([0-9.]*\)".*/\1/p' pyproject.toml)
+UV := $(VENV)/bin/uv
+
+.PHONY: install lock run test test-fast lint format bench
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(UV):
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet 'uv==$(UV_VERSION)'
+
+# --locked: an install never resolves anew; a pyproject.toml changed without `make lock`
+# stops here, saying the lockfile needs updating.
+$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --extra dev --quiet
 	touch $@
+
+lock: | $(UV)
+	$(UV) lock
 
 run: install
 	$(PY) manage.py migrate --noinput
@@ -27,6 +38,11 @@ run: install
 
 test: install
 	$(VENV)/bin/pytest
+
+# The fast loop: no worker, browser, nginx, Docker, subprocess servers, Redis or
+# Postgres-specific test (see docs/architecture.md#tests).
+test-fast: install
+	$(VENV)/bin/pytest -m "not integration"
 
 lint: install
 	$(VENV)/bin/ruff check .

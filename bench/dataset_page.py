@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> dict:
     from reviews.orchestration.submit import submit
     from reviews.orchestration.tasks import start_review
     from reviews.samplegen.sync import generate_syncs
-    from tests.factories import json_upload
+    from tests.uploads import json_upload
 
     user = get_user_model().objects.create_user("bench", is_staff=True)
     started = time.perf_counter()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -16,6 +17,44 @@ def pytest_report_header(config) -> list[str]:
         f"postgres: {settings.POSTGRES_PROBLEM or services.POSTGRES_URL}",
         f"redis: {settings.REDIS_PROBLEM or services.REDIS_URL}",
     ]
+
+
+# A test that asks for one of these needs a real service or process beside pytest, so it is
+# `integration` without saying so itself: `pytest -m "not integration"` (the fast loop)
+# leaves it out. `postgres` marks what relies on Postgres itself (COPY, lz4, its errors).
+# (Fixtures built on these, such as api_url or own_redis, count through them.)
+SERVICE_FIXTURES = frozenset({"postgres", "redis_url", "worker", "live_server"})
+# Folders whose tests all run real servers or tools (gunicorn, nginx, compose, `make run`).
+INTEGRATION_FOLDERS = ("deploy",)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        folder = Path(item.path).relative_to(tests).parts[0]
+        if folder in INTEGRATION_FOLDERS or SERVICE_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_test_cache():
+    """Each run starts from an empty cache: with Redis that is the test db, whose
+    counters (the per-address rate limit) would otherwise add up across runs within an
+    hour when the fast loop leaves out the tests that flush it."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_parsed_batch_from_another_test():
+    """The process keeps one parsed batch by its id (reviews.orchestration.parsed); a
+    test's rolled-back rows free their ids on SQLite, so the next test's batch may get
+    the same id. Stored batches never change in production, so only tests need this."""
+    yield
+    from reviews.orchestration.parsed import forget_parsed
+
+    forget_parsed()
 
 
 def require(problem: str | None) -> None:

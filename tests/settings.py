@@ -39,6 +39,6 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 
 SECRET_KEY = "tests-only-" + "k" * 60  # not the default, which the web server refuses
 # The test client and the live server speak plain HTTP; the HTTPS settings of a
-# deployment are checked by tests/web/test_security.py (manage.py check --deploy).
+# deployment are checked by tests/deploy/test_security.py (manage.py check --deploy).
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False

@@ -134,3 +134,21 @@ def test_the_engine_runs_without_django():
 def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
+
+
+# The tests mirror the packages: tests/<folder>/ holds the tests of the code at <folder>/
+# or reviews/<folder>/ (deploy/ included: the deployment's files and `make run`).
+
+
+def test_the_tests_mirror_the_packages():
+    tests = ROOT / "tests"
+    folders = [p for p in tests.iterdir() if p.is_dir() and any(p.rglob("test_*.py"))]
+    assert {p.name for p in folders} >= {"engine", "llm", "orchestration", "web", "deploy"}
+    for folder in folders:
+        mirrored = [ROOT / folder.name, ROOT / "reviews" / folder.name]
+        assert any(p.is_dir() for p in mirrored), f"tests/{folder.name}/ mirrors no package"
+        for sub in [folder, *folder.rglob("*/")]:
+            if any(sub.glob("test_*.py")):
+                assert (sub / "__init__.py").exists(), f"{sub} is not a package"
+    top_level = sorted(path.name for path in tests.glob("test_*.py"))
+    assert top_level == ["test_architecture.py", "test_docs.py"]

@@ -1,6 +1,7 @@
 """The documentation stays inside the repository: every relative link in README.md,
-docs/ and samples/README.md points at a file (and heading) that exists, and nothing
-cites the old spec outside it."""
+docs/, bench/README.md, CHANGELOG.md and samples/README.md points at a file (and
+heading) that exists, nothing cites the old spec outside it, and docs/settings.md names
+every setting the code reads."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from tests.services import ROOT
 
 DOCUMENTS = [
     ROOT / "README.md",
+    ROOT / "CHANGELOG.md",
+    ROOT / "bench" / "README.md",
     ROOT / "samples" / "README.md",
     *sorted((ROOT / "docs").glob("*.md")),
 ]
@@ -40,6 +43,32 @@ def test_relative_links_point_inside_the_repository(document):
         assert resolved.exists(), f"{document.name}: {target} does not exist"
         if anchor:
             assert anchor in anchors(resolved), f"{document.name}: no heading #{anchor}"
+
+
+def test_the_front_page_stays_short_and_links_every_document():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    linked = {(ROOT / target.partition("#")[0]).resolve() for target in LINK.findall(readme)}
+    for document in DOCUMENTS[1:]:
+        if document.parent.name == "docs" or document.name == "CHANGELOG.md":
+            assert document.resolve() in linked, f"README.md does not link {document.name}"
+    assert (ROOT / "bench" / "README.md").resolve() in linked
+
+
+def test_every_setting_the_code_reads_is_in_the_settings_table():
+    code = (ROOT / "revreview" / "settings.py").read_text()
+    read = set(re.findall(r'env\w*\(\s*"([A-Z][A-Z0-9_]+)"', code))
+    table = (ROOT / "docs" / "settings.md").read_text()
+    headers = [line for line in table.splitlines() if line.startswith("| setting")]
+    assert headers and set(headers) == {"| setting | default | meaning |"}
+    named = {
+        name
+        for line in table.splitlines()
+        if line.startswith("| `")
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", line.split(" | ")[0])
+    }
+    assert len(read) > 50
+    assert sorted(read - named) == []
 
 
 def test_the_docs_cover_input_rules_and_output():

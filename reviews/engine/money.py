@@ -21,7 +21,7 @@ def format_money(amount: Decimal | int | float | None, currency: str | None = US
     with them ("€1,234.50"); "no amount" for None.
 
     Written as babel's `format_currency(value, code, "¤#,##0[.00]", locale="en_US")`
-    writes it (tests/test_money.py holds them equal), with babel supplying only the
+    writes it (tests/engine/test_money.py holds them equal), with babel supplying only the
     symbol: a findings-heavy review formats ~100k amounts, and babel's pattern
     machinery took 40 µs a call, 7% of the whole review."""
     if amount is None:

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 from reviews.engine.findings import RawFinding
 from reviews.engine.specialists import NAMES
 from reviews.llm import context
+from tests.engine.specialists.factories import company, contact, make_batch
 from tests.llm.builders import detect, near_misses, sample_batch
-from tests.specialists.factories import company, contact, make_batch
 
 RULES = {"STALE_ENRICHMENT_DAYS": 180, "PERSON_NAME_FUZZY_RATIO": 92}
 

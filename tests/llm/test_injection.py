@@ -7,8 +7,8 @@ from reviews.engine.findings import RawFinding
 from reviews.llm.apply import apply_coordinator_reply, apply_specialist_reply
 from reviews.llm.injection import instructing_records, instructs
 from reviews.llm.schemas import CoordinatorReply, SpecialistReply
+from tests.engine.specialists.factories import company, contact, deal, make_batch
 from tests.llm.builders import INJECTED_DEAL, INJECTED_EMAIL, INJECTED_NAME, sample_batch
-from tests.specialists.factories import company, contact, deal, make_batch
 
 # What attackers put in CRM fields (names, emails, notes, custom properties), in the
 # spellings that dodge a naive match: case, full-width letters, zero-width joiners,

@@ -20,6 +20,7 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.llm.roster import coordinator_model_for
+from tests.engine.specialists.factories import company, contact
 from tests.llm.builders import (
     INJECTED_DEAL,
     INJECTED_EMAIL,
@@ -30,7 +31,6 @@ from tests.llm.builders import (
     sample_batch,
 )
 from tests.llm.fake_gateway import completion, error
-from tests.specialists.factories import company, contact
 
 pytestmark = pytest.mark.django_db
 

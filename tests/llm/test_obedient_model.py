@@ -11,8 +11,8 @@ from reviews.models import ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from reviews.web.report import run_report
-from tests.factories import json_upload
 from tests.llm.fake_gateway import completion
+from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db
 

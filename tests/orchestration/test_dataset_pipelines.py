@@ -128,7 +128,7 @@ def test_owners_are_kept_on_the_findings_and_their_csv(postgres, client, django_
 
 
 def test_cli_reviews_xlsx_exports_with_pipelines_and_names_the_stage_source(postgres, tmp_path):
-    from tests.test_cli import review_json
+    from tests.orchestration.test_cli import review_json
 
     paths = []
     for name, data in [*portal.xlsx_files(state_columns=False), portal.pipelines_file()]:

@@ -8,7 +8,7 @@ from reviews.engine.ingest import UploadedFile
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
-from tests.factories import upload
+from tests.uploads import upload
 
 
 def reviewed(files: list[UploadedFile] | None = None) -> ReviewRun:

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from ledger.models import LedgerEntry
 from reviews.models import Batch, ReviewRun, Verdict
-from tests.factories import upload
+from tests.uploads import upload
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db

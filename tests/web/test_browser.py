@@ -17,8 +17,8 @@ from reviews.models import ReviewRun, Verdict
 from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from tests import services
-from tests.factories import DATA, upload
 from tests.services import ROOT
+from tests.uploads import DATA, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from playwright.sync_api import Page
 
 from reviews.models import Verdict
-from tests.factories import json_upload
+from tests.uploads import json_upload
 from tests.web.conftest import reviewed
 from tests.web.test_browser import PASSWORD, browser, screenshot  # noqa: F401 (fixture)
 

@@ -2,7 +2,7 @@
 stack (Postgres, Redis, a worker) and the embedded one (`make run`: SQLite, the
 filesystem broker, a worker), each with its own server. The time from the click on
 "Upload and review" to the verdict on the page is written to
-test-results/latency.json; README reports it."""
+test-results/latency.json; bench/README.md reports it."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from reviews.models import Finding, ReviewRun, findings_of
 from reviews.orchestration.findings_store import write_findings
 from reviews.orchestration.submit import submit
 from reviews.web.findings_page import LIST_ALL_UP_TO
-from tests.factories import upload
+from tests.uploads import upload
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from reviews.models import Dataset, Dismissal, ReviewRun
 from reviews.orchestration.dismissals import dismiss
-from tests.test_dataset_history import reviewed, small_sync
+from tests.orchestration.test_dataset_history import reviewed, small_sync
 from tests.web.conftest import reviewed as reviewed_seed
 
 pytestmark = pytest.mark.django_db

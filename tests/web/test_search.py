@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from reviews.models import Finding, ReviewRun
 from reviews.search import search_findings, search_runs
-from tests.factories import json_upload
 from tests.services import ROOT
+from tests.uploads import json_upload
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db
@@ -109,6 +109,7 @@ def test_dashboard_runs_list_has_the_search_box(member_client):
     assert [r.pk for r in other.context["page"].object_list] == [seed.pk]
 
 
+@pytest.mark.integration  # Postgres-specific: jsonb containment and its GIN index
 def test_record_id_search_uses_the_gin_index_on_postgres():
     if connection.vendor != "postgresql":
         pytest.skip("the GIN index exists on Postgres only")

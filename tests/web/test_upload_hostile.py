@@ -12,8 +12,8 @@ from django.test import override_settings
 from django.urls import reverse
 
 from reviews.models import Batch, BatchFile, ReviewRun
-from tests.factories import DATA
-from tests.ingest.helpers import batch_doc
+from tests.engine.ingest.helpers import batch_doc
+from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db
 

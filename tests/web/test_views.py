@@ -16,7 +16,7 @@ from ledger.models import LedgerEntry
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration.submit import submit
 from reviews.web.report import run_report
-from tests.factories import DATA, json_upload, upload
+from tests.uploads import DATA, json_upload, upload
 from tests.web.conftest import queued, reviewed
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.pipelines import pipelines_from_data, pipelines_from_hubspot
 from reviews.orchestration.parsed import parse
 from tests.engine.ingest import renewals_portal as portal
-from tests.ingest.helpers import RECEIVED
-from tests.ingest.test_real_exports import keys, money, review
+from tests.engine.ingest.helpers import RECEIVED
+from tests.engine.ingest.test_real_exports import keys, money, review
 
 FORMS = {
     "csv with state columns": lambda: portal.csv_files(state_columns=True),

@@ -9,7 +9,7 @@ import pytest
 from reviews.models import Batch
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import create_token, revoke_token
-from tests.factories import DATA
+from tests.uploads import DATA
 from tests.web.api.conftest import bearer
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

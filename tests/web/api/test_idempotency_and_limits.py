@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reviews.models import Batch, ReviewRun
-from tests.factories import DATA
+from tests.uploads import DATA
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

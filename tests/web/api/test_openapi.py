@@ -17,7 +17,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.factories import DATA
+from tests.uploads import DATA
 from tests.web.api.conftest import bearer
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

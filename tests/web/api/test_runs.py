@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from reviews.models import ReviewRun
 from reviews.web.report import run_report
-from tests.factories import DATA
 from tests.services import ROOT
+from tests.uploads import DATA
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

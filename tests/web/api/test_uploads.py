@@ -8,8 +8,8 @@ import json
 import pytest
 
 from reviews.models import Batch, BatchFile, ReviewRun
-from tests.factories import DATA
 from tests.services import ROOT
+from tests.uploads import DATA
 from tests.web.api.conftest import poll_until_finished
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

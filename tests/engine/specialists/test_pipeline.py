@@ -1,0 +1,202 @@
+"""pipeline specialist: one test per rule in docs/rules.md and per "must not flag" case."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.conf import settings
+
+from reviews.engine.batch import ValueProblem
+from reviews.engine.specialists import pipeline
+from tests.engine.specialists.factories import day, deal, make_batch, stage
+from tests.engine.specialists.factories import pipeline as make_pipeline
+
+RULES = settings.REVIEW_RULES
+
+
+def findings_of(*deals, **batch_kwargs):
+    return pipeline.detect(make_batch(deals=list(deals), **batch_kwargs), RULES)
+
+
+def kinds(findings) -> list[tuple[str, str, list[str]]]:
+    return sorted((f.kind, str(f.severity), f.record_ids) for f in findings)
+
+
+def test_won_without_close_date_is_critical():
+    findings = findings_of(deal("dl_1", stage="closedwon", amount=5000, close_date=None))
+
+    assert kinds(findings) == [("won_without_close_date", "critical", ["dl_1"])]
+    assert findings[0].exposure == {"dl_1": Decimal(5000)}
+    assert findings[0].confidence == 1.0
+    assert findings[0].suggested_fix
+
+
+@pytest.mark.parametrize("amount", [None, 0])
+def test_won_without_amount_is_critical(amount):
+    findings = findings_of(
+        deal("dl_1", stage="closedwon", amount=amount, close_date=day("2026-07-01"))
+    )
+
+    assert kinds(findings) == [("won_without_amount", "critical", ["dl_1"])]
+
+
+def test_negative_amount_is_critical_in_any_stage():
+    findings = findings_of(
+        deal("dl_1", stage="closedlost", amount=-500, close_date=day("2026-07-01")),
+        deal("dl_2", stage="qualifiedtobuy", amount=-1, close_date=day("2026-09-01")),
+    )
+
+    assert kinds(findings) == [
+        ("negative_amount", "critical", ["dl_1"]),
+        ("negative_amount", "critical", ["dl_2"]),
+    ]
+    assert "-500" in findings[0].detail
+    assert findings[0].exposure == {}
+
+
+def test_open_past_close_date_is_a_warning():
+    findings = findings_of(
+        deal("dl_1", stage="qualifiedtobuy", amount=1000, close_date=day("2026-07-31"))
+    )
+
+    assert kinds(findings) == [("open_past_close_date", "warning", ["dl_1"])]
+    assert "2026-07-31" in findings[0].detail
+    assert findings[0].exposure == {"dl_1": Decimal(1000)}
+
+
+def test_open_deal_closing_on_the_as_of_date_is_not_past():
+    assert findings_of(deal(stage="contractsent", amount=1000, close_date=day("2026-08-01"))) == []
+
+
+@pytest.mark.parametrize("stage_id", ["closedwon", "closedlost"])
+def test_closed_deal_with_past_close_date_is_not_flagged(stage_id):
+    assert findings_of(deal(stage=stage_id, amount=1000, close_date=day("2025-01-15"))) == []
+
+
+@pytest.mark.parametrize("label", ["Closed Won", "closed won", "CLOSEDWON", " Closed  Won "])
+def test_stage_label_instead_of_id_is_not_flagged(label):
+    assert findings_of(deal(stage=label, amount=1000, close_date=day("2026-07-01"))) == []
+
+
+def test_stage_label_still_gets_its_stage_rules():
+    findings = findings_of(
+        deal("dl_1", stage="Contract Sent", amount=1000, close_date=day("2026-07-01")),
+        deal("dl_2", stage="Closed Won", amount=1000, close_date=None),
+    )
+
+    assert kinds(findings) == [
+        ("open_past_close_date", "warning", ["dl_1"]),
+        ("won_without_close_date", "critical", ["dl_2"]),
+    ]
+
+
+def test_unknown_stage_is_a_warning_and_not_also_past_close():
+    findings = findings_of(
+        deal("dl_1", stage="negotiation", amount=1000, close_date=day("2026-01-01"))
+    )
+
+    assert kinds(findings) == [("unknown_stage", "warning", ["dl_1"])]
+    assert "'negotiation'" in findings[0].detail
+    assert "'default'" in findings[0].detail
+
+
+@pytest.mark.parametrize("blank", [None, "", "  "])
+def test_missing_stage_is_a_warning(blank):
+    findings = findings_of(deal("dl_1", stage=blank, amount=1000))
+
+    assert kinds(findings) == [("missing_stage", "warning", ["dl_1"])]
+
+
+def test_malformed_stage_is_reported_once_as_invalid_value():
+    problem = ValueProblem("pipeline", "dl_1", "deals[0].stage", "not a string: 7")
+
+    findings = findings_of(deal("dl_1", stage=None, amount=1000), value_problems=[problem])
+
+    assert kinds(findings) == [("invalid_value", "warning", ["dl_1"])]
+
+
+def test_invalid_values_of_other_categories_are_left_to_them():
+    problem = ValueProblem("attribution", "ct_1", "contacts[0].email", "not an email")
+
+    assert findings_of(value_problems=[problem]) == []
+
+
+def test_custom_pipeline_stages_come_from_the_batch():
+    enterprise = make_pipeline(
+        "enterprise",
+        [
+            stage("discovery", "Discovery"),
+            stage("signed", "Signed", closed=True, won=True),
+            stage("lost", "Lost", closed=True),
+        ],
+    )
+    findings = findings_of(
+        deal("dl_1", pipeline="enterprise", stage="Signed", amount=900, close_date=None),
+        deal("dl_2", pipeline="enterprise", stage="closedwon", amount=900, close_date=None),
+        deal("dl_3", pipeline="enterprise", stage="lost", amount=900, close_date=day("2025-01-01")),
+        deal(
+            "dl_4", pipeline="enterprise", stage="discovery", amount=9, close_date=day("2026-09-01")
+        ),
+        pipelines=[enterprise],
+    )
+
+    assert kinds(findings) == [
+        ("unknown_stage", "warning", ["dl_2"]),
+        ("won_without_close_date", "critical", ["dl_1"]),
+    ]
+
+
+def test_amount_far_above_the_company_median_is_a_typo_suggestion():
+    findings = findings_of(
+        deal("dl_1", company_id="co_1", stage="qualifiedtobuy", amount=40_000),
+        deal("dl_2", company_id="co_1", stage="qualifiedtobuy", amount=41_000),
+        deal("dl_3", company_id="co_1", stage="qualifiedtobuy", amount=4_100_000),
+    )
+
+    assert kinds(findings) == [("amount_looks_like_typo", "suggestion", ["dl_3"])]
+    assert findings[0].confidence < 1.0
+
+
+def test_typo_factor_comes_from_the_rules():
+    rules = {**RULES, "AMOUNT_TYPO_FACTOR": 10}
+    deals = [
+        deal(f"dl_{n}", company_id="co_1", stage="qualifiedtobuy", amount=amount)
+        for n, amount in enumerate([1_000, 1_100, 12_000])
+    ]
+
+    findings = pipeline.detect(make_batch(deals=deals), rules)
+
+    assert kinds(findings) == [("amount_looks_like_typo", "suggestion", ["dl_2"])]
+
+
+def test_no_typo_suggestion_without_enough_deals_to_compare():
+    assert (
+        findings_of(
+            deal("dl_1", company_id="co_1", stage="qualifiedtobuy", amount=40_000),
+            deal("dl_2", company_id="co_1", stage="qualifiedtobuy", amount=4_000_000),
+        )
+        == []
+    )
+
+
+def test_near_misses_lists_open_deals_closing_soon_without_amount():
+    batch = make_batch(
+        deals=[
+            deal("dl_1", stage="contractsent", amount=None, close_date=day("2026-08-05")),
+            deal("dl_2", stage="contractsent", amount=0, close_date=day("2026-08-08")),
+            deal("dl_3", stage="contractsent", amount=10, close_date=day("2026-08-05")),
+            deal("dl_4", stage="closedlost", amount=None, close_date=day("2026-08-05")),
+            deal("dl_5", stage="contractsent", amount=None, close_date=day("2026-08-09")),
+        ]
+    )
+
+    near = pipeline.near_misses(batch, RULES, limit=10)
+
+    assert [n["record_ids"] for n in near] == [["dl_1"], ["dl_2"]]
+    assert pipeline.near_misses(batch, RULES, limit=1) == near[:1]
+
+
+def test_slice_names_the_fields_read():
+    assert set(pipeline.SLICE) == {"deals"}
+    assert {"amount", "stage", "close_date", "pipeline"} <= set(pipeline.SLICE["deals"])

@@ -1,0 +1,80 @@
+"""content_key (the batch's content) and config_fingerprint (the review configuration)."""
+
+import json
+
+import pytest
+
+from ledger.models import ModelRate
+from reviews.orchestration import serving
+from reviews.orchestration.serving import config_fingerprint, content_key
+from tests.orchestration.helpers import parse, seed_batch
+
+
+def reordered(batch: dict) -> str:
+    """The same batch: keys reversed, records reversed, other whitespace, amount as text."""
+    flipped = {
+        name: [dict(reversed(list(r.items()))) for r in reversed(records)]
+        if isinstance(records, list)
+        else records
+        for name, records in reversed(list(batch.items()))
+    }
+    flipped["deals"][0]["amount"] = "410000.00"
+    return json.dumps(flipped, indent=4)
+
+
+def test_content_key_equal_for_reordered_identical_batch():
+    batch = seed_batch()
+    assert content_key(parse(json.dumps(batch))) == content_key(parse(reordered(batch)))
+
+
+def test_content_key_differs_when_a_value_changes():
+    batch = seed_batch()
+    changed = seed_batch()
+    changed["contacts"][1]["email"] = "dana@vertexrobotics.example"
+    assert content_key(parse(json.dumps(batch))) != content_key(parse(json.dumps(changed)))
+
+
+def test_content_key_differs_when_the_as_of_time_changes():
+    batch = seed_batch()
+    later = seed_batch()
+    later["exportedAt"] = "2026-09-01T09:00:00Z"
+    assert content_key(parse(json.dumps(batch))) != content_key(parse(json.dumps(later)))
+
+
+def test_content_key_ignores_position_of_an_invalid_value():
+    batch = seed_batch()
+    batch["deals"].append({"id": "dl_202", "name": "x", "amount": "41O000", "companyId": "co_202"})
+    moved = seed_batch()
+    moved["deals"].insert(0, dict(batch["deals"][1]))
+    assert content_key(parse(json.dumps(batch))) == content_key(parse(json.dumps(moved)))
+
+
+@pytest.mark.django_db
+def test_config_fingerprint_is_stable():
+    assert config_fingerprint() == config_fingerprint()
+
+
+@pytest.mark.django_db
+def test_config_fingerprint_changes_when_a_rule_threshold_changes(settings):
+    before = config_fingerprint()
+    settings.REVIEW_RULES = {**settings.REVIEW_RULES, "STALE_ENRICHMENT_DAYS": 90}
+    assert config_fingerprint() != before
+
+
+@pytest.mark.django_db
+def test_config_fingerprint_changes_when_a_model_rate_changes(postgres):
+    before = config_fingerprint()
+    rate = ModelRate.objects.order_by("pk").first()
+    assert rate is not None  # seeded by the ledger migration
+    rate.output_usd_per_m += 1
+    rate.save()
+    assert config_fingerprint() != before
+
+
+@pytest.mark.django_db
+def test_config_fingerprint_changes_when_a_prompt_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(serving, "PROMPTS_DIR", tmp_path)
+    (tmp_path / "shared.md").write_text("Flag duplicates.")
+    before = config_fingerprint()
+    (tmp_path / "shared.md").write_text("Flag duplicates and typos.")
+    assert config_fingerprint() != before

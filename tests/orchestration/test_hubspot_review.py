@@ -1,0 +1,69 @@
+"""A HubSpot export reviewed end to end (issue 10, issue 15 items 7 and 10): the same
+export uploaded again is the same review, and the run says what it read and how."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from reviews.management.commands.load_samples import sample_uploads
+from reviews.models import Batch, ReviewRun
+from reviews.orchestration.submit import submit
+from tests.engine.ingest.hubspot_exports import csv_files
+from tests.orchestration.test_cli import review_json
+
+pytestmark = pytest.mark.django_db
+
+
+def write(tmp_path, files) -> list:
+    paths = []
+    for name, data in files:
+        path = tmp_path / name
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def test_csv_export_reviewed_twice_without_as_of_is_served_from_the_cache(postgres, tmp_path):
+    paths = write(tmp_path, csv_files(style="excel_us"))
+
+    code, first = review_json(*paths)
+    _, second = review_json(*paths)
+
+    assert code == 1  # request_changes: the planted duplicate deal and won-without-amount
+    assert (first["run"]["mode"], second["run"]["mode"]) == ("fresh", "cached")
+    assert first["run"]["as_of"] == "2026-07-30T10:11:00Z"
+    assert first["run"]["as_of_source"] == "last_modified"
+    assert first["run"]["partial"] == []
+    assert first["batch"]["ignored_columns"] == {
+        "companies.csv": ["Industry"],  # Deal owner is read: Deal.owner
+    }
+    twice = next(f for f in first["findings"] if f["kind"] == "deal_entered_twice")
+    assert (twice["amount_at_risk"], twice["currency"]) == (410000.5, "USD")
+    assert not any(f["kind"] == "invalid_value" for f in first["findings"])
+
+
+def test_partial_export_says_so_in_the_json(postgres, tmp_path):
+    paths = write(tmp_path, [f for f in csv_files() if f[0] == "contacts.csv"])
+
+    code, report = review_json(*paths)
+
+    assert report["run"]["partial"] == ["companies", "deals"]
+    assert not any(f["category"] == "attribution" for f in report["findings"])
+    assert code == 0
+
+
+def test_load_samples_queues_the_csv_sample_with_its_export_date(
+    postgres, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_samples", stdout=io.StringIO())
+    csv_upload = next(files for files in sample_uploads() if files[0].name.endswith(".csv"))
+    batch = Batch.objects.get(file_name__contains="companies.csv")
+
+    again = submit(csv_upload)
+
+    assert batch.as_of_source == "last_modified"
+    assert again.run.mode == ReviewRun.Mode.CACHED
