@@ -273,7 +273,7 @@ class Batch:
             stage = pipeline.find_stage(value)
             if stage is not None:
                 return stage, pipeline.source
-        elif self.pipelines:
+        elif self.pipelines and not pipeline_name:
             matches = [p for p in self.pipelines.values() if p.find_stage(value) is not None]
             if len(matches) == 1:
                 return matches[0].find_stage(value), matches[0].source

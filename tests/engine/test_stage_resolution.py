@@ -40,6 +40,7 @@ def deal(stage: str, pipeline: str | None = None) -> Deal:
         ("Closed Won", "Sales Pipeline", ("closedwon", "default")),  # not defined: default
         ("closedwon", "Renewals", (None, None)),  # a defined pipeline without the stage
         ("Renewal Paused", "Renewals", (None, None)),
+        ("Renewal Won", "Upsells", (None, None)),  # names a pipeline nothing defines
     ],
 )
 def test_stage_looked_up_in_the_defined_pipeline_then_the_default(stage, pipeline, expected):
