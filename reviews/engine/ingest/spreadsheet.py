@@ -182,24 +182,27 @@ def _short(error: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+_ESCAPE = re.compile(rb"_x[0-9A-Fa-f]{4}_|&#")
+
+
 def may_hold_unsafe_text(data: bytes, kind: str) -> bool:
     """Whether a workbook's cells may hold NUL or a lone surrogate (safe_text): an XLSX
-    only through an escape (`_x0000_`, `&#xD800;`), so a package without either in its
-    XML is clean; an XLS may hold anything."""
+    only through an escape (`_x0000_`, `&#xD800;`) in a part that holds cell text (a
+    sheet, the shared strings), so one without any is clean; an XLS may hold anything."""
     if kind != XLSX:
         return True
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         for info in archive.infolist():
-            if not info.filename.lower().endswith(".xml"):
+            name = info.filename.lower()
+            if not name.endswith(".xml") or ("sheet" not in name and "string" not in name):
                 continue
             with archive.open(info) as member:
                 last = b""
                 while chunk := member.read(_CHUNK):
-                    window = last + chunk
-                    if b"_x" in window or b"&#" in window:
+                    if _ESCAPE.search(last + chunk):
                         return True
-                    last = chunk[-1:]
+                    last = chunk[-6:]
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError):
         return True
     except RuntimeError:
@@ -289,8 +292,8 @@ _REF = re.compile(rb"\sr\s*=\s*[\"']\s*([A-Za-z]*)\s*(\d*)")
 # HubSpot and the libraries write it; found and counted in C. Any other shape (a cell
 # without `r`, `r` not first, a namespace prefix) takes the exact path, a tag at a time.
 _CELL_REF = re.compile(rb'<c r="([A-Z]{1,3})([0-9]{1,7})"')
-_CELL_OPENS = (b"<c ", b"<c>", b"<c/", b"<c\t", b"<c\n", b"<c\r")
-_PREFIXED_CELL = (b":c ", b":c>", b":c/", b":c\t", b":c\n", b":c\r")
+_CELL_OPEN = re.compile(rb"<c[\s/>]")
+_PREFIXED_CELL = re.compile(rb":c[\s/>]")
 
 
 class _SheetScan:
@@ -319,10 +322,10 @@ class _SheetScan:
 
     def _fast(self, body: bytes) -> bool:
         """The chunk's cells when each opens with its reference; False: take _slow."""
-        if any(mark in body for mark in _PREFIXED_CELL):
+        if _PREFIXED_CELL.search(body):
             return False
         refs = _CELL_REF.findall(body)
-        if len(refs) != sum(body.count(mark) for mark in _CELL_OPENS):
+        if len(refs) != len(_CELL_OPEN.findall(body)):
             return False
         if not refs:
             return b"<row" not in body  # rows only: their numbers matter to the next cell

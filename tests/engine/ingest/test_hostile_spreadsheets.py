@@ -154,3 +154,21 @@ def test_a_password_protected_workbook_is_named_as_such():
         parse_one("deals.xlsx", bytes(data))
 
     assert "password-protected" in caught.value.errors[0]
+
+
+def test_cells_without_references_are_placed_as_the_reader_places_them():
+    # The far cell has no `r`: its row's number places it (ignoring it would let the
+    # reader allocate a 17-billion-cell rectangle). Without `r`, the next column.
+    far = '<row r="2"><c r="XFD2"><v>1</v></c></row><row r="1048576"><c><v>1</v></c></row>'
+    refused = hostile.replaced(hostile.deals_xlsx(), {hostile.SHEET: hostile.sheet_xml(
+        hostile.HEADER_ROW + far)})  # fmt: skip
+    near = '<row><c><v>40001</v></c><c t="inlineStr"><is><t>Deal</t></is></c><c><v>7</v></c></row>'
+    read = hostile.replaced(hostile.deals_xlsx(), {hostile.SHEET: hostile.sheet_xml(
+        hostile.HEADER_ROW + near)})  # fmt: skip
+
+    with pytest.raises(IngestError) as caught:
+        parse_one("deals.xlsx", refused)
+    (deal,) = parse_one("deals.xlsx", read).deals
+
+    assert "its sheets span 17,179,869,184 cells" in caught.value.errors[0]
+    assert (deal.id, deal.name, deal.amount) == ("40001", "Deal", 7)
