@@ -182,7 +182,7 @@ def _short(error: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-_ESCAPE = re.compile(rb"_x[0-9A-Fa-f]{4}_|&#")
+_ESCAPE = re.compile(rb"_x[0-9A-Fa-f]{4}_")
 
 
 def may_hold_unsafe_text(data: bytes, kind: str) -> bool:
@@ -200,7 +200,8 @@ def may_hold_unsafe_text(data: bytes, kind: str) -> bool:
             with archive.open(info) as member:
                 last = b""
                 while chunk := member.read(_CHUNK):
-                    if _ESCAPE.search(last + chunk):
+                    window = last + chunk
+                    if b"&#" in window or (b"_x" in window and _ESCAPE.search(window)):
                         return True
                     last = chunk[-6:]
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError):
