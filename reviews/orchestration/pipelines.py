@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from reviews.engine import batch as plain
 from reviews.engine.batch import Pipeline
 from reviews.engine.ingest import IngestError
 from reviews.engine.ingest.json_batch import dataset_name_problem, load_json
@@ -15,7 +16,7 @@ from reviews.engine.ingest.pipelines import (
     pipelines_from_data,
     pipelines_from_hubspot,
 )
-from reviews.models import Dataset
+from reviews.models import Batch, Dataset
 
 
 def store_pipelines(dataset: Dataset, pipelines: list[Pipeline], *, how: str) -> Dataset:
@@ -56,3 +57,15 @@ def validate_stored(stored: object) -> list[str]:
     except IngestError as error:
         return error.errors
     return []
+
+
+def learn_pipelines(batch: Batch, parsed: plain.Batch) -> None:
+    """A dataset batch: the dataset learns the pipelines the upload defines (a pipelines
+    API response beside the sync), and the batch is read with all the dataset knows,
+    kept on the batch so every later read of it agrees."""
+    dataset = batch.dataset
+    if parsed.uploaded_pipelines:
+        store_pipelines(dataset, parsed.uploaded_pipelines, how="upload")
+    batch.pipelines = dataset.pipelines or []
+    if batch.pipelines:
+        parsed.use_pipelines(known_pipelines(batch.pipelines))

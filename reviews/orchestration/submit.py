@@ -27,7 +27,7 @@ from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.pipelines import known_pipelines, store_pipelines
+from reviews.orchestration.pipelines import learn_pipelines
 from reviews.orchestration.tasks import send_start
 
 logger = logging.getLogger(__name__)
@@ -283,18 +283,6 @@ def accept(
     batch.content_key = serving.content_key(parsed)
     batch.save()
     return parsed
-
-
-def learn_pipelines(batch: Batch, parsed: plain.Batch) -> None:
-    """A dataset batch: the dataset learns the pipelines the upload defines (a pipelines
-    API response beside the sync), and the batch is read with all the dataset knows,
-    kept on the batch so every later read of it agrees."""
-    dataset = batch.dataset
-    if parsed.uploaded_pipelines:
-        store_pipelines(dataset, parsed.uploaded_pipelines, how="upload")
-    batch.pipelines = dataset.pipelines or []
-    if batch.pipelines:
-        parsed.use_pipelines(known_pipelines(batch.pipelines))
 
 
 def dataset_name(name: str | None) -> str | None:
