@@ -230,6 +230,9 @@ SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
 DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
 QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
 SWEEP_QUEUE = "sweep"
+# Webhook deliveries run on a queue (and, deployed, a worker) of their own: a slow
+# receiver never takes a review's worker.
+WEBHOOK_QUEUE = "webhooks"
 # Redis gives an unacknowledged task back after this long. Longer than any task may run
 # (else a slow task runs twice at once); the heartbeat sweep brings back the work of a
 # dead worker much sooner.
@@ -250,11 +253,16 @@ if REDIS_URL:
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE))  # a worker consumes both
+# A worker started without -Q consumes all three (`make run`); docker-compose gives the
+# webhooks their own worker service.
+CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE), Queue(WEBHOOK_QUEUE))
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "reviews.sweep": {"queue": SWEEP_QUEUE},
     "reviews.import_spool": {"queue": SWEEP_QUEUE},
+    "alerts.sweep_webhook_deliveries": {"queue": SWEEP_QUEUE},
+    "alerts.notify_run_finished": {"queue": WEBHOOK_QUEUE},
+    "alerts.deliver_webhook": {"queue": WEBHOOK_QUEUE},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -365,7 +373,14 @@ TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
 
 # Where the dashboard is reached, for the run links in alerts (no request to ask).
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
+# One deadline for a whole attempt: resolving the name, connecting, TLS, sending and
+# reading the answer, however slowly its bytes arrive (alerts/transport.py).
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 10)
+# Internal receivers a webhook may reach on purpose (alerts/destinations.py): host names,
+# addresses and CIDR networks, comma-separated. Everything else must be a public address.
+WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in env("WEBHOOK_ALLOWED_HOSTS").split(",") if h.strip()]
+# Plain http destinations: only with DEBUG by default (and for allow-listed hosts).
+WEBHOOK_ALLOW_HTTP = envbool("WEBHOOK_ALLOW_HTTP", DEBUG)
 # A failed delivery is retried after the base delay, doubled each time up to the cap,
 # until the next attempt would fall outside the window (a day) after the first.
 WEBHOOK_RETRY_BASE_SECONDS = envdecimal("WEBHOOK_RETRY_BASE_SECONDS", "30")

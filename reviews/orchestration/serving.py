@@ -79,20 +79,23 @@ class ServeDecision:
 def decide_serve(
     content_key: str,
     fingerprint: str,
-    client_ip: str | None,
+    rate_keys: list[str] | None,
     *,
     no_cache: bool = False,
     expected_calls: int = 1,
 ) -> ServeDecision:
-    """Decide how to serve one review request. `client_ip` is None for the CLI, which
-    is not rate limited. `no_cache` (--no-cache, the re-run button) skips the cache but
-    not the budget or the rate limit.
+    """Decide how to serve one review request. `rate_keys` (ledger.ratelimit: the
+    requester's user and address) are None for the CLI, which is not rate limited.
+    `no_cache` (--no-cache, the re-run button) skips the cache but not the budget or
+    the rate limit.
 
     With a model gateway, a fresh answer holds a reservation of the daily budget for
     `expected_calls` model calls (the run's staffed specialists and its coordinator), so
     a run the budget cannot afford is served by failback from the start, never fresh
     and then left without its models."""
-    rate = ratelimit.hit(client_ip) if client_ip else None
+    if isinstance(rate_keys, str):
+        raise TypeError("rate_keys is a list of keys (ledger.ratelimit.rate_keys)")
+    rate = ratelimit.hit(*rate_keys) if rate_keys else None
     if rate is not None and rate.far_over:
         return ServeDecision(
             ERROR,

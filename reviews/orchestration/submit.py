@@ -79,13 +79,13 @@ def submit(
     created_by=None,
     as_of: datetime | None = None,
     dispatch: bool = True,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
 ) -> Submission:
     """Store, parse and (if valid) serve a review: a finished run that reuses another
     run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
-    execute (the CLI runs it in-process). `client_ip` is None where no rate limit
+    execute (the CLI runs it in-process). `rate_keys` are None where no rate limit
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
     batch's own "dataset" key. Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
@@ -95,7 +95,7 @@ def submit(
         created_by=created_by,
         as_of=as_of,
         dispatch=dispatch,
-        client_ip=client_ip,
+        rate_keys=rate_keys,
         no_cache=no_cache,
         dataset=dataset,
     )
@@ -108,7 +108,7 @@ def review_stored(
     created_by=None,
     as_of: datetime | None = None,
     dispatch: bool = True,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
 ) -> Submission:
@@ -119,7 +119,7 @@ def review_stored(
         parsed = accept(batch, as_of=as_of, files=files, dataset=dataset)
     except IngestError as error:
         return Submission(batch=batch, errors=error.errors)
-    run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
+    run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=no_cache)
     if run.status == ReviewRun.Status.QUEUED:
         if dispatch:
             dispatch_review(run)
@@ -133,7 +133,7 @@ def serve(
     parsed: plain.Batch,
     *,
     created_by=None,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
 ) -> ReviewRun:
     """Make the run decide_serve asks for: a copy of a finished review (cached, or
@@ -145,7 +145,7 @@ def serve(
     decision = serving.decide_serve(
         batch.content_key,
         fingerprint,
-        client_ip,
+        rate_keys,
         no_cache=no_cache,
         expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
@@ -297,7 +297,7 @@ def dataset_name(name: str | None) -> str | None:
 
 
 def accept_stored_upload(
-    batch_id: int, *, as_of: str | None, client_ip: str | None, dataset: str | None = None
+    batch_id: int, *, as_of: str | None, rate_keys: list[str] | None, dataset: str | None = None
 ) -> Submission | None:
     """The worker's half of intake_tasks.accept_later. A refused request (far over the rate limit)
     leaves the batch accepted, with the reason among its errors."""
@@ -310,7 +310,7 @@ def accept_stored_upload(
             batch,
             created_by=batch.created_by,
             as_of=datetime.fromisoformat(as_of) if as_of else None,
-            client_ip=client_ip,
+            rate_keys=rate_keys,
             dataset=dataset,
         )
     except ServeRefused as error:
@@ -364,7 +364,7 @@ def dispatch_review(run: ReviewRun) -> None:
     transaction.on_commit(lambda: send_start(run.pk))
 
 
-def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
+def rerun(run: ReviewRun, *, created_by=None, rate_keys: list[str] | None = None) -> ReviewRun:
     """A new review of a run's batch (the re-run button). It is an explicit request for
     a fresh review, so it skips the cache; like any request it counts against the rate
     limit and the budget, so it may be served by failback. Raises ServeRefused."""
@@ -380,7 +380,7 @@ def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> R
         batch.stage_source = parsed.stage_source()
         batch.stage_sources = parsed.stage_sources()
         batch.save(update_fields=["content_key", "pipelines", "stage_source", "stage_sources"])
-    new_run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=True)
+    new_run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=True)
     if new_run.status == ReviewRun.Status.QUEUED:
         dispatch_review(new_run)
     return new_run

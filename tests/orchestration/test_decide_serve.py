@@ -17,7 +17,7 @@ from tests.orchestration.helpers import parse, reviewed_run, seed_batch
 
 pytestmark = pytest.mark.django_db
 
-IP = "203.0.113.7"
+IP = ["ip:203.0.113.7"]  # a request's rate keys (ledger.ratelimit.rate_keys)
 
 
 def key_of(batch: dict) -> str:
@@ -111,7 +111,7 @@ def test_decide_serve_rate_limit_failback_then_429(postgres, redis_url, settings
     assert 0 < last.retry_after <= 3600
     # Far over the limit is refused even when a cache hit exists; other clients are not.
     assert decide_serve(reordered_key(), config_fingerprint(), IP).mode == ERROR
-    other = decide_serve(reordered_key(), config_fingerprint(), "198.51.100.1")
+    other = decide_serve(reordered_key(), config_fingerprint(), ["ip:198.51.100.1"])
     assert other == ServeDecision(ReviewRun.Mode.CACHED, reuse_run_id=run.pk)
 
 

@@ -14,7 +14,7 @@ from tests.uploads import json_upload, upload
 
 pytestmark = pytest.mark.django_db
 
-IP = "203.0.113.7"
+IP = ["ip:203.0.113.7"]  # a request's rate keys (ledger.ratelimit.rate_keys)
 
 
 def run_eagerly(files, **options):
@@ -151,32 +151,32 @@ def test_rerun_bypasses_the_cache(postgres, django_capture_on_commit_callbacks):
 
 def test_rate_limit_serves_failback_then_refuses_with_retry_after(postgres, redis_url, settings):
     settings.RATE_LIMIT_PER_HOUR = 1
-    first = run_eagerly([upload("seed-example.json")], client_ip=IP)
+    first = run_eagerly([upload("seed-example.json")], rate_keys=IP)
     assert (first.mode, first.status) == ("fresh", "done")
 
     # The re-run button skips the cache but not the limit: 2 of 1 is served by failback.
-    second = rerun(first, client_ip=IP)
+    second = rerun(first, rate_keys=IP)
     assert (second.mode, second.reused_run_id) == ("failback", first.pk)
     assert second.reason == "rate limit exceeded: 2 requests this hour, limit 1"
     assert findings_of(second) == findings_of(first)
 
     with pytest.raises(ServeRefused) as refused:  # 3 of 1: far over
-        submit([upload("seed-example.json")], client_ip=IP)
+        submit([upload("seed-example.json")], rate_keys=IP)
     error = refused.value
     assert error.reason == "rate limit: 3 requests this hour, limit 1"
     assert 0 < error.retry_after <= 3600
     assert error.batch.status == Batch.Status.ACCEPTED  # kept, but not reviewed
     assert not error.batch.runs.exists()
     with pytest.raises(ServeRefused):
-        rerun(first, client_ip=IP)
+        rerun(first, rate_keys=IP)
     # The CLI has no address: never limited.
     assert submit([upload("seed-example.json")]).run.mode == "cached"
 
 
 def test_failback_without_a_good_run_is_reviewed_by_the_detectors(postgres, redis_url, settings):
     settings.RATE_LIMIT_PER_HOUR = 1
-    submit([upload("seed-example.json")], client_ip=IP, dispatch=False)  # queued, not good yet
-    run = submit([upload("seed-example.json")], client_ip=IP, dispatch=False).run
+    submit([upload("seed-example.json")], rate_keys=IP, dispatch=False)  # queued, not good yet
+    run = submit([upload("seed-example.json")], rate_keys=IP, dispatch=False).run
     assert (run.mode, run.status, run.reused_run) == ("failback", "queued", None)
     assert run.reason.startswith("rate limit exceeded")
     assert run.config_fingerprint == serving.config_fingerprint()

@@ -117,7 +117,7 @@ def rerun_run(request: HttpRequest, response: HttpResponse, run_id: RunId):
         return Status(404, {"detail": f"no run {run_id}"})
     token = request.auth
     try:
-        new_run = rerun(run, created_by=token.user, client_ip=rate_identity(token))
+        new_run = rerun(run, created_by=token.user, rate_keys=rate_identity(token, request))
     except ServeRefused as error:
         return Status(429, too_many(response, error))
     return Status(202, accepted(request, response, new_run))
