@@ -15,6 +15,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from reviews.engine.rules import Rules
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -315,21 +317,13 @@ if CSV_DATE_ORDER not in ("MDY", "DMY"):
 # holds that rectangle, ~32 bytes a cell): a bigger workbook is refused, not read.
 SPREADSHEET_MAX_CELLS = envint("SPREADSHEET_MAX_CELLS", 5_000_000)
 
-REVIEW_RULES = {
-    # dedup
-    "PERSON_NAME_FUZZY_RATIO": envint("RULE_PERSON_NAME_FUZZY_RATIO", 92),
-    "DEAL_NAME_FUZZY_RATIO": envint("RULE_DEAL_NAME_FUZZY_RATIO", 90),
-    "DEAL_AMOUNT_TOLERANCE_PCT": envdecimal("RULE_DEAL_AMOUNT_TOLERANCE_PCT", "1"),
-    "DEAL_CLOSE_DATE_WINDOW_DAYS": envint("RULE_DEAL_CLOSE_DATE_WINDOW_DAYS", 31),
-    # pipeline: a deal this many times its company's median amount looks like a typo
-    "AMOUNT_TYPO_FACTOR": envint("RULE_AMOUNT_TYPO_FACTOR", 100),
-    # freshness
-    "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
-    # risk tiering
-    "TIER_TRIVIAL_MAX_SCORE": envint("TIER_TRIVIAL_MAX_SCORE", 8),
-    "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
-    "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
-}
+# Every threshold that decides a finding, a model-pass candidate or the risk tier, with
+# its default, is a field of reviews.engine.rules.Rules; its setting (RULE_..., TIER_...,
+# HIGH_VALUE_DEAL_AMOUNT) is read here, once. Table: docs/rules.md#the-rules-as-data.
+try:
+    REVIEW_RULES = Rules.from_env(os.environ)
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 

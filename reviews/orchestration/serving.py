@@ -38,18 +38,15 @@ from reviews.engine.specialists import NAMES
 from reviews.llm.config import enabled
 from reviews.llm.prompts import PROMPTS_DIR
 from reviews.models import AgentRun, ReviewRun
+from reviews.orchestration.code_version import code_fingerprint
 
 logger = logging.getLogger(__name__)
 
 ERROR = "error"  # not a ReviewRun.Mode: no run is created
 
-# Bump when detector or coordinator code changes what a review finds, so runs made by
-# the old code stop being served from the cache.
-FINGERPRINT_VERSION = 1
-# Settings that change what a review finds (not keys or timeouts). Absent ones are
-# skipped: their code defaults are covered by FINGERPRINT_VERSION.
+# Settings besides the rules that change what a review finds (not keys or timeouts).
+# Absent ones are skipped: their code defaults are covered by the code's hash.
 CONFIG_SETTINGS: tuple[str, ...] = (
-    "REVIEW_RULES",
     "LLM_BASE_URL",  # empty = detectors alone; another gateway may serve other models
     "LLM_ROSTER",
     "LLM_FAILBACK_CHAIN",
@@ -266,10 +263,12 @@ _CHUNK = 10_000
 
 def config_fingerprint() -> str:
     """sha256 of everything besides the batch that decides what a review finds: the
-    rule thresholds (settings.REVIEW_RULES), the specialist roster, the prompt files,
-    and the model rate and per-agent override tables."""
+    code that decides it and the package version (code_version), the rules
+    (settings.REVIEW_RULES, every field), the specialist roster, the prompt files, and
+    the model rate and per-agent override tables."""
     parts: dict[str, Any] = {
-        "version": FINGERPRINT_VERSION,
+        "code": code_fingerprint(),
+        "rules": settings.REVIEW_RULES.as_dict(),
         "roster": list(NAMES),
         "settings": {
             name: getattr(settings, name) for name in CONFIG_SETTINGS if hasattr(settings, name)

@@ -20,9 +20,9 @@ from alerts.tasks import run_finished
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
-from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
+from reviews.engine.storable import storable
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
@@ -48,7 +48,7 @@ class DatabaseUnavailable(Exception):
     @classmethod
     def of(cls, error: Exception) -> DatabaseUnavailable:
         """From the driver's error (one of unreachable_errors()), its text made safe."""
-        return cls(f"{type(error).__name__}: {make_safe(str(error))}")
+        return cls(f"{type(error).__name__}: {storable(str(error))}")
 
 
 class ServeRefused(Exception):
@@ -225,7 +225,7 @@ def stored_name(name: str) -> str:
     """A file name as it can be stored: NUL and lone surrogates (a non-UTF-8 name from
     the CLI) as their \\u escapes, and at most 500 characters, keeping the end, where
     the extension is."""
-    name = make_safe(name)
+    name = storable(name)
     if len(name) <= _NAME_CHARS:
         return name
     return name[: _NAME_CHARS // 2 - 1] + "…" + name[-(_NAME_CHARS // 2) :]
@@ -322,7 +322,7 @@ def reject(batch: Batch, errors: list[str]) -> None:
     """Mark a stored batch rejected, with why (a parse error, or a request refused
     before parsing: an invalid as-of time, an empty file)."""
     batch.status = Batch.Status.REJECTED
-    batch.errors = [make_safe(error) for error in errors]
+    batch.errors = [storable(error) for error in errors]
     batch.save(update_fields=["status", "errors"])
     logger.info("batch %s rejected: %d errors", batch.pk, len(errors))
 

@@ -39,7 +39,7 @@ def test_decide_serve_cached_for_a_reordered_identical_batch(postgres, redis_url
 
 def test_decide_serve_fresh_after_a_threshold_changes(postgres, redis_url, settings):
     reviewed_run(seed_batch())
-    settings.REVIEW_RULES = {**settings.REVIEW_RULES, "DEAL_CLOSE_DATE_WINDOW_DAYS": 7}
+    settings.REVIEW_RULES = settings.REVIEW_RULES.with_overrides({"deal_close_date_window_days": 7})
     decision = decide_serve(reordered_key(), config_fingerprint(), IP)
     assert decision == ServeDecision(ReviewRun.Mode.FRESH)
 

@@ -1,5 +1,8 @@
 """The review path through the database: submit, specialists, coordinator (tasks eager)."""
 
+import dataclasses
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -71,16 +74,18 @@ def test_redelivered_tasks_write_no_duplicate_findings(postgres):
 
 
 def test_a_failing_specialist_degrades_the_run_but_the_coordinator_finishes(settings):
-    # A real failure inside the freshness detector: its threshold setting is gone.
-    rules = dict(settings.REVIEW_RULES)
-    del rules["STALE_ENRICHMENT_DAYS"]
+    # A real failure inside the freshness detector: its threshold is corrupt.
+    rules = dataclasses.replace(settings.REVIEW_RULES)
+    object.__setattr__(rules, "stale_enrichment_days", "180")  # bypasses the validation
     settings.REVIEW_RULES = rules
-    run = run_eagerly([upload("seed-example.json")])
+    batch = json.loads(upload("seed-example.json").data)
+    batch["companies"][0]["enrichedAt"] = "2026-01-05"  # a date for the threshold to judge
+    run = run_eagerly([json_upload(batch)])
     assert run.status == ReviewRun.Status.DONE
     assert run.degraded
     freshness = run.agents.get(agent="freshness")
     assert freshness.status == AgentRun.Status.FAILED
-    assert "STALE_ENRICHMENT_DAYS" in freshness.error
+    assert "TypeError" in freshness.error
     assert "Degraded: the freshness review failed" in run.verdict.summary
     assert run.findings.filter(category="dedup").exists()
 

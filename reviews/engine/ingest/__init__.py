@@ -27,8 +27,9 @@ from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
-from reviews.engine.ingest.safe_text import clean_batch, is_safe, may_hold_unsafe
+from reviews.engine.ingest.safe_text import clean_batch
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
+from reviews.engine.storable import is_storable, may_hold_unstorable
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
@@ -93,12 +94,12 @@ def parse_upload(
 
 
 def _may_hold_unsafe(file: UploadedFile) -> bool:
-    if not is_safe(file.name):
+    if not is_storable(file.name):
         return True
     kind = spreadsheet_kind(file.name, file.data)
     if kind is not None:  # compressed or binary: its bytes say nothing of its text
         return may_hold_unsafe_text(file.data, kind)
-    return may_hold_unsafe(file.data)
+    return may_hold_unstorable(file.data)
 
 
 def split_pipelines(files: list[UploadedFile]) -> tuple[list[UploadedFile], list[Pipeline]]:

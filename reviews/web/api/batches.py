@@ -25,7 +25,7 @@ from reviews.orchestration.submit import (
 )
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
-from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
 from reviews.web.api.tokens import CachedToken
@@ -117,8 +117,8 @@ def upload_batch(
     token = request.auth
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
-    dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
-    key = clean_text(idempotency_key, "Idempotency-Key")
+    dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+    key = refuse_unstorable(idempotency_key, "Idempotency-Key")
     if isinstance(token, CachedToken):  # the database is down: the token is checked at import
         return keep(
             request, response, files, token, token.error, dataset=dataset, as_of=as_of, key=key
