@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0009_big_run_writes'),
+        ('reviews', '0010_i27_fix_plan'),
     ]
 
     operations = [
