@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from reviews.engine.batch import Batch, Pipeline
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.api_json import api_tables, is_api_export
-from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
+from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_deep
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
@@ -80,16 +80,19 @@ def parse_upload(
             ["the upload holds only deal pipelines and no records: add them to a dataset "
              "(its page, the API or manage.py pipelines), or upload them beside a sync"]
         )  # fmt: skip
-    batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
-    for pipeline in uploaded:
-        batch.pipelines[pipeline.id] = pipeline
-    batch.uploaded_pipelines = uploaded
-    if known_pipelines:
-        batch.use_pipelines(known_pipelines)
-    if any(_may_hold_unsafe(f) for f in files):
-        # NUL and lone surrogates (in values, or a file name the batch quotes): storable,
-        # visible, reported.
-        clean_batch(batch)
+    try:
+        batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
+        for pipeline in uploaded:
+            batch.pipelines[pipeline.id] = pipeline
+        batch.uploaded_pipelines = uploaded
+        if known_pipelines:
+            batch.use_pipelines(known_pipelines)
+        if any(_may_hold_unsafe(f) for f in files):
+            # NUL and lone surrogates (in values, or a file name the batch quotes):
+            # storable, visible, reported.
+            clean_batch(batch)
+    except RecursionError:  # a value nested just under the readers' limit, walked deeper
+        raise IngestError([too_deep(", ".join(f.name for f in files))]) from None
     return batch
 
 
@@ -129,7 +132,7 @@ def _parse(
     # on a million records). The parsed records are then frozen out of its view.
     if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
-            documents = [(f.name, load_json(f.data)) for f in files]
+            documents = [(f.name, load_json(f.data, f.name)) for f in files]
             if len(documents) == 1 and not is_api_export(documents[0][1]):
                 return build_json_batch(
                     documents[0][1],
