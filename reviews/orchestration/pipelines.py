@@ -32,16 +32,18 @@ def store_pipelines(dataset: Dataset, pipelines: list[Pipeline], *, how: str) ->
     return dataset
 
 
-def store_pipelines_response(name: str, data: bytes, *, how: str, file_name: str = "") -> Dataset:
+def store_pipelines_response(
+    name: str, data: bytes, *, how: str, workspace_id: int, file_name: str = ""
+) -> Dataset:
     """A `GET /crm/v3/pipelines/deals` response, as sent, stored on the dataset `name`
-    (created if new). Raises IngestError saying what is wrong with either."""
+    of the workspace (created if new). Raises IngestError saying what is wrong."""
     problem = dataset_name_problem(name)
     if problem:
         raise IngestError([f"dataset: {problem}"])
     pipelines = pipelines_from_hubspot(load_json(data), name=file_name or "pipelines")
     if not pipelines:
         raise IngestError([f"{file_name or 'pipelines'}: the response lists no pipeline"])
-    dataset, _ = Dataset.objects.get_or_create(name=name.strip())
+    dataset, _ = Dataset.objects.get_or_create(workspace_id=workspace_id, name=name.strip())
     return store_pipelines(dataset, pipelines, how=how)
 
 

@@ -17,6 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 from reviews.engine.ingest import IngestError
 from reviews.models import Dataset
 from reviews.orchestration.pipelines import store_pipelines_response
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_named
 
 EXIT_BAD_INPUT = 2
 
@@ -27,10 +29,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", nargs="?", help="the pipelines API response (- for stdin)")
         parser.add_argument("--dataset", required=True)
+        parser.add_argument("--workspace", help=workspace_help)
 
     def handle(self, *args, file: str | None, dataset: str, **options) -> None:
+        workspace = workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT)
         if file is None:
-            found = Dataset.objects.filter(name=dataset).first()
+            found = Dataset.objects.filter(workspace=workspace, name=dataset).first()
             if found is None:
                 raise CommandError(f"no dataset named {dataset!r}", returncode=EXIT_BAD_INPUT)
             self.stdout.write(json.dumps(found.pipelines or [], indent=2, ensure_ascii=False))
@@ -40,7 +44,9 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"{file}: {error.strerror}", returncode=EXIT_BAD_INPUT) from None
         try:
-            stored = store_pipelines_response(dataset, data, how="cli", file_name=file)
+            stored = store_pipelines_response(
+                dataset, data, how="cli", workspace_id=workspace.pk, file_name=file
+            )
         except IngestError as error:
             raise CommandError("; ".join(error.errors[:5]), returncode=EXIT_BAD_INPUT) from None
         count = len(stored.pipelines)

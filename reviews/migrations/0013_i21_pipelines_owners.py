@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0010_i27_fix_plan'),
+        ('reviews', '0012_i22_standing_and_name_search'),
     ]
 
     operations = [
