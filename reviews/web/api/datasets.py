@@ -159,7 +159,14 @@ def get_pipelines(request: HttpRequest, name: str):
 @router.put(
     "/datasets/{dataset_name:name}/pipelines",
     auth=UPLOAD,
-    response={200: PipelinesOut, 400: Problem, 401: Problem, 403: Problem, 413: Problem},
+    response={
+        200: PipelinesOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        413: Problem,
+    },
     url_name="dataset_pipelines_put",
     openapi_extra={
         "requestBody": {
@@ -170,14 +177,17 @@ def get_pipelines(request: HttpRequest, name: str):
     },
 )
 def put_pipelines(request: HttpRequest, name: str):
-    """Store HubSpot's deal pipelines on the dataset (created if new): the body is the
-    `GET /crm/v3/pipelines/deals` response as HubSpot sent it. Each pipeline replaces
-    the one of its id; the others are kept."""
+    """Store HubSpot's deal pipelines on the token's workspace's dataset: the body is
+    the `GET /crm/v3/pipelines/deals` response as HubSpot sent it. Each pipeline
+    replaces the one of its id; the others are kept."""
+    dataset = _dataset(request, name)
+    if dataset is None:
+        return _not_found(name)
     if len(request.body) > MAX_PIPELINES_BYTES:
         return Status(413, {"detail": "a pipelines response is under 5 MB"})
     try:
         dataset = store_pipelines_response(
-            _text(name), request.body, how="api", workspace_id=request.auth.workspace_id
+            dataset.name, request.body, how="api", workspace_id=dataset.workspace_id
         )
     except IngestError as error:
         return Status(400, {"detail": "; ".join(error.errors[:5])})

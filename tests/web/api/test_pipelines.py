@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 JSON = {"Content-Type": "application/json"}
 
 
-def test_put_then_get_pipelines_of_a_dataset(http):
+def test_put_then_get_pipelines_of_a_dataset(http, api_user):
+    Dataset.objects.create(name="acme-renewals", workspace=api_user_workspace(api_user))
     body = json.dumps(portal.pipelines_response())
 
     put = http.put("/datasets/acme-renewals/pipelines", content=body, headers=JSON)
@@ -28,7 +29,8 @@ def test_put_then_get_pipelines_of_a_dataset(http):
     assert Dataset.objects.get(name="acme-renewals").pipelines == got["pipelines"]
 
 
-def test_put_a_body_that_is_not_a_pipelines_response_is_400(http):
+def test_put_a_body_that_is_not_a_pipelines_response_is_400(http, api_user):
+    Dataset.objects.create(name="acme-renewals", workspace=api_user_workspace(api_user))
     response = http.put(
         "/datasets/acme-renewals/pipelines", content=b'{"results": "nope"}', headers=JSON
     )
@@ -37,5 +39,12 @@ def test_put_a_body_that_is_not_a_pipelines_response_is_400(http):
     assert "no list of pipelines" in response.json()["detail"]
 
 
-def test_get_pipelines_of_an_unknown_dataset_is_404(http):
+def test_pipelines_of_an_unknown_dataset_are_404(http):
     assert http.get("/datasets/nope/pipelines").status_code == 404
+    assert http.put("/datasets/nope/pipelines", content=b"{}", headers=JSON).status_code == 404
+
+
+def api_user_workspace(user):
+    from workspaces.access import workspaces_of
+
+    return workspaces_of(user).first()
