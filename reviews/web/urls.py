@@ -6,6 +6,7 @@ from reviews.web import (
     merge_views,
     pipelines_views,
     tokens,
+    tuning_views,
     uploads,
     views,
 )
@@ -43,6 +44,16 @@ urlpatterns = [
         "runs/<int:run_id>/findings/<int:finding_id>/undo/",
         history_views.undo_finding_dismissal,
         name="undo_dismissal",
+    ),
+    path("datasets/<path:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
+    path("datasets/<path:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"),
+    path(
+        "datasets/<path:name>/tuning/dismiss/",
+        tuning_views.dismiss_proposal,
+        name="dismiss_proposal",
+    ),
+    path(
+        "datasets/<path:name>/policy/restore/", tuning_views.restore_policy, name="restore_policy"
     ),
     path(
         "datasets/<path:name>/pipelines/",

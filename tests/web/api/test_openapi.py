@@ -31,6 +31,9 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
+    ("GET", "/api/v1/datasets/{name}/tuning"),
+    ("POST", "/api/v1/datasets/{name}/policy/apply"),
+    ("POST", "/api/v1/datasets/{name}/policy/restore"),
     ("GET", "/api/v1/datasets/{name}/pipelines"),
     ("PUT", "/api/v1/datasets/{name}/pipelines"),
 }

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0012_i22_standing_and_name_search'),
+        ('reviews', '0013_i26_policies'),
     ]
 
     operations = [
