@@ -4,15 +4,18 @@ reviews.orchestration.dismissals, the same code as the dashboard, the CLI and th
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from reviews.models import AppliedMerge, Dataset, Dismissal, Finding
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.pipelines import validate_stored
 from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
 from workspaces.models import Role
@@ -26,17 +29,46 @@ def changelist_url(model: str, **filters: object) -> str:
 # --- datasets --------------------------------------------------------------------------
 
 
+class DatasetForm(forms.ModelForm):
+    class Meta:
+        model = Dataset
+        fields = "__all__"  # noqa: DJ007 (every editable field of a small model)
+        help_texts = {
+            "pipelines": (
+                "The portal's deal pipelines, read for every later sync: "
+                '[{"id": "default", "label": "Sales Pipeline", "stages": [{"id": '
+                '"closedwon", "label": "Closed Won", "closed": true, "won": true}]}]. '
+                "Or upload HubSpot's pipelines response on the dataset page."
+            )
+        }
+
+    def clean_pipelines(self) -> list:
+        value = self.cleaned_data.get("pipelines") or []
+        errors = validate_stored(value)
+        if errors:
+            raise forms.ValidationError(errors[:10])
+        return value
+
+
 @admin.register(Dataset)
 class DatasetAdmin(WorkspaceScoped, admin.ModelAdmin):
-    """Editable: the team names its CRMs and chooses what decides their verdicts."""
+    """Editable: the team names its CRMs, chooses what decides their verdicts, and
+    edits the deal pipelines every sync is read with."""
 
+    form = DatasetForm
     workspace_path = "workspace"
     form_role = Role.ADMIN  # dataset settings are for the workspace's admins
     change_role = Role.ADMIN
     list_display = ("name", "workspace", "verdict_scope", "batches_link", "page_link", "created")
     list_filter = ("verdict_scope",)
     search_fields = ("name",)
-    readonly_fields = ("created", "page_link")
+    readonly_fields = ("created", "page_link", "pipelines_from", "pipelines_updated_at")
+
+    def save_model(self, request: HttpRequest, obj: Dataset, form, change: bool) -> None:
+        if "pipelines" in form.changed_data:
+            obj.pipelines_from = "admin"
+            obj.pipelines_updated_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
     @admin.display(description="history")
     def page_link(self, dataset: Dataset) -> str:

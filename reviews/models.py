@@ -45,6 +45,14 @@ class Dataset(models.Model):
     # Apply by itself a tuning proposal whose replay hides only dismissed findings
     # (docs/history.md); the version says so and one click reverts it.
     auto_apply_proposals = models.BooleanField(default=False)
+    # The portal's deal pipelines, used for every later sync (docs/input.md): the JSON
+    # batch's `pipelines` form, [{id, label, stages: [{id, label, closed, won,
+    # probability}]}] (reviews.engine.ingest.pipelines). Who set them last, and when.
+    pipelines = models.JSONField(default=list, blank=True)
+    pipelines_from = models.CharField(
+        max_length=16, blank=True
+    )  # upload, api, cli, admin, connector
+    pipelines_updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -90,6 +98,13 @@ class Batch(models.Model):
         related_name="batches",
         default=default_workspace_id,
     )
+    # The dataset's pipelines this batch was read with (a copy: a later change to the
+    # dataset's does not change a stored review), and where deals' open/won/lost state
+    # came from: stage_source the first of dataset, export, state_columns, default that
+    # described a deal; stage_sources how many deals each (and "unknown").
+    pipelines = models.JSONField(default=list, blank=True)
+    stage_source = models.CharField(max_length=16, blank=True)
+    stage_sources = models.JSONField(default=dict, blank=True)
     # The syncs of one CRM; a batch without a dataset is reviewed on its own.
     dataset = models.ForeignKey(
         Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"
@@ -313,6 +328,9 @@ class Finding(models.Model):
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.RULE)
     # reviews.engine.history.fingerprint: the same problem keeps it from sync to sync.
     fingerprint = models.CharField(max_length=16, blank=True, default="", db_index=True)
+    # Owners and record sources of the records it names (RawFinding): who fixes it.
+    owners = models.JSONField(default=list, blank=True)
+    record_sources = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.NEW)
     first_seen = models.DateTimeField(null=True, blank=True)
 

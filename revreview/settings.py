@@ -326,6 +326,9 @@ MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
 if CSV_DATE_ORDER not in ("MDY", "DMY"):
     raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
+# Cells the sheets of one XLSX or XLS upload may span, first to last cell (the reader
+# holds that rectangle, ~32 bytes a cell): a bigger workbook is refused, not read.
+SPREADSHEET_MAX_CELLS = envint("SPREADSHEET_MAX_CELLS", 5_000_000)
 
 # Every threshold that decides a finding, a model-pass candidate or the risk tier, with
 # its default, is a field of reviews.engine.rules.Rules; its setting (RULE_..., TIER_...,

@@ -22,12 +22,16 @@ class Stage:
     closed: bool = False
     won: bool = False
     aliases: tuple[str, ...] = ()  # more labels: the default stages in other languages
+    probability: float | None = None  # HubSpot's deal probability of the stage, 0..1
 
 
 @dataclass(slots=True)
 class Pipeline:
     id: str
     stages: list[Stage]
+    label: str = ""
+    # Where the definition came from (STAGE_SOURCES): the dataset's memory or this upload.
+    source: str = "export"
     # stage key (id or label, folded) -> stage; built once, since every deal looks one up
     _by_key: dict[str, Stage] = field(default_factory=dict, init=False, repr=False)
 
@@ -47,8 +51,18 @@ class Pipeline:
         return self._by_key.get(_stage_key(value))
 
 
-def _stage_key(value: str) -> str:
+def stage_key(value: str) -> str:
+    """Stage and pipeline names match ignoring case and spaces."""
     return "".join(value.split()).casefold()
+
+
+_stage_key = stage_key
+
+
+# Where a deal's open/won/lost state came from, in the order they are asked
+# (docs/input.md, "Pipelines and stages"): a pipeline definition the dataset remembers,
+# one the upload carries, HubSpot's own state columns of the export, the default pipeline.
+STAGE_SOURCES = ("dataset", "export", "state_columns", "default")
 
 
 # An export made in another account language labels the default stages in that
@@ -115,6 +129,11 @@ class Company:
     enriched_at: datetime | None = None
     updated_at: datetime | None = None
     extra: dict = field(default_factory=dict)  # every other field, kept as given
+    # Who owns the record (owner name, else HubSpot owner id) and where it came from
+    # (HubSpot's Record source / Original Source and its detail): for routing fixes.
+    owner: str | None = None
+    record_source: str | None = None
+    record_source_detail: str | None = None
 
 
 @dataclass(slots=True)
@@ -129,6 +148,9 @@ class Contact:
     # without the column allocate no lists
     company_ids: list[str] | tuple[()] = ()
     extra: dict = field(default_factory=dict)
+    owner: str | None = None
+    record_source: str | None = None
+    record_source_detail: str | None = None
 
 
 @dataclass(slots=True)
@@ -145,6 +167,9 @@ class Deal:
     currency: str | None = None  # ISO 4217 code of `amount`; None: the batch's currency
     company_ids: list[str] | tuple[()] = ()  # every associated company (as Contact's)
     extra: dict = field(default_factory=dict)
+    owner: str | None = None
+    record_source: str | None = None
+    record_source_detail: str | None = None
 
 
 @dataclass(slots=True)
@@ -177,13 +202,20 @@ class Batch:
     unresolved_company_names: dict[str, list[str]] = field(default_factory=dict)
     # The JSON "dataset" key: the CRM this batch is a sync of (docs/history.md).
     dataset: str | None = None
-    # (pipeline, stage as given) -> Stage: a batch has few distinct pairs, and every
-    # detector asks for the stage of every deal.
-    _stages: dict[tuple[str | None, str | None], Stage | None] = field(
+    # (pipeline, stage) folded -> the state HubSpot's own columns give deals of that
+    # stage (Is Closed Won, Is Deal Closed?, Deal probability): hubspot_records.
+    observed_stages: dict[tuple[str, str], Stage] = field(default_factory=dict)
+    # Pipelines a file of the upload defined (a pipelines API response): the dataset
+    # learns them (reviews.orchestration.pipelines).
+    uploaded_pipelines: list[Pipeline] = field(default_factory=list)
+    # (pipeline, stage as given) -> (Stage, where its state came from): a batch has few
+    # distinct pairs, and every detector asks for the stage of every deal.
+    _stages: dict[tuple[str | None, str | None], tuple[Stage | None, str | None]] = field(
         default_factory=dict, init=False, repr=False
     )
     # What the specialists derive from the records (derive), by name.
     derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _pipeline_keys: dict[str, Pipeline] | None = field(default=None, init=False, repr=False)
 
     def derive(self, name: str, build: Callable[[Batch], Any]) -> Any:
         """build(self), built once per batch however many specialists ask for it (an
@@ -203,23 +235,91 @@ class Batch:
         }
 
     def pipeline_for(self, deal: Deal) -> Pipeline:
-        """The pipeline a deal's stage must belong to. A deal naming a pipeline the
-        batch does not define falls back to the only/default one."""
-        if not self.pipelines:
-            return HUBSPOT_DEFAULT_PIPELINE
-        if deal.pipeline and deal.pipeline in self.pipelines:
-            return self.pipelines[deal.pipeline]
-        if DEFAULT_PIPELINE_ID in self.pipelines:
-            return self.pipelines[DEFAULT_PIPELINE_ID]
-        return next(iter(self.pipelines.values()))
+        """The pipeline a deal's stage must belong to: the defined one its `pipeline`
+        names (by id or label), else the defined `default`, else HubSpot's default."""
+        return self._defined_pipeline(deal.pipeline) or self.pipelines.get(
+            DEFAULT_PIPELINE_ID, HUBSPOT_DEFAULT_PIPELINE
+        )
+
+    def use_pipelines(self, known: dict[str, Pipeline]) -> None:
+        """Add pipeline definitions known beside the upload (a dataset's), under the
+        batch's own: a pipeline the upload defines wins. Before any stage is looked up."""
+        merged = dict(known)
+        merged.update(self.pipelines)
+        self.pipelines = merged
+        self._stages.clear()
+        self._pipeline_keys = None
 
     def stage_of(self, deal: Deal) -> Stage | None:
+        return self.stage_and_source(deal)[0]
+
+    def stage_and_source(self, deal: Deal) -> tuple[Stage | None, str | None]:
+        """The deal's stage and where its state came from (STAGE_SOURCES), in order:
+        the pipeline its `pipeline` names (or, naming none, the one stage of that id
+        or label among the defined pipelines); the export's state columns; the
+        defined `default` pipeline, else HubSpot's. (None, None): nothing describes it."""
         key = (deal.pipeline, deal.stage)
         try:
             return self._stages[key]
         except KeyError:
-            stage = self._stages[key] = self.pipeline_for(deal).find_stage(deal.stage)
-            return stage
+            found = self._stages[key] = self._resolve(deal.pipeline, deal.stage)
+            return found
+
+    def _resolve(self, pipeline_name: str | None, value: str | None) -> tuple:
+        if not value or not value.strip():
+            return None, None
+        pipeline = self._defined_pipeline(pipeline_name)
+        if pipeline is not None:
+            stage = pipeline.find_stage(value)
+            if stage is not None:
+                return stage, pipeline.source
+        elif self.pipelines and not pipeline_name:
+            matches = [p for p in self.pipelines.values() if p.find_stage(value) is not None]
+            if len(matches) == 1:
+                return matches[0].find_stage(value), matches[0].source
+        observed = self.observed_stages.get((_stage_key(pipeline_name or ""), _stage_key(value)))
+        if observed is not None:
+            return observed, "state_columns"
+        if pipeline is not None:  # a defined pipeline without the stage: unknown
+            return None, None
+        fallback = self.pipelines.get(DEFAULT_PIPELINE_ID)
+        if fallback is not None:
+            stage = fallback.find_stage(value)
+            return (stage, fallback.source) if stage else (None, None)
+        stage = HUBSPOT_DEFAULT_PIPELINE.find_stage(value)
+        return (stage, "default") if stage else (None, None)
+
+    def _defined_pipeline(self, name: str | None) -> Pipeline | None:
+        if not name or not self.pipelines:
+            return None
+        found = self.pipelines.get(name)
+        if found is not None:
+            return found
+        if self._pipeline_keys is None:
+            keys: dict[str, Pipeline] = {}
+            for pipeline in self.pipelines.values():
+                if pipeline.label:
+                    keys.setdefault(_stage_key(pipeline.label), pipeline)
+            for pipeline in self.pipelines.values():
+                keys[_stage_key(pipeline.id)] = pipeline
+            self._pipeline_keys = keys
+        return self._pipeline_keys.get(_stage_key(name))
+
+    def stage_sources(self) -> dict[str, int]:
+        """How many deals took their state from each source (STAGE_SOURCES), and
+        "unknown" for those nothing describes (deals without a stage are not counted)."""
+        counts: dict[str, int] = {}
+        for deal in self.deals:
+            if not deal.stage or not deal.stage.strip():
+                continue
+            source = self.stage_and_source(deal)[1] or "unknown"
+            counts[source] = counts.get(source, 0) + 1
+        return {s: counts[s] for s in (*STAGE_SOURCES, "unknown") if s in counts}
+
+    def stage_source(self) -> str:
+        """The first source (STAGE_SOURCES order) that described any deal, "" if none."""
+        counts = self.stage_sources()
+        return next((s for s in STAGE_SOURCES if s in counts), "")
 
     def currency_of(self, deal: Deal) -> str:
         return deal.currency or self.currency or DEFAULT_CURRENCY

@@ -113,6 +113,8 @@ def _combine(cluster: list[RawFinding]) -> RawFinding:
         exposure=exposure,
         source="model" if all(f.source == "model" for f in cluster) else "rule",
         deal_currencies=currencies,
+        owners=list(dict.fromkeys(o for f in cluster for o in f.owners)),
+        record_sources=list(dict.fromkeys(s for f in cluster for s in f.record_sources)),
     )
 
 

@@ -42,6 +42,10 @@ class RawFinding:
     source: str = "rule"
     # deal id -> ISO currency of its amount, for the deals in `exposure` (price_findings)
     deal_currencies: dict[str, str] = field(default_factory=dict)
+    # Who owns the records named and where they came from ("Import / Q2 trade show
+    # list"), distinct, in record order (price_findings): who to route the fix to.
+    owners: list[str] = field(default_factory=list)
+    record_sources: list[str] = field(default_factory=list)
 
     @property
     def amount_at_risk(self) -> Decimal:

@@ -14,30 +14,45 @@ from django.conf import settings
 from reviews.engine import batch as plain
 from reviews.engine.ingest import Limits, UploadedFile, parse_upload
 from reviews.models import Batch
+from reviews.orchestration.pipelines import known_pipelines
 
 
 def parse(
-    files: list[UploadedFile], *, as_of: datetime | None, received_at: datetime
+    files: list[UploadedFile],
+    *,
+    as_of: datetime | None,
+    received_at: datetime,
+    pipelines: list | None = None,
 ) -> plain.Batch:
-    """parse_upload under this deployment's limits."""
+    """parse_upload under this deployment's limits; `pipelines`: a dataset's stored
+    deal pipelines (Dataset.pipelines)."""
     limits = Limits(
         max_bytes=settings.MAX_UPLOAD_BYTES,
         max_errors=settings.MAX_REPORTED_ERRORS,
         date_order=settings.CSV_DATE_ORDER,
+        max_cells=settings.SPREADSHEET_MAX_CELLS,
     )
-    return parse_upload(files, as_of=as_of, received_at=received_at, limits=limits)
+    return parse_upload(
+        files,
+        as_of=as_of,
+        received_at=received_at,
+        limits=limits,
+        known_pipelines=known_pipelines(pipelines) if pipelines else None,
+    )
 
 
 def stored_files(batch: Batch) -> list[UploadedFile]:
     return [UploadedFile(name=f.name, data=bytes(f.data)) for f in batch.files.all()]
 
 
-_parsed: dict[int, plain.Batch] = {}
+# (batch id, content key) -> its parse: a re-run that refreshed the batch's pipelines
+# gives it a new content key, so a parse made with the old ones is not reused.
+_parsed: dict[tuple[int, str], plain.Batch] = {}
 
 
-def keep_parsed(batch_id: int, parsed: plain.Batch) -> None:
+def keep_parsed(batch_id: int, parsed: plain.Batch, content_key: str = "") -> None:
     _parsed.clear()  # keep one
-    _parsed[batch_id] = parsed
+    _parsed[(batch_id, content_key)] = parsed
 
 
 def forget_parsed() -> None:
@@ -47,13 +62,18 @@ def forget_parsed() -> None:
 
 
 def parse_stored(batch: Batch) -> plain.Batch:
-    return parse(stored_files(batch), as_of=batch.as_of, received_at=batch.created_at)
+    return parse(
+        stored_files(batch),
+        as_of=batch.as_of,
+        received_at=batch.created_at,
+        pipelines=batch.pipelines,
+    )
 
 
 def load_parsed(batch: Batch) -> plain.Batch:
     """The parsed batch, kept for the next task of the same run in this process."""
-    parsed = _parsed.get(batch.pk)
+    parsed = _parsed.get((batch.pk, batch.content_key))
     if parsed is None:
         parsed = parse_stored(batch)
-        keep_parsed(batch.pk, parsed)
+        keep_parsed(batch.pk, parsed, batch.content_key)
     return parsed

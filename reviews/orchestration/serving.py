@@ -242,6 +242,10 @@ def content_key(batch: Batch) -> str:
         "source": batch.source,
         "as_of": batch.as_of,
         "pipelines": [asdict(batch.pipelines[key]) for key in sorted(batch.pipelines)],
+        # What the export's own state columns say of its stages (docs/input.md).
+        "observed_stages": sorted(
+            [*key, stage.closed, stage.won] for key, stage in batch.observed_stages.items()
+        ),
         # What the export left out or could not settle changes what the review finds.
         "partial": batch.partial,
         "currency": batch.currency,

@@ -28,6 +28,7 @@ from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, policies, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
+from reviews.orchestration.pipelines import learn_pipelines
 from reviews.orchestration.tasks import ACCEPT_UPLOAD, send_start
 from reviews.orchestration.unread import unread
 
@@ -160,7 +161,7 @@ def review_stored(
         if dispatch:
             dispatch_review(run)
         else:  # the caller reviews it in this process: spare its tasks a second parse
-            keep_parsed(batch.pk, parsed)
+            keep_parsed(batch.pk, parsed, batch.content_key)
     return Submission(batch=batch, run=run)
 
 
@@ -300,6 +301,11 @@ def accept(
     try:
         parsed = parse(files, as_of=as_of, received_at=batch.created_at)
         name = dataset_name(dataset) or parsed.dataset
+        if name:
+            batch.dataset, _ = Dataset.objects.get_or_create(
+                workspace_id=batch.workspace_id, name=name
+            )
+            learn_pipelines(batch, parsed)
     except IngestError as error:
         reject(batch, error.errors)
         raise
@@ -320,9 +326,9 @@ def accept(
         len(parsed.contacts),
         len(parsed.deals),
     )
+    batch.stage_source = parsed.stage_source()
+    batch.stage_sources = parsed.stage_sources()
     batch.content_key = serving.content_key(parsed)
-    if name:
-        batch.dataset, _ = Dataset.objects.get_or_create(workspace_id=batch.workspace_id, name=name)
     batch.save()
     return parsed
 
@@ -418,10 +424,17 @@ def rerun(run: ReviewRun, *, created_by=None, rate_keys: list[str] | None = None
     a fresh review, so it skips the cache; like any request it counts against the rate
     limit and the budget, so it may be served by failback. Raises ServeRefused."""
     batch = run.batch
+    dataset = batch.dataset
+    if dataset is not None and (dataset.pipelines or []) != (batch.pipelines or []):
+        # The dataset learned pipelines since: the new review reads the batch with them.
+        batch.pipelines = dataset.pipelines or []
+        batch.content_key = ""
     parsed = parse_stored(batch)
-    if not batch.content_key:  # accepted before batches had one
+    if not batch.content_key:  # accepted before batches had one, or pipelines changed
         batch.content_key = serving.content_key(parsed)
-        batch.save(update_fields=["content_key"])
+        batch.stage_source = parsed.stage_source()
+        batch.stage_sources = parsed.stage_sources()
+        batch.save(update_fields=["content_key", "pipelines", "stage_source", "stage_sources"])
     new_run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=True)
     if new_run.status == ReviewRun.Status.QUEUED:
         dispatch_review(new_run)

@@ -13,7 +13,7 @@ from reviews.models import Finding, ReviewRun, findings_of
 
 CSV_COLUMNS = tuple(
     "position severity category kind title detail record_ids suggested_fix confidence "
-    "amount_at_risk currency source fingerprint status first_seen".split()
+    "amount_at_risk currency source fingerprint status first_seen owners record_sources".split()
 )
 
 
@@ -55,6 +55,8 @@ def findings_csv_lines(findings: Iterable[Finding], *, with_run: bool = False) -
             f.fingerprint,
             f.status,
             f.first_seen.isoformat() if f.first_seen else "",
+            _cell(";".join(f.owners or ())),
+            _cell(";".join(f.record_sources or ())),
         ]
         yield writer.writerow(([f.run_id] if with_run else []) + row)
 

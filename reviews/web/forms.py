@@ -8,7 +8,11 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 
 from reviews.models import ReviewRun, Verdict
 
-ACCEPTED_TYPES = ".json,.csv,.tsv,.txt,.zip,application/json,text/csv,application/zip"
+ACCEPTED_TYPES = (
+    ".json,.csv,.tsv,.txt,.xlsx,.xls,.zip,application/json,text/csv,application/zip,"
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,"
+    "application/vnd.ms-excel"
+)
 
 
 class MultipleFileInput(forms.FileInput):
@@ -36,8 +40,9 @@ class UploadForm(forms.Form):
     files = MultipleFileField(
         label="Batch files",
         help_text=(
-            "One JSON batch, one to three HubSpot CSV exports or CRM API JSON files, "
-            "or a ZIP holding them."
+            "One JSON batch, one to three HubSpot CSV/XLSX/XLS exports or CRM API JSON "
+            "files, or a ZIP holding them; add HubSpot's pipelines response "
+            "(GET /crm/v3/pipelines/deals) to teach the dataset its deal pipelines."
         ),
         widget=MultipleFileInput(attrs={"accept": ACCEPTED_TYPES}),
     )

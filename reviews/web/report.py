@@ -48,6 +48,11 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             "counts": batch.counts,
             # Columns of the export that were not read, by file (extra keys).
             "ignored_columns": batch.ignored_columns,
+            # Where deals' open/won/lost state came from (docs/input.md): the first of
+            # dataset, export, state_columns, default that described a deal, and how
+            # many deals each described ("unknown": nothing did).
+            "stage_source": batch.stage_source or None,
+            "stage_sources": batch.stage_sources,
         },
         "run": {
             "id": run.pk,

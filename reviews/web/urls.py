@@ -4,6 +4,7 @@ from reviews.web import (
     fixplan_export,
     history_views,
     merge_views,
+    pipelines_views,
     tokens,
     tuning_views,
     uploads,
@@ -53,6 +54,11 @@ urlpatterns = [
     ),
     path(
         "datasets/<path:name>/policy/restore/", tuning_views.restore_policy, name="restore_policy"
+    ),
+    path(
+        "datasets/<path:name>/pipelines/",
+        pipelines_views.upload_pipelines,
+        name="dataset_pipelines",
     ),
     path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),

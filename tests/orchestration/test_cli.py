@@ -66,7 +66,10 @@ def spend_the_budget(settings, *, in_the_ledger: bool = False) -> None:
 
 def assert_spec_shape(report: dict) -> None:
     assert set(report) == {"batch", "run", "verdict", "summary", "findings", "ledger"}
-    assert set(report["batch"]) == {"id", "external_id", "sha256", "counts", "ignored_columns"}
+    assert set(report["batch"]) == {
+        "id", "external_id", "sha256", "counts", "ignored_columns", "stage_source",
+        "stage_sources",
+    }  # fmt: skip
     assert set(report["batch"]["counts"]) == {"companies", "contacts", "deals"}
     assert RUN_KEYS <= set(report["run"])
     assert report["run"]["mode"] in {"fresh", "cached", "failback"}

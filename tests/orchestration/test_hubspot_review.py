@@ -38,8 +38,7 @@ def test_csv_export_reviewed_twice_without_as_of_is_served_from_the_cache(postgr
     assert first["run"]["as_of_source"] == "last_modified"
     assert first["run"]["partial"] == []
     assert first["batch"]["ignored_columns"] == {
-        "companies.csv": ["Industry"],
-        "deals.csv": ["Deal owner"],
+        "companies.csv": ["Industry"],  # Deal owner is read: Deal.owner
     }
     twice = next(f for f in first["findings"] if f["kind"] == "deal_entered_twice")
     assert (twice["amount_at_risk"], twice["currency"]) == (410000.5, "USD")

@@ -239,4 +239,4 @@ def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
     parsed_module.keep_parsed(0, None)  # whatever an earlier review left
     with django_capture_on_commit_callbacks(execute=False):
         submit([upload("seed-example.json")], no_cache=True)
-    assert parsed_module._parsed == {0: None}  # nothing new: the workers parse it
+    assert parsed_module._parsed == {(0, ""): None}  # nothing new: the workers parse it

@@ -19,8 +19,8 @@ def test_run_and_batch_pages_show_money_in_its_currency_and_what_was_not_read(
 ):
     deals = (
         b"Record ID,Deal Name,Deal Stage,Amount,Currency,Close Date,Associated Company IDs,"
-        b"Deal owner\n"
-        b"1,Kran,Contract Sent,-5000,EUR,2026-09-30,9,Jo\n"
+        b"Deal Type\n"
+        b"1,Kran,Contract Sent,-5000,EUR,2026-09-30,9,newbusiness\n"
     )
     companies = b"Record ID,Company name,Last Modified Date\n9,Kranwerk,2026-07-01 10:00\n"
     with django_capture_on_commit_callbacks(execute=True):
@@ -38,5 +38,5 @@ def test_run_and_batch_pages_show_money_in_its_currency_and_what_was_not_read(
     assert "-€5,000" in page and "$-5" not in page and "€-5" not in page
     assert "the newest Last Modified Date in the export" in page
     assert "Partial export: no contacts" in page
-    assert "Deal owner" in batch_page
+    assert "Deal Type" in batch_page  # a column no rule reads
     assert report["run"]["as_of_source"] == "last_modified"

@@ -357,6 +357,8 @@ def test_findings_csv_lists_every_finding_in_order(member_client):
         "fingerprint",
         "status",
         "first_seen",
+        "owners",
+        "record_sources",
     ]
     findings = list(run.findings.order_by("position"))
     assert len(rows) == len(findings) + 1

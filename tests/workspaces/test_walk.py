@@ -16,6 +16,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from reviews.models import Batch, Dismissal
 from reviews.web.api.api import api
+from tests.engine.ingest.renewals_portal import pipelines_response
 from tests.uploads import upload
 from tests.workspaces.conftest import A_AGENT, A_DATASET, World
 
@@ -54,6 +55,9 @@ ROUTES: dict[str, Route] = {
     "reviews:findings_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/findings.csv"),
     "reviews:run_json": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}.json"),
     "reviews:dataset": Route(OBJECT, lambda w: f"/datasets/{A_DATASET}/"),
+    "reviews:dataset_pipelines": Route(
+        ACTION, lambda w: f"/datasets/{A_DATASET}/pipelines/", "post"
+    ),
     "reviews:rerun": Route(ACTION, lambda w: f"/runs/{w.run_a.pk}/rerun/", "post"),
     "reviews:break_glass": Route(
         ACTION,
@@ -106,6 +110,13 @@ ROUTES: dict[str, Route] = {
         ACTION,
         lambda w: f"/api/v1/datasets/{A_DATASET}/dismissals/{w.dismissed_a.fingerprint}",
         "delete",
+    ),
+    "api:dataset_pipelines": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}/pipelines"),
+    "api:dataset_pipelines_put": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/pipelines",
+        "put",
+        data=lambda w: pipelines_response(),
     ),
 }
 

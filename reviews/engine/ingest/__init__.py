@@ -4,10 +4,11 @@ parse_upload() takes the files as received (already stored by reviews.orchestrat
 returns a Batch, or raises IngestError listing every structural problem (up to a cap),
 each naming the record and field.
 
-An upload is one .json file, one to three HubSpot .csv exports or CRM API .json
-files, or one .zip holding either. Readers: json_batch (docs/input.md), hubspot_csv
-(docs/input.md), api_json (HubSpot's CRM v3 objects API); the last two share
-hubspot_records."""
+An upload is one .json file, one to three HubSpot .csv/.xlsx/.xls exports or CRM API
+.json files, or one .zip holding either; any of them may come with a response of
+HubSpot's pipelines API (pipelines.py). Readers: json_batch (docs/input.md),
+hubspot_csv and spreadsheet (docs/input.md), api_json (HubSpot's CRM v3 objects API);
+the last three share hubspot_records."""
 
 from __future__ import annotations
 
@@ -18,21 +19,36 @@ import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from reviews.engine.batch import Batch
+from reviews.engine.batch import Batch, Pipeline
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.api_json import api_tables, is_api_export
 from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_deep
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
+from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
+from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
 from reviews.engine.storable import is_storable, may_hold_unstorable
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
 MAX_CSV_FILES = 3
-_EXTENSIONS = {".json": "json", ".csv": "csv", ".tsv": "csv", ".txt": "csv", ".zip": "zip"}
-_SHAPE = "upload one JSON file, one to three CSV or CRM API JSON files, or one ZIP holding them"
+_EXTENSIONS = {
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".xlsx": "csv",  # spreadsheets are read with the CSV exports (spreadsheet.py)
+    ".xlsm": "csv",
+    ".xls": "csv",
+    ".zip": "zip",
+}
+_SHAPE = (
+    "upload one JSON file, one to three CSV, XLSX or CRM API JSON files, or one ZIP holding them"
+)
+# A pipelines API response is small; a bigger JSON file is not looked into for one.
+_PIPELINES_MAX_BYTES = 5 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,24 +63,64 @@ def parse_upload(
     as_of: datetime | None,
     received_at: datetime,
     limits: Limits = Limits(),  # noqa: B008 (frozen)
+    known_pipelines: dict[str, Pipeline] | None = None,
 ) -> Batch:
     """The batch the files hold. Its as-of time is `as_of` if given, else the batch's
-    own exportedAt (JSON only), else `received_at`; naive times are taken as UTC."""
+    own exportedAt (JSON only), else `received_at`; naive times are taken as UTC.
+    `known_pipelines`: the deal pipelines a dataset remembers, under the upload's own."""
     if not files:
         raise IngestError(["no file uploaded"])
     as_of = _aware(as_of) if as_of else None
     received_at = _aware(received_at)
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
+    files, uploaded = split_pipelines(files)
+    if not files:
+        raise IngestError(
+            ["the upload holds only deal pipelines and no records: add them to a dataset "
+             "(its page, the API or manage.py pipelines), or upload them beside a sync"]
+        )  # fmt: skip
     try:
         batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
-        if any(may_hold_unstorable(f.data) or not is_storable(f.name) for f in files):
+        for pipeline in uploaded:
+            batch.pipelines[pipeline.id] = pipeline
+        batch.uploaded_pipelines = uploaded
+        if known_pipelines:
+            batch.use_pipelines(known_pipelines)
+        if any(_may_hold_unsafe(f) for f in files):
             # NUL and lone surrogates (in values, or a file name the batch quotes):
             # storable, visible, reported.
             clean_batch(batch)
     except RecursionError:  # a value nested just under the readers' limit, walked deeper
         raise IngestError([too_deep(", ".join(f.name for f in files))]) from None
     return batch
+
+
+def _may_hold_unsafe(file: UploadedFile) -> bool:
+    if not is_storable(file.name):
+        return True
+    kind = spreadsheet_kind(file.name, file.data)
+    if kind is not None:  # compressed or binary: its bytes say nothing of its text
+        return may_hold_unsafe_text(file.data, kind)
+    return may_hold_unstorable(file.data)
+
+
+def split_pipelines(files: list[UploadedFile]) -> tuple[list[UploadedFile], list[Pipeline]]:
+    """(the record files, the pipelines of the files that are a pipelines API response)."""
+    rest: list[UploadedFile] = []
+    pipelines: list[Pipeline] = []
+    for file in files:
+        if (
+            len(file.data) <= _PIPELINES_MAX_BYTES
+            and file_type(file) == "json"
+            and b'"stages"' in file.data
+        ):
+            top = load_json(file.data)
+            if is_pipelines_response(top):
+                pipelines.extend(pipelines_from_hubspot(top, name=file.name))
+                continue
+        rest.append(file)
+    return rest, pipelines
 
 
 def _parse(
@@ -93,6 +149,7 @@ def _parse(
                 received_at=received_at,
                 max_errors=limits.max_errors,
                 date_order=limits.date_order,
+                limits=limits,
             )
     raise IngestError([f"{_SHAPE}; got: {', '.join(f.name for f in files) or 'nothing'}"])
 
@@ -129,10 +186,13 @@ def _parse_api_export(
 
 
 def file_type(file: UploadedFile) -> str:
-    """json, csv or zip: by extension, else by the first bytes (a CLI pipe has no name)."""
+    """json, csv (a spreadsheet too) or zip: by extension, else by the first bytes (a
+    CLI pipe has no name)."""
     extension = posixpath.splitext(file.name.lower())[1]
     if extension in _EXTENSIONS:
         return _EXTENSIONS[extension]
+    if spreadsheet_kind("", file.data):
+        return "csv"
     if file.data.startswith(b"PK\x03\x04"):
         return "zip"
     head = file.data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()  # a slice: no 200 MB copy

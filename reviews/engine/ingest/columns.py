@@ -63,6 +63,40 @@ _COMPANY_NAME = (
     "Empresa associada",
 )
 
+# Who owns a record and where it came from: the same three fields on every kind.
+_RECORD_SOURCE = (
+    "Record source",
+    "hs_object_source_label",
+    "hs_object_source",
+    "Original Source",
+    "Original source",
+    "hs_analytics_source",
+    "Datensatzquelle",
+    "Originalquelle",
+    "Source de la fiche d'informations",
+    "Source d'origine",
+    "Fuente del registro",
+    "Fuente original",
+    "Fonte do registro",
+    "Fonte original",
+)
+_RECORD_SOURCE_DETAIL = (
+    "Record source detail 1",
+    "hs_object_source_detail_1",
+    "Original Source Drill-Down 1",
+    "Original source drill-down 1",
+    "hs_analytics_source_data_1",
+)
+
+
+def _owned(owner_label: str, *more: str) -> dict[str, tuple[str, ...]]:
+    return {
+        "owner": (owner_label, "hubspot_owner_id", *more),
+        "recordSource": _RECORD_SOURCE,
+        "recordSourceDetail": _RECORD_SOURCE_DETAIL,
+    }
+
+
 COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     "companies": {
         "id": _RECORD_ID,
@@ -92,6 +126,13 @@ COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "enrichedAt": ("Enriched At", "Last Enrichment Date"),
         "updatedAt": _LAST_MODIFIED,
+        **_owned(
+            "Company owner",
+            "Unternehmensinhaber",
+            "Propriétaire de l'entreprise",
+            "Propietario de la empresa",
+            "Proprietário da empresa",
+        ),
     },
     "contacts": {
         "id": _RECORD_ID,
@@ -102,6 +143,13 @@ COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
         "companyIds": _COMPANY_IDS,
         "companyName": _COMPANY_NAME,
         "updatedAt": _LAST_MODIFIED,
+        **_owned(
+            "Contact owner",
+            "Kontaktinhaber",
+            "Propriétaire du contact",
+            "Propietario del contacto",
+            "Proprietário do contato",
+        ),
     },
     "deals": {
         "id": _RECORD_ID,
@@ -159,6 +207,26 @@ COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
             "IDs de contatos associados",
         ),
         "updatedAt": _LAST_MODIFIED,
+        **_owned(
+            "Deal owner",
+            "Dealinhaber",
+            "Propriétaire de la transaction",
+            "Propietario del negocio",
+            "Proprietário do negócio",
+        ),
+        # HubSpot's own state of the deal's stage (hubspot_records.observe_stages): what
+        # tells open, won and lost apart in a pipeline revreview has no definition of.
+        "isClosedWon": ("Is Closed Won", "hs_is_closed_won", "Is closed won"),
+        "isClosed": ("Is Deal Closed?", "hs_is_closed", "Is Deal Closed", "Is closed"),
+        "probability": (
+            "Deal probability",
+            "hs_deal_stage_probability",
+            "Deal Stage Probability",
+            "Dealwahrscheinlichkeit",
+            "Probabilité de la transaction",
+            "Probabilidad del negocio",
+            "Probabilidade do negócio",
+        ),
     },
 }
 

@@ -24,6 +24,9 @@ class Limits:
     max_bytes: int = 200 * 1024 * 1024
     max_errors: int = 100
     date_order: str = "MDY"  # of 07/08/2026 in a CSV whose values do not settle it
+    # Cells the sheets of one XLSX or XLS may span (first to last cell, empty ones too):
+    # what the reader holds in memory, about 32 bytes each (SPREADSHEET_MAX_CELLS).
+    max_cells: int = 5_000_000
 
 
 class ErrorList:

@@ -12,8 +12,9 @@ from datetime import datetime
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest.columns import COLUMNS, LANGUAGES, kind_of, map_headers
-from reviews.engine.ingest.errors import ErrorList, not_utf8
+from reviews.engine.ingest.errors import ErrorList, Limits, not_utf8
 from reviews.engine.ingest.hubspot_records import Table, assemble
+from reviews.engine.ingest.spreadsheet import sheet_rows, spreadsheet_kind
 from reviews.engine.ingest.values import describe
 
 DELIMITERS = (",", ";", "\t")
@@ -26,15 +27,21 @@ def parse_csv_batch(
     received_at: datetime,
     max_errors: int,
     date_order: str = "MDY",
+    limits: Limits | None = None,
 ) -> Batch:
     """A Batch from one to three HubSpot CSV exports. A kind without a file is empty
     and named in `partial`. The as-of time is `as_of` if given, else the newest Last
     Modified Date in the files, else `received_at`. `date_order` (MDY or DMY) reads
     dates like 07/08/2026 in a file whose values do not settle it."""
     errors = ErrorList(max_errors)
+    limits = limits or Limits(max_errors=max_errors, date_order=date_order)
     tables: dict[str, Table] = {}
     for name, data in files:
-        table = _open(name, data, errors)
+        if spreadsheet_kind(name, data):
+            sheet = sheet_rows(name, data, errors, limits)
+            table = table_from_rows(name, *sheet, errors) if sheet else None
+        else:
+            table = _open(name, data, errors)
         if table is None:
             continue
         if table.kind in tables:
@@ -72,6 +79,19 @@ def _open(name: str, data: bytes, errors: ErrorList) -> Table | None:
     except csv.Error as error:
         errors.add(f"{name} row 1: unreadable CSV: {error}")
         return None
+    return table_from_rows(name, headers, rows, errors, read_error=csv.Error)
+
+
+def table_from_rows(
+    name: str,
+    headers: list[str] | None,
+    rows,
+    errors: ErrorList,
+    *,
+    read_error: type[Exception] | tuple[type[Exception], ...] = (),
+) -> Table | None:
+    """One export from its header row and an iterator over its other rows (lists of
+    cells): shared by CSV files and spreadsheets (spreadsheet.py)."""
     if not headers or not any(h.strip() for h in headers):
         errors.add(f"{name}: empty file, no header row")
         return None
@@ -90,7 +110,7 @@ def _open(name: str, data: bytes, errors: ErrorList) -> Table | None:
         errors.add(f"{name}: no {COLUMNS[kind.name]['id'][0]} column")
         return None
     table = Table(name=name, kind=kind.name, rows=[], ignored=ignored)
-    _read(table, headers, mapped, rows, errors)
+    _read(table, headers, mapped, rows, errors, read_error)
     return table
 
 
@@ -101,7 +121,12 @@ def _delimiter(header_line: str) -> str:
 
 
 def _read(
-    table: Table, headers: list[str], mapped: list[tuple[int, str]], rows, errors: ErrorList
+    table: Table,
+    headers: list[str],
+    mapped: list[tuple[int, str]],
+    rows,
+    errors: ErrorList,
+    read_error: type[Exception] | tuple[type[Exception], ...],
 ) -> None:
     name = table.name
     taken = {position for position, _ in mapped}
@@ -126,5 +151,5 @@ def _read(
                 continue
             extra = {h: row[p] for p, h in unmapped if p < len(row) and row[p]}
             table.rows.append((rid, fields, extra))
-    except csv.Error as error:
-        errors.add(f"{name} row {row_number + 1}: unreadable CSV: {error}")
+    except read_error as error:
+        errors.add(f"{name} row {row_number + 1}: unreadable: {error}")

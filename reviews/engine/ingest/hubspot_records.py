@@ -15,10 +15,16 @@ from decimal import Decimal
 from functools import partial
 
 from reviews.engine import normalize
-from reviews.engine.batch import Batch, Company, ValueProblem
+from reviews.engine.batch import Batch, Company, Stage, ValueProblem, stage_key
 from reviews.engine.ingest.columns import KINDS
 from reviews.engine.ingest.records import Record, build_record
-from reviews.engine.ingest.values import parse_amount, parse_currency, parse_datetime
+from reviews.engine.ingest.values import (
+    parse_amount,
+    parse_currency,
+    parse_datetime,
+    parse_flag,
+    parse_probability,
+)
 from reviews.engine.ingest.written import (
     currency_in_amount,
     date_order_of,
@@ -57,10 +63,12 @@ def assemble(
     by_name: list[tuple[Record, str]] = []  # records associated by company name
     newest: datetime | None = None
     currency: str | None = None
+    observed: dict[tuple[str, str], Stage] = {}
     for kind_name, table in tables.items():
         parsers = _parsers(table, date_order)
         if kind_name == "deals":
             currency = _company_currency(table, parsers)
+            observed = observe_stages(table)
         kind = KINDS[kind_name]
         out = records[kind_name]
         for rid, fields, extra in table.rows:
@@ -73,6 +81,9 @@ def assemble(
                 _associations(fields)
             if kind_name == "deals":
                 _money(fields, extra, currency)
+                for key in STATE_KEYS:
+                    if key in fields:
+                        extra.setdefault(key, fields.pop(key))
             name = fields.pop("companyName", None)
             record = build_record(kind, rid, len(out), fields, extra, problems, parsers)
             for key, value in fields.items():  # read but not a field of this kind
@@ -110,7 +121,49 @@ def assemble(
         as_of_source=as_of_source,
         currency=currency,
         unresolved_company_names=unresolved,
+        observed_stages=observed,
     )
+
+
+STATE_KEYS = ("isClosedWon", "isClosed", "probability")
+
+
+def observe_stages(table: Table) -> dict[tuple[str, str], Stage]:
+    """What HubSpot's own state columns say of each (pipeline, stage) of the deals
+    export: closed and won from Is Closed Won / Is Deal Closed?, else from the deal
+    probability (1: won, 0: lost, between: open). Folded keys, as Batch looks them up;
+    the first deal of a stage that says anything settles it."""
+    observed: dict[tuple[str, str], Stage] = {}
+    for _, fields, _ in table.rows:
+        stage = fields.get("stage")
+        if stage.__class__ is not str or not stage.strip():
+            continue
+        pipeline = fields.get("pipeline")
+        key = (stage_key(pipeline if pipeline.__class__ is str else ""), stage_key(stage))
+        if key in observed:
+            continue
+        state = _state(fields)
+        if state is not None:
+            closed, won, probability = state
+            observed[key] = Stage(id=stage.strip(), closed=closed, won=won, probability=probability)
+    return observed
+
+
+def _state(fields: dict) -> tuple[bool, bool, float | None] | None:
+    won = parse_flag(fields.get("isClosedWon"))
+    closed = parse_flag(fields.get("isClosed"))
+    probability = parse_probability(fields.get("probability"))
+    if won is True:
+        return True, True, probability
+    if closed is not None:
+        return closed, bool(closed and (won or probability == 1)), probability
+    if won is False and probability is None:
+        return None  # not won says nothing of open or lost
+    if probability is None:
+        return None
+    if probability >= 1:
+        return True, True, probability
+    return probability <= 0, False, probability
 
 
 def _parsers(table: Table, date_order: str) -> dict:
@@ -119,11 +172,13 @@ def _parsers(table: Table, date_order: str) -> dict:
         return {"updatedAt": parse_datetime, "amountCompany": parse_amount}
     rows = table.rows
     # Distinct values only: a file repeats its dates and many of its amounts.
+    # Text only: a typed spreadsheet cell (a number, a date) settles nothing.
     separator = decimal_separator_of(
-        {f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if key in f}
+        {f[key] for _, f, _ in rows for key in _AMOUNT_KEYS if f.get(key).__class__ is str}
     )
     order = date_order_of(
-        {f[key] for _, f, _ in rows for key in _DATE_KEYS if key in f}, date_order
+        {f[key] for _, f, _ in rows for key in _DATE_KEYS if f.get(key).__class__ is str},
+        date_order,
     )
     amount = partial(parse_written_amount, decimal_separator=separator)
     moment = partial(parse_written_datetime, order=order)

@@ -231,8 +231,11 @@ def _records(
     return records
 
 
-def parse_pipelines(value: object, errors: ErrorList) -> dict[str, Pipeline]:
-    """`pipelines`: [{id, label?, stages: [{id, label?, closed?, won?}]}], by id."""
+def parse_pipelines(
+    value: object, errors: ErrorList, source: str = "export"
+) -> dict[str, Pipeline]:
+    """`pipelines`: [{id, label?, stages: [{id, label?, closed?, won?, probability?}]}],
+    by id. `source`: where the definitions come from (batch.STAGE_SOURCES)."""
     if value is None:
         return {}
     if value.__class__ is not list:
@@ -253,8 +256,9 @@ def parse_pipelines(value: object, errors: ErrorList) -> dict[str, Pipeline]:
         if first != index:
             errors.add(f"{where}.id: duplicate of pipelines[{first}] ({describe(pid)})")
             continue
-        _check_label(raw, where, errors)
-        pipelines[pid] = Pipeline(id=pid, stages=_stages(raw.get("stages"), where, errors))
+        label = _check_label(raw, where, errors)
+        stages = _stages(raw.get("stages"), where, errors)
+        pipelines[pid] = Pipeline(id=pid, stages=stages, label=label, source=source)
     return pipelines
 
 
@@ -283,8 +287,16 @@ def _stages(value: object, where: str, errors: ErrorList) -> list[Stage]:
         label = _check_label(raw, at, errors)
         closed = _flag(raw, "closed", at, errors)
         won = _flag(raw, "won", at, errors)
+        probability = raw.get("probability")
+        if probability is not None and (
+            probability.__class__ not in (int, float) or not 0 <= probability <= 1
+        ):
+            errors.add(f"{at}.probability: not a number from 0 to 1: {describe(probability)}")
+            probability = None
         # A won stage is closed whether or not the export says so.
-        stages.append(Stage(id=sid, label=label, closed=closed or won, won=won))
+        stages.append(
+            Stage(id=sid, label=label, closed=closed or won, won=won, probability=probability)
+        )
     return stages
 
 

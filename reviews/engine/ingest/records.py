@@ -21,6 +21,7 @@ from reviews.engine.ingest.values import (
     parse_domain,
     parse_email,
     parse_id_list,
+    parse_owner,
     parse_text,
 )
 
@@ -41,6 +42,14 @@ class Kind:
     fields: tuple[Field, ...]
 
 
+# Who owns a record and where it came from, on every kind (docs/input.md): kept for
+# routing fixes; a malformed one is attribution's to report.
+_OWNED = (
+    Field("owner", "owner", parse_owner, "attribution"),
+    Field("recordSource", "record_source", parse_text, "attribution"),
+    Field("recordSourceDetail", "record_source_detail", parse_text, "attribution"),
+)
+
 COMPANIES = Kind(
     "companies",
     Company,
@@ -49,6 +58,7 @@ COMPANIES = Kind(
         Field("domain", "domain", parse_domain, "dedup"),
         Field("enrichedAt", "enriched_at", parse_datetime, "freshness"),
         Field("updatedAt", "updated_at", parse_datetime, "freshness"),
+        *_OWNED,
     ),
 )
 CONTACTS = Kind(
@@ -61,6 +71,7 @@ CONTACTS = Kind(
         Field("lastName", "last_name", parse_text, "dedup"),
         Field("companyId", "company_id", parse_text, "attribution"),
         Field("companyIds", "company_ids", parse_id_list, "attribution"),
+        *_OWNED,
     ),
 )
 DEALS = Kind(
@@ -76,6 +87,7 @@ DEALS = Kind(
         Field("pipeline", "pipeline", parse_text, "pipeline"),
         Field("currency", "currency", parse_currency, "pipeline"),
         Field("companyIds", "company_ids", parse_id_list, "attribution"),
+        *_OWNED,
     ),
 )
 

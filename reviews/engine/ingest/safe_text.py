@@ -25,7 +25,17 @@ ID_CATEGORY = "attribution"
 EXTRA_CATEGORY = "dedup"
 
 
-_CLEANED_APART = {"companies", "contacts", "deals", "pipelines", "value_problems", "_stages"}
+_CLEANED_APART = {
+    "companies",
+    "contacts",
+    "deals",
+    "pipelines",
+    "value_problems",
+    "_stages",
+    "_pipeline_keys",
+    "observed_stages",
+    "uploaded_pipelines",
+}
 
 
 def clean_batch(batch: Batch) -> None:
@@ -50,7 +60,13 @@ def clean_batch(batch: Batch) -> None:
             if value.__class__ is str:
                 problems.append(ValueProblem(ID_CATEGORY, "", spec.name, UNSAFE_MESSAGE))
     batch.pipelines = {storable(pid): _safe_pipeline(p) for pid, p in batch.pipelines.items()}
+    batch.uploaded_pipelines = [_safe_pipeline(p) for p in batch.uploaded_pipelines]
+    batch.observed_stages = {
+        (storable(pipeline), storable(stage)): _safe_stage(state)
+        for (pipeline, stage), state in batch.observed_stages.items()
+    }
     batch._stages.clear()
+    batch._pipeline_keys = None
     for kind, records in (
         (COMPANIES, batch.companies),
         (CONTACTS, batch.contacts),
@@ -85,8 +101,20 @@ def _clean_records(kind, records: list, problems: list[ValueProblem]) -> None:
 
 
 def _safe_pipeline(pipeline: Pipeline) -> Pipeline:
-    stages = [
-        Stage(storable(s.id), storable(s.label), closed=s.closed, won=s.won)
-        for s in pipeline.stages
-    ]
-    return Pipeline(id=storable(pipeline.id), stages=stages)
+    return Pipeline(
+        id=storable(pipeline.id),
+        stages=[_safe_stage(s) for s in pipeline.stages],
+        label=storable(pipeline.label),
+        source=pipeline.source,
+    )
+
+
+def _safe_stage(stage: Stage) -> Stage:
+    return Stage(
+        storable(stage.id),
+        storable(stage.label),
+        closed=stage.closed,
+        won=stage.won,
+        aliases=stage.aliases,
+        probability=stage.probability,
+    )

@@ -62,6 +62,14 @@ def parse_text(value: object) -> str | None | Invalid:
     return Invalid(f"not a string: {describe(value)}")
 
 
+def parse_owner(value: object) -> str | None | Invalid:
+    """An owner's name, or HubSpot's numeric owner id (the API and a spreadsheet may
+    write it as a number), as text."""
+    if value.__class__ is int:
+        return str(value)
+    return parse_text(value)
+
+
 def parse_domain(value: object) -> str | None | Invalid:
     """A string, kept as given (URL forms are fine: reviews.engine.normalize.domain strips them),
     but a domain has a dot and no inner spaces: "n/a" or "Vertex Robotics" is not one."""
@@ -192,6 +200,10 @@ def _parse_moment(value: object) -> datetime | None | Invalid:
         parsed = _from_epoch_ms(value)
     elif value is None:
         return None
+    elif isinstance(value, datetime):  # a typed spreadsheet cell
+        return value
+    elif isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
     else:
         parsed = None
     if parsed is None:
@@ -245,3 +257,48 @@ def parse_currency(value: object) -> str | None | Invalid:
     if is_currency(code):
         return code
     return Invalid(f"not a currency code: {describe(value)}")
+
+
+_TRUE = frozenset(
+    {"true", "yes", "1", "wahr", "ja", "vrai", "oui", "verdadero", "sí", "si", "verdadeiro", "sim"}
+)
+_FALSE = frozenset({"false", "no", "0", "falsch", "nein", "faux", "non", "falso", "não", "nao"})
+
+
+def parse_flag(value: object) -> bool | None:
+    """A yes/no cell (HubSpot writes true/false; a spreadsheet a boolean), else None."""
+    if value.__class__ is bool:
+        return value
+    if value.__class__ is int or value.__class__ is float:
+        return bool(value) if value in (0, 1) else None
+    if value.__class__ is str:
+        text = value.strip().casefold()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    return None
+
+
+def parse_probability(value: object) -> float | None:
+    """A deal probability, 0..1 ("0.2", 0.2, "20%" and "20" are 0.2), else None."""
+    if value.__class__ is bool or value is None:
+        return None
+    if value.__class__ is str:
+        text = value.strip().replace(",", ".")
+        percent = text.endswith("%")
+        text = text.rstrip("%").strip()
+        if not text or not is_plain_number(text):
+            return None
+        number = float(text)
+        if percent:
+            number /= 100
+    elif isinstance(value, int | float | Decimal):
+        number = float(value)
+    else:
+        return None
+    if not math.isfinite(number) or number < 0:
+        return None
+    if number > 1:
+        number = number / 100 if number <= 100 else None
+    return number

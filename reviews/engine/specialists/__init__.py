@@ -75,9 +75,11 @@ def detector(name: str) -> Detector:
 
 def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]:
     """Give each finding the currency of every deal whose money it puts at risk, so
-    money is shown in its own currency and different currencies are never summed."""
+    money is shown in its own currency and different currencies are never summed; and
+    the owners and record sources of the records it names (route_findings)."""
     if not findings:
         return findings
+    route_findings(findings, batch)
     deals = batch.derive("deals_by_id", lambda b: {deal.id: deal for deal in b.deals})
     for finding in findings:
         if not finding.exposure:
@@ -88,3 +90,35 @@ def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]
             if deal_id in deals
         }
     return findings
+
+
+def route_findings(findings: list[RawFinding], batch: Batch) -> None:
+    """Each finding's owners and record sources, from the records it names (by id,
+    in every list: ids of different kinds may coincide). Nothing to do, and no index
+    built, for a batch whose records carry neither."""
+    routing = batch.derive("routing_by_id", _routing_index)
+    if not routing:
+        return
+    for finding in findings:
+        owners: dict[str, None] = {}
+        sources: dict[str, None] = {}
+        for record_id in finding.record_ids:
+            for owner, source in routing.get(record_id, ()):
+                if owner:
+                    owners[owner] = None
+                if source:
+                    sources[source] = None
+        finding.owners = list(owners)
+        finding.record_sources = list(sources)
+
+
+def _routing_index(batch: Batch) -> dict[str, list[tuple[str | None, str | None]]]:
+    index: dict[str, list[tuple[str | None, str | None]]] = {}
+    for records in (batch.companies, batch.contacts, batch.deals):
+        for record in records:
+            if record.owner or record.record_source or record.record_source_detail:
+                source = " / ".join(
+                    part for part in (record.record_source, record.record_source_detail) if part
+                )
+                index.setdefault(record.id, []).append((record.owner, source or None))
+    return index

@@ -8,11 +8,19 @@ from django.http import HttpRequest
 from django.urls import register_converter
 from ninja import Router, Status
 
+from reviews.engine.ingest import IngestError
 from reviews.models import Dataset, Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.pipelines import store_pipelines_response
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.common import run_urls
-from reviews.web.api.schemas import DatasetOut, DismissalIn, DismissalOut, Problem
+from reviews.web.api.schemas import (
+    DatasetOut,
+    DismissalIn,
+    DismissalOut,
+    PipelinesOut,
+    Problem,
+)
 
 
 class AnyName:
@@ -129,6 +137,70 @@ def undo_dismissal_of(request: HttpRequest, name: str, fingerprint: str):
     except DismissalError as error:
         return Status(400, {"detail": str(error)})
     return Status(200, _dismissal(undone))
+
+
+MAX_PIPELINES_BYTES = 5 * 1024 * 1024
+
+
+@router.get(
+    "/datasets/{dataset_name:name}/pipelines",
+    auth=READ,
+    response={200: PipelinesOut, 401: Problem, 403: Problem, 404: Problem},
+    url_name="dataset_pipelines",
+)
+def get_pipelines(request: HttpRequest, name: str):
+    """The deal pipelines the dataset remembers (every later sync reads stages by them)."""
+    dataset = _dataset(request, name)
+    if dataset is None:
+        return _not_found(name)
+    return Status(200, _pipelines(dataset))
+
+
+@router.put(
+    "/datasets/{dataset_name:name}/pipelines",
+    auth=UPLOAD,
+    response={
+        200: PipelinesOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        413: Problem,
+    },
+    url_name="dataset_pipelines_put",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "HubSpot's GET /crm/v3/pipelines/deals response, as sent.",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+def put_pipelines(request: HttpRequest, name: str):
+    """Store HubSpot's deal pipelines on the token's workspace's dataset: the body is
+    the `GET /crm/v3/pipelines/deals` response as HubSpot sent it. Each pipeline
+    replaces the one of its id; the others are kept."""
+    dataset = _dataset(request, name)
+    if dataset is None:
+        return _not_found(name)
+    if len(request.body) > MAX_PIPELINES_BYTES:
+        return Status(413, {"detail": "a pipelines response is under 5 MB"})
+    try:
+        dataset = store_pipelines_response(
+            dataset.name, request.body, how="api", workspace_id=dataset.workspace_id
+        )
+    except IngestError as error:
+        return Status(400, {"detail": "; ".join(error.errors[:5])})
+    return Status(200, _pipelines(dataset))
+
+
+def _pipelines(dataset: Dataset) -> dict:
+    return {
+        "name": dataset.name,
+        "pipelines": dataset.pipelines or [],
+        "updated_at": dataset.pipelines_updated_at,
+        "updated_by": dataset.pipelines_from,
+    }
 
 
 def _text(value: str) -> str:

@@ -71,6 +71,10 @@ class BatchInfo(Document):
     external_id: str | None  # the batch's own `id` (a JSON batch's), or null
     sha256: str
     counts: dict[str, int]
+    # Where deals' open/won/lost state came from: dataset, export, state_columns,
+    # default (docs/input.md), and how many deals each source described.
+    stage_source: str | None = None
+    stage_sources: dict[str, int] = {}
 
 
 class RunInfo(Document):
@@ -265,3 +269,13 @@ class TaskOut(Schema):
 class FixPlanOut(Schema):
     merges: list[MergeOut]  # empty when kind=tasks
     tasks: list[TaskOut]  # largest money at risk first; empty when kind=merges
+
+
+class PipelinesOut(Schema):
+    """A dataset's deal pipelines: [{id, label, stages: [{id, label, closed, won,
+    probability?}]}] (docs/input.md)."""
+
+    name: str
+    pipelines: list[dict]
+    updated_at: datetime | None
+    updated_by: str  # upload, api, cli, admin, connector; "" if never set

@@ -361,6 +361,7 @@ def test_json_pipelines_parsed_by_id():
                 Stage("closedwon", closed=True, won=True),
                 Stage("closedlost", closed=True, won=False),
             ],
+            label="Sales",
         ),
         # A won stage is closed even when the export leaves `closed` out.
         "renewals": Pipeline(

@@ -98,9 +98,9 @@ def test_csv_amounts_and_dates_read_as_written():
     assert deal["5004"].amount == Decimal("-5000")
     assert deal["5003"].close_date.isoformat() == "2026-06-30"
     assert {d.currency for d in batch.deals} == {"USD"}
+    assert {d.owner for d in batch.deals} == {"Jordan Lee"}
     assert batch.ignored_columns == {
-        "companies.csv": ["Industry"],
-        "deals.csv": ["Deal owner"],
+        "companies.csv": ["Industry"],  # Deal owner is read: Deal.owner
     }
 
 

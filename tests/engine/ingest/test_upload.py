@@ -13,7 +13,9 @@ JSON_DOC = json.dumps(batch_doc(deals=[{"id": "dl_1", "amount": "5"}]))
 COMPANIES = "Record ID,Company name\n1,Acme\n"
 CONTACTS = "Record ID,Email\n2,a@acme.example\n"
 DEALS = "Record ID,Deal Name\n3,Big\n"
-SHAPE = "upload one JSON file, one to three CSV or CRM API JSON files, or one ZIP holding them"
+SHAPE = (
+    "upload one JSON file, one to three CSV, XLSX or CRM API JSON files, or one ZIP holding them"
+)
 
 
 def test_upload_nothing():

@@ -34,8 +34,10 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}/tuning"),
     ("POST", "/api/v1/datasets/{name}/policy/apply"),
     ("POST", "/api/v1/datasets/{name}/policy/restore"),
+    ("GET", "/api/v1/datasets/{name}/pipelines"),
+    ("PUT", "/api/v1/datasets/{name}/pipelines"),
 }
-# Examples per operation: with 7 operations, a few hundred requests in all.
+# Examples per operation: with 9 operations, a few hundred requests in all.
 EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
