@@ -75,13 +75,15 @@ def run_pull(
             state.take(step, data)
             checkpoint.record(step, data, {"done": sorted(done), "step": step, "cursor": cursor})
 
-        _run_step(client, step, cursor, keep, state, since_ms)
+        _run_step(client, step, cursor, keep, state, since_ms, previous)
         done.add(step)
         checkpoint.record(step, None, {"done": sorted(done), "step": "", "cursor": {}})
     return state.result(previous)
 
 
-def _run_step(client, step: str, cursor: dict, keep, state: _State, since_ms: int) -> None:
+def _run_step(
+    client, step: str, cursor: dict, keep, state: _State, since_ms: int, previous
+) -> None:
     kind, _, rest = step.partition(":")
     if kind == "pipelines":
         keep(client.deal_pipelines(), {})
@@ -101,7 +103,7 @@ def _run_step(client, step: str, cursor: dict, keep, state: _State, since_ms: in
             keep(data, {"window": window, "after": after})
     elif kind == "assoc":
         from_type, to_type = rest.split(":")
-        ids = state.ids(from_type)
+        ids = state.ids(from_type, previous)
         start = cursor.get("offset", 0)
         for offset in range(start, len(ids), BATCH_READ):
             found = client.associations(from_type, to_type, ids[offset : offset + BATCH_READ])
@@ -136,11 +138,28 @@ class _State:
             pair = tuple(rest.split(":"))
             self.links.setdefault(pair, {}).update(data)
 
-    def ids(self, object_type: str) -> list[str]:
-        return sorted(self.fetched[object_type], key=snap._id_key)
+    def ids(self, object_type: str, previous: snap.Snapshot | None) -> list[str]:
+        """Whose associations to read: what was fetched, and the unchanged records of the
+        last snapshot associated with a record now merged away or archived (HubSpot
+        moves a merged record's associations to the survivor without modifying them)."""
+        wanted = set(self.fetched[object_type])
+        gone = set().union(*self.archived.values(), *self.merged.values())
+        if previous and gone:
+            for rid, obj in previous.get(object_type, {}).items():
+                links = obj.get("associations") or {}
+                if any(a["id"] in gone for v in links.values() for a in v["results"]):
+                    wanted.add(rid)
+        return sorted(wanted, key=snap._id_key)
 
     def result(self, previous: snap.Snapshot | None) -> PullResult:
         out: snap.Snapshot = {t: dict((previous or {}).get(t, {})) for t in snap.TYPES}
+        relinked: dict[str, set[str]] = {t: set() for t in snap.TYPES}
+        for (from_type, _), found in self.links.items():
+            relinked[from_type].update(found)
+        for t in snap.TYPES:  # unchanged records whose associations were read again
+            for rid in relinked[t] - set(self.fetched[t]):
+                if rid in out[t]:
+                    self.fetched[t][rid] = _copy(out[t][rid])
         for (from_type, to_type), found in self.links.items():
             for rid, obj in self.fetched[from_type].items():
                 snap.set_associations(obj, to_type, found.get(rid, []), from_type)
@@ -153,3 +172,7 @@ class _State:
                 if out[t].pop(rid, None) is not None:
                     removed += 1
         return PullResult(out, self.pipelines, changed, removed)
+
+
+def _copy(obj: dict) -> dict:
+    return {**obj, "associations": dict(obj.get("associations") or {})}

@@ -84,13 +84,22 @@ class Portal:
         self.objects[object_type][rid]["archivedAt"] = _iso(self.clock_ms)
 
     def merge(self, object_type: str, primary: str, merged: str) -> None:
-        """The merged-away record is gone; the survivor lists it and is modified."""
+        """The merged-away record is gone; the survivor lists it and is modified; what was
+        associated with it is associated with the survivor (and is not modified)."""
         gone = self.objects[object_type].pop(merged)
         for (from_type, to_type), links in self.links.items():
             if from_type == object_type and merged in links:
                 for to_id, is_primary in links.pop(merged):
                     if all(t != to_id for t, _ in links.get(primary, [])):
                         links.setdefault(primary, []).append((to_id, False))
+        for (from_type, to_type), links in self.links.items():  # what pointed at it
+            if to_type != object_type:
+                continue
+            for found in links.values():
+                if any(t == merged for t, _ in found):
+                    was_primary = any(t == merged and p for t, p in found)
+                    found[:] = [(t, p) for t, p in found if t not in (merged, primary)]
+                    found.append((primary, was_primary))
         ids = gone["properties"].get("hs_merged_object_ids", "")
         mine = self.objects[object_type][primary]["properties"].get("hs_merged_object_ids", "")
         both = ";".join(p for p in (mine, merged, ids) if p)
