@@ -115,3 +115,6 @@ class PullChunk(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pull", "position"], name="one_chunk_per_position")
         ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.position} of pull {self.pull_id} ({self.step})"

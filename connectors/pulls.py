@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from connectors import tokens
+from connectors import notify, tokens
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import (
     DailyLimitReached,
@@ -142,7 +142,9 @@ class DbCheckpoint:
         with transaction.atomic():
             if data is not None:
                 self.position += 1
-                PullChunk.objects.create(pull=self.pull, position=self.position, step=step, data=data)
+                PullChunk.objects.create(
+                    pull=self.pull, position=self.position, step=step, data=data
+                )
             self.pull.progress = {**self.pull.progress, "checkpoint": progress}
             Pull.objects.filter(pk=self.pull.pk).update(
                 progress=self.pull.progress,
@@ -238,7 +240,9 @@ def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch:
         if pull.kind == Pull.Kind.FULL:
             updates["last_full_at"] = pull.started_at
         Connection.objects.filter(pk=connection.pk).update(**updates)
-    logger.info("pull %s of %s: %d records, batch %s", pull.pk, connection.dataset.name, len(data), batch.pk)
+    logger.info(
+        "pull %s of %s: %d records, batch %s", pull.pk, connection.dataset.name, len(data), batch.pk
+    )
     return _reloaded(pull), submission
 
 
@@ -252,7 +256,10 @@ def _fail(pull: Pull, client: HubSpotClient | None, error: Exception, base: tupl
     )
     reason = str(error)
     if isinstance(error, TokenRefused):
-        reason = f"HubSpot refused the token ({error.status}): {error.message} — connect the dataset again"
+        reason = (
+            f"HubSpot refused the token ({error.status}): {error.message} "
+            "— connect the dataset again"
+        )
     elif isinstance(error, DailyLimitReached):
         reason = f"rate limit: {error.message}"
     pull.refresh_from_db()
@@ -272,9 +279,7 @@ def _fail(pull: Pull, client: HubSpotClient | None, error: Exception, base: tupl
             wait = timedelta(hours=pull.connection.every_hours)
         Connection.objects.filter(pk=pull.connection_id).update(next_pull_at=now + wait)
     logger.warning("pull %s of %s failed: %s", pull.pk, pull.connection.dataset.name, reason)
-    from connectors.tasks import pull_failed
-
-    transaction.on_commit(lambda: pull_failed(pull.pk), robust=True)
+    transaction.on_commit(lambda: notify.pull_failed(pull.pk), robust=True)
 
 
 def _give_up(pull: Pull) -> None:

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 
-import httpx
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from alerts import signing
-from alerts.models import Trigger, WebhookSubscription
-from connectors import pulls
+from connectors import notify, pulls  # noqa: F401  (notify: its task registers)
 from connectors.models import Connection, Pull
 
 logger = logging.getLogger(__name__)
@@ -55,62 +50,3 @@ def start_due_pulls() -> None:
     ).values_list("pk", flat=True):
         logger.info("pull %s went silent; resuming it", pull_id)
         pull_task.delay(pull_id=pull_id)
-
-
-def pull_failed(pull_id: int) -> None:
-    """Tell the dataset's webhooks that watch failures, after the commit."""
-    if WebhookSubscription.objects.filter(
-        active=True, dataset__connection__pulls=pull_id
-    ).exists():
-        notify_pull_failed.delay(pull_id=pull_id)
-
-
-@shared_task(name="connectors.notify_pull_failed", bind=True, max_retries=3, soft_time_limit=60)
-def notify_pull_failed(self, *, pull_id: int) -> None:
-    pull = Pull.objects.select_related("connection__dataset").filter(pk=pull_id).first()
-    if pull is None:
-        return
-    dataset = pull.connection.dataset
-    body = json.dumps(
-        {
-            "event": "pull.failed",
-            "dataset": dataset.name,
-            "pull": {
-                "id": pull.pk,
-                "kind": pull.kind,
-                "error": pull.error,
-                "started_at": pull.started_at.isoformat() if pull.started_at else None,
-                "retried_at": pull.connection.next_pull_at.isoformat()
-                if pull.connection.next_pull_at
-                else None,
-            },
-        }
-    ).encode()
-    failed = False
-    for subscription in dataset.webhooks.filter(active=True):
-        if Trigger.FAILED not in subscription.triggers:
-            continue
-        if subscription.payload_format == WebhookSubscription.Format.SLACK:
-            text = f"revreview: the HubSpot pull of {dataset.name} failed: {pull.error}"
-            data = json.dumps({"text": text}).encode()
-        else:
-            data = body
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "revreview-webhooks/1",
-            "X-Revreview-Event": "pull.failed",
-            signing.HEADER: signing.sign(subscription.secret, data, now=time.time()),
-        }
-        try:
-            response = httpx.post(
-                subscription.url,
-                content=data,
-                headers=headers,
-                timeout=float(settings.WEBHOOK_TIMEOUT_SECONDS),
-                follow_redirects=False,
-            )
-            failed |= not 200 <= response.status_code < 300
-        except httpx.HTTPError:
-            failed = True
-    if failed:
-        raise self.retry(countdown=60)

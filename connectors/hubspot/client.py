@@ -190,7 +190,9 @@ class HubSpotClient:
             except (httpx.TimeoutException, httpx.TransportError) as error:
                 failures += 1
                 if failures > self.limits.max_retries:
-                    raise HubSpotError(None, f"HubSpot unreachable: {type(error).__name__}")
+                    raise HubSpotError(
+                        None, f"HubSpot unreachable: {type(error).__name__}"
+                    ) from None
                 self._wait(self.limits.backoff_seconds * 2 ** (failures - 1))
                 continue
             if not search:
@@ -211,12 +213,16 @@ class HubSpotClient:
             if response.status_code in (401, 403):
                 body = _json(response)
                 raise TokenRefused(
-                    response.status_code, _message(body, response), category=body.get("category", "")
+                    response.status_code,
+                    _message(body, response),
+                    category=body.get("category", ""),
                 )
             if response.status_code >= 400:
                 body = _json(response)
                 raise HubSpotError(
-                    response.status_code, _message(body, response), category=body.get("category", "")
+                    response.status_code,
+                    _message(body, response),
+                    category=body.get("category", ""),
                 )
             return _json(response)
 

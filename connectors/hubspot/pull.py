@@ -89,9 +89,15 @@ def _run_step(
         keep(client.deal_pipelines(), {})
     elif kind in ("list", "archived"):
         props = snap.properties(rest) if kind == "list" else ["hs_object_id"]
-        pages = client.list_pages(rest, props, archived=kind == "archived", after=cursor.get("after", ""))
+        pages = client.list_pages(
+            rest, props, archived=kind == "archived", after=cursor.get("after", "")
+        )
         for objects, after in pages:
-            data = [snap.slim(o) for o in objects] if kind == "list" else [str(o["id"]) for o in objects]
+            data = (
+                [snap.slim(o) for o in objects]
+                if kind == "list"
+                else [str(o["id"]) for o in objects]
+            )
             keep(data, {"after": after})
     elif kind == "search":
         since = cursor.get("window", since_ms)

@@ -48,7 +48,9 @@ def slim(obj: dict) -> dict:
     """An object as kept in the snapshot: its non-empty properties, without the merge
     list (the pull's business, not the review's)."""
     props = {
-        k: v for k, v in (obj.get("properties") or {}).items() if v not in (None, "") and k != MERGED
+        k: v
+        for k, v in (obj.get("properties") or {}).items()
+        if v not in (None, "") and k != MERGED
     }
     kept = {"id": str(obj["id"]), "properties": props}
     if obj.get("updatedAt"):

@@ -46,15 +46,51 @@ def problem_portal(*, size: int = 0, seed: int = 7) -> Portal:
     portal.link("contacts", "13", "companies", "3", primary=True)
     portal.link("contacts", "13", "companies", "1")
     deal = {"pipeline": "default", "deal_currency_code": "EUR", "hubspot_owner_id": "901"}
-    put("deals", "21", {**deal, "dealname": "Vertex automation", "amount": "410000",
-                        "dealstage": "contractsent", "closedate": "2026-01-31T00:00:00Z"})
-    put("deals", "22", {**deal, "dealname": "Orphan deal", "amount": "90000",
-                        "dealstage": "qualifiedtobuy", "closedate": "2027-03-31T00:00:00Z"})
-    put("deals", "23", {**deal, "dealname": "Northwind renewal", "amount": "50000",
-                        "pipeline": "87654321", "dealstage": "1001",
-                        "closedate": "2026-02-28T00:00:00Z"})
-    put("deals", "24", {**deal, "dealname": "Northwind expansion", "amount": "12000",
-                        "dealstage": "appointmentscheduled", "closedate": "2027-05-01T00:00:00Z"})
+    put(
+        "deals",
+        "21",
+        {
+            **deal,
+            "dealname": "Vertex automation",
+            "amount": "410000",
+            "dealstage": "contractsent",
+            "closedate": "2026-01-31T00:00:00Z",
+        },
+    )
+    put(
+        "deals",
+        "22",
+        {
+            **deal,
+            "dealname": "Orphan deal",
+            "amount": "90000",
+            "dealstage": "qualifiedtobuy",
+            "closedate": "2027-03-31T00:00:00Z",
+        },
+    )
+    put(
+        "deals",
+        "23",
+        {
+            **deal,
+            "dealname": "Northwind renewal",
+            "amount": "50000",
+            "pipeline": "87654321",
+            "dealstage": "1001",
+            "closedate": "2026-02-28T00:00:00Z",
+        },
+    )
+    put(
+        "deals",
+        "24",
+        {
+            **deal,
+            "dealname": "Northwind expansion",
+            "amount": "12000",
+            "dealstage": "appointmentscheduled",
+            "closedate": "2027-05-01T00:00:00Z",
+        },
+    )
     portal.link("deals", "21", "companies", "1", primary=True)
     portal.link("deals", "21", "contacts", "11")
     portal.link("deals", "23", "companies", "3", primary=True)
@@ -63,12 +99,25 @@ def problem_portal(*, size: int = 0, seed: int = 7) -> Portal:
     rng = random.Random(seed)
     for n in range(size):
         cid, tid, did = str(1000 + n), str(100_000 + n), str(200_000 + n)
-        put("companies", cid, {"name": f"Company {n} {rng.randrange(10**9)}", "domain": f"c{n}.example"})
+        put(
+            "companies",
+            cid,
+            {"name": f"Company {n} {rng.randrange(10**9)}", "domain": f"c{n}.example"},
+        )
         put("contacts", tid, {"email": f"p{n}@c{n}.example", "firstname": f"P{n}"})
         portal.link("contacts", tid, "companies", cid, primary=True)
         if n % 2 == 0:
-            put("deals", did, {**deal, "dealname": f"Deal {n}", "amount": str(1000 + n),
-                               "dealstage": "qualifiedtobuy", "closedate": "2027-06-30T00:00:00Z"})
+            put(
+                "deals",
+                did,
+                {
+                    **deal,
+                    "dealname": f"Deal {n}",
+                    "amount": str(1000 + n),
+                    "dealstage": "qualifiedtobuy",
+                    "closedate": "2027-06-30T00:00:00Z",
+                },
+            )
             portal.link("deals", did, "companies", cid, primary=True)
     return portal
 
@@ -101,7 +150,10 @@ def portal_document(portal: Portal) -> dict:
                 ordered = sorted(links[rid], key=lambda pair: (not pair[1], int(pair[0])))
                 associations[to_type] = {
                     "results": [
-                        {"id": t, "type": base if p or to_type != "companies" else f"{base}_unlabeled"}
+                        {
+                            "id": t,
+                            "type": base if p or to_type != "companies" else f"{base}_unlabeled",
+                        }
                         for t, p in ordered
                     ]
                 }

@@ -23,7 +23,11 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-MODIFIED = {"companies": "hs_lastmodifieddate", "contacts": "lastmodifieddate", "deals": "hs_lastmodifieddate"}
+MODIFIED = {
+    "companies": "hs_lastmodifieddate",
+    "contacts": "lastmodifieddate",
+    "deals": "hs_lastmodifieddate",
+}
 SEARCH_CAP = 10_000
 
 
@@ -71,7 +75,9 @@ class Portal:
             "updatedAt": _iso(int(stamp)),
         }
 
-    def link(self, from_type: str, rid: str, to_type: str, to_id: str, *, primary: bool = False) -> None:
+    def link(
+        self, from_type: str, rid: str, to_type: str, to_id: str, *, primary: bool = False
+    ) -> None:
         found = self.links.setdefault((from_type, to_type), {}).setdefault(rid, [])
         found[:] = [pair for pair in found if pair[0] != to_id]
         if primary:
@@ -87,12 +93,12 @@ class Portal:
         """The merged-away record is gone; the survivor lists it and is modified; what was
         associated with it is associated with the survivor (and is not modified)."""
         gone = self.objects[object_type].pop(merged)
-        for (from_type, to_type), links in self.links.items():
+        for (from_type, _to_type), links in self.links.items():
             if from_type == object_type and merged in links:
-                for to_id, is_primary in links.pop(merged):
+                for to_id, _ in links.pop(merged):
                     if all(t != to_id for t, _ in links.get(primary, [])):
                         links.setdefault(primary, []).append((to_id, False))
-        for (from_type, to_type), links in self.links.items():  # what pointed at it
+        for (_from_type, to_type), links in self.links.items():  # what pointed at it
             if to_type != object_type:
                 continue
             for found in links.values():
@@ -153,7 +159,13 @@ def _default_pipeline() -> dict:
 
 
 def _error(message: str, category: str, **more) -> dict:
-    return {"status": "error", "message": message, "correlationId": str(uuid.uuid4()), "category": category, **more}
+    return {
+        "status": "error",
+        "message": message,
+        "correlationId": str(uuid.uuid4()),
+        "category": category,
+        **more,
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -192,20 +204,31 @@ class _Handler(BaseHTTPRequestHandler):
         if portal.revoke_after is not None and portal.requests > portal.revoke_after:
             portal.tokens.discard(token)
         if token not in portal.tokens:
-            return 401, _error(
-                "Authentication credentials not found. This API supports OAuth 2.0 authentication "
-                "and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview",
-                "INVALID_AUTHENTICATION",
-            ), {}
+            return (
+                401,
+                _error(
+                    "Authentication credentials not found. This API supports OAuth 2.0 "
+                    "authentication and you can find more details at "
+                    "https://developers.hubspot.com/docs/methods/auth/oauth-overview",
+                    "INVALID_AUTHENTICATION",
+                ),
+                {},
+            )
         now = time.monotonic()
         if search:
             while portal.searches and portal.searches[0] <= now - 1.0:
                 portal.searches.popleft()
             if len(portal.searches) >= portal.search_per_second:
-                return 429, _error(
-                    "You have reached your secondly limit.", "RATE_LIMITS", errorType="RATE_LIMIT",
-                    policyName="SECONDLY",
-                ), {}
+                return (
+                    429,
+                    _error(
+                        "You have reached your secondly limit.",
+                        "RATE_LIMITS",
+                        errorType="RATE_LIMIT",
+                        policyName="SECONDLY",
+                    ),
+                    {},
+                )
             portal.searches.append(now)
             headers = {}
         else:
@@ -215,29 +238,56 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = portal.limit_headers()
                 if portal.retry_after:
                     headers["Retry-After"] = portal.retry_after
-                return 429, _error(
-                    "You have reached your ten_secondly_rolling limit.", "RATE_LIMITS",
-                    errorType="RATE_LIMIT", policyName="TEN_SECONDLY_ROLLING",
-                ), headers
+                return (
+                    429,
+                    _error(
+                        "You have reached your ten_secondly_rolling limit.",
+                        "RATE_LIMITS",
+                        errorType="RATE_LIMIT",
+                        policyName="TEN_SECONDLY_ROLLING",
+                    ),
+                    headers,
+                )
             portal.sent.append(now)
             portal.daily_used += 1
             headers = portal.limit_headers()
         if portal.fail_next:
             code = portal.fail_next.pop(0)
             if code == 429:
-                return 429, _error("You have reached your ten_secondly_rolling limit.", "RATE_LIMITS",
-                                   errorType="RATE_LIMIT", policyName="TEN_SECONDLY_ROLLING"), headers
-            return code, {"status": "error", "message": "internal error", "category": "INTERNAL_ERROR"}, headers
+                return (
+                    429,
+                    _error(
+                        "You have reached your ten_secondly_rolling limit.",
+                        "RATE_LIMITS",
+                        errorType="RATE_LIMIT",
+                        policyName="TEN_SECONDLY_ROLLING",
+                    ),
+                    headers,
+                )
+            return (
+                code,
+                {"status": "error", "message": "internal error", "category": "INTERNAL_ERROR"},
+                headers,
+            )
         parts = url.path.strip("/").split("/")
         query = parse_qs(url.query)
         try:
             if url.path == "/account-info/v3/details":
-                return 200, {
-                    "portalId": portal.portal_id, "accountType": "STANDARD", "timeZone": "Europe/Berlin",
-                    "companyCurrency": "EUR", "additionalCurrencies": ["USD"], "utcOffset": "+01:00",
-                    "utcOffsetMilliseconds": 3600000, "uiDomain": "app-eu1.hubspot.com",
-                    "dataHostingLocation": "eu1",
-                }, headers
+                return (
+                    200,
+                    {
+                        "portalId": portal.portal_id,
+                        "accountType": "STANDARD",
+                        "timeZone": "Europe/Berlin",
+                        "companyCurrency": "EUR",
+                        "additionalCurrencies": ["USD"],
+                        "utcOffset": "+01:00",
+                        "utcOffsetMilliseconds": 3600000,
+                        "uiDomain": "app-eu1.hubspot.com",
+                        "dataHostingLocation": "eu1",
+                    },
+                    headers,
+                )
             if url.path == "/crm/v3/pipelines/deals":
                 return 200, {"results": portal.pipelines}, headers
             if parts[:3] == ["crm", "v3", "objects"] and method == "GET" and len(parts) == 4:
@@ -255,10 +305,13 @@ class _Handler(BaseHTTPRequestHandler):
         archived = query.get("archived", ["false"])[0] == "true"
         wanted = [p for p in query.get("properties", [""])[0].split(",") if p]
         ids = sorted(
-            (i for i, o in portal.objects[object_type].items() if o["archived"] == archived), key=int
+            (i for i, o in portal.objects[object_type].items() if o["archived"] == archived),
+            key=int,
         )
         after = query.get("after", [None])[0]
-        start = next((n for n, i in enumerate(ids) if int(i) >= int(after)), len(ids)) if after else 0
+        start = (
+            next((n for n, i in enumerate(ids) if int(i) >= int(after)), len(ids)) if after else 0
+        )
         page = ids[start : start + limit]
         out = {"results": [_object(portal, object_type, i, wanted) for i in page]}
         if start + limit < len(ids):
@@ -270,19 +323,28 @@ class _Handler(BaseHTTPRequestHandler):
         after = int(body.get("after") or 0)
         if after >= SEARCH_CAP:
             return 400, _error(
-                f"Search results are limited to {SEARCH_CAP} records: refine the search", "VALIDATION_ERROR"
+                f"Search results are limited to {SEARCH_CAP} records: refine the search",
+                "VALIDATION_ERROR",
             )
         limit = min(int(body.get("limit") or 10), 200)
         (group,) = body["filterGroups"]
         (flt,) = group["filters"]
         prop, since = flt["propertyName"], int(flt["value"])
         matches = [
-            i for i in portal.live(object_type)
+            i
+            for i in portal.live(object_type)
             if int(portal.objects[object_type][i]["properties"].get(prop) or 0) >= since
         ]
-        matches.sort(key=lambda i: (int(portal.objects[object_type][i]["properties"][prop]), int(i)))
+        matches.sort(
+            key=lambda i: (int(portal.objects[object_type][i]["properties"][prop]), int(i))
+        )
         page = matches[after : after + limit]
-        out = {"total": len(matches), "results": [_object(portal, object_type, i, body.get("properties") or []) for i in page]}
+        out = {
+            "total": len(matches),
+            "results": [
+                _object(portal, object_type, i, body.get("properties") or []) for i in page
+            ],
+        }
         if after + limit < len(matches):
             out["paging"] = {"next": {"after": str(after + limit)}}
         return 200, out
@@ -297,20 +359,29 @@ class _Handler(BaseHTTPRequestHandler):
             found = links.get(str(item["id"]))
             if not found:
                 continue
-            results.append({
-                "from": {"id": str(item["id"])},
-                "to": [
-                    {
-                        "toObjectId": int(to_id),
-                        "associationTypes": (
-                            [{"category": "HUBSPOT_DEFINED", "typeId": 5, "label": "Primary"}] if primary else []
-                        ) + [{"category": "HUBSPOT_DEFINED", "typeId": 341, "label": None}],
-                    }
-                    for to_id, primary in found
-                ],
-            })
-        return 200, {"status": "COMPLETE", "results": results, "startedAt": _iso(portal.clock_ms),
-                     "completedAt": _iso(portal.clock_ms)}
+            results.append(
+                {
+                    "from": {"id": str(item["id"])},
+                    "to": [
+                        {
+                            "toObjectId": int(to_id),
+                            "associationTypes": (
+                                [{"category": "HUBSPOT_DEFINED", "typeId": 5, "label": "Primary"}]
+                                if primary
+                                else []
+                            )
+                            + [{"category": "HUBSPOT_DEFINED", "typeId": 341, "label": None}],
+                        }
+                        for to_id, primary in found
+                    ],
+                }
+            )
+        return 200, {
+            "status": "COMPLETE",
+            "results": results,
+            "startedAt": _iso(portal.clock_ms),
+            "completedAt": _iso(portal.clock_ms),
+        }
 
 
 def _object(portal: Portal, object_type: str, rid: str, wanted: list[str]) -> dict:
@@ -319,8 +390,13 @@ def _object(portal: Portal, object_type: str, rid: str, wanted: list[str]) -> di
     shown = {p: props.get(p) for p in wanted}
     shown.update({k: props[k] for k in ("hs_object_id", MODIFIED[object_type]) if k in props})
     shown["createdate"] = obj["createdAt"]
-    out = {"id": rid, "properties": shown, "createdAt": obj["createdAt"], "updatedAt": obj["updatedAt"],
-           "archived": obj["archived"]}
+    out = {
+        "id": rid,
+        "properties": shown,
+        "createdAt": obj["createdAt"],
+        "updatedAt": obj["updatedAt"],
+        "archived": obj["archived"],
+    }
     if obj["archived"]:
         out["archivedAt"] = obj.get("archivedAt")
     return out

@@ -120,7 +120,10 @@ def test_5xx_retried_with_backoff_then_answers():
 def test_5xx_past_the_retries_is_an_error_with_the_status():
     portal = Portal()
     portal.fail_next = [500] * 4
-    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits(max_retries=3)) as client:
+    with (
+        StandIn(portal) as api,
+        HubSpotClient(api.url, TOKEN, fast_limits(max_retries=3)) as client,
+    ):
         with pytest.raises(HubSpotError, match="500"):
             client.account_details()
 
@@ -136,7 +139,9 @@ def test_a_timeout_is_retried():
             raise httpx.ReadTimeout("slow", request=request)
         return httpx.Response(200, json={"portalId": 1})
 
-    client = HubSpotClient("http://hubspot.test", TOKEN, fast_limits(), transport=httpx.MockTransport(handler))
+    client = HubSpotClient(
+        "http://hubspot.test", TOKEN, fast_limits(), transport=httpx.MockTransport(handler)
+    )
     assert client.account_details() == {"portalId": 1}
     assert len(calls) == 2
 
@@ -160,7 +165,9 @@ def test_search_windows_past_the_10000_result_cap():
     with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
         seen: dict[str, dict] = {}
         windows = set()
-        for objects, window, _ in client.search_modified("companies", "hs_lastmodifieddate", base, ["name"]):
+        for objects, window, _ in client.search_modified(
+            "companies", "hs_lastmodifieddate", base, ["name"]
+        ):
             seen.update((o["id"], o) for o in objects)
             windows.add(window)
     assert len(seen) == 10_450
@@ -173,7 +180,10 @@ def test_search_is_paced_by_its_own_limit():
     portal.search_per_second = 2
     for i in range(1, 1001):
         portal.put("companies", str(i), {"name": f"C{i}"})
-    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits(search_per_second=2)) as client:
+    with (
+        StandIn(portal) as api,
+        HubSpotClient(api.url, TOKEN, fast_limits(search_per_second=2)) as client,
+    ):
         pages = list(client.search_modified("companies", "hs_lastmodifieddate", 0, ["name"]))
     assert len(pages) == 5
     assert [s for *_, s in portal.log].count(429) == 0

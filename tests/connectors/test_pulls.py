@@ -145,7 +145,7 @@ def test_an_interrupted_pull_resumes_from_its_checkpoint(postgres, hubspot, sett
     assert done.records == 85
     # It did not ask again for what it had: pipelines, companies and contacts answered,
     # a 503 for the deals; then the deals and the 3 association reads.
-    assert [step for step, in PullChunk.objects.none().values_list("step")] == []
+    assert [step for (step,) in PullChunk.objects.none().values_list("step")] == []
     assert portal.requests - before == 4
     assert done.requests == 3 + 1 + 4
 
@@ -182,9 +182,7 @@ def test_the_portals_pipelines_are_kept(postgres, hubspot):
     connection = connected()
     pull_and_review(connection)
     connection.refresh_from_db()
-    stages = {
-        s["id"] for p in connection.account["pipelines"]["results"] for s in p["stages"]
-    }
+    stages = {s["id"] for p in connection.account["pipelines"]["results"] for s in p["stages"]}
     assert {"1001", "1002", "1003", "closedwon"} <= stages
 
 
