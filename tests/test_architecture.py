@@ -26,6 +26,7 @@ LAYERS = {
     "connectors.pulls": 2,
     "connectors.tokens": 2,
     "connectors.tasks": 2,
+    "connectors.status": 2,
     "reviews.web": 3,
 }
 

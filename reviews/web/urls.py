@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.web import history_views, tokens, uploads, views
+from reviews.web import connection_views, history_views, tokens, uploads, views
 
 app_name = "reviews"
 urlpatterns = [
@@ -22,6 +22,18 @@ urlpatterns = [
         history_views.undo_finding_dismissal,
         name="undo_dismissal",
     ),
+    # Before the dataset page: its <path:name> would take these too.
+    path(
+        "datasets/<path:name>/hubspot/connect/",
+        connection_views.connect_dataset,
+        name="dataset_connect",
+    ),
+    path(
+        "datasets/<path:name>/hubspot/schedule/",
+        connection_views.schedule_dataset,
+        name="dataset_schedule",
+    ),
+    path("datasets/<path:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
     path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),

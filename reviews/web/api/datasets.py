@@ -7,6 +7,7 @@ from django.db.models import Count
 from django.http import HttpRequest
 from ninja import Router, Status
 
+from connectors.status import connection_status
 from reviews.models import Dataset, Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
 from reviews.web.api.auth import READ, UPLOAD
@@ -66,6 +67,7 @@ def get_dataset(request: HttpRequest, name: str):
             "batches": dataset.batch_count,
             "runs": [_run(request, run, counts) for run in runs],
             "dismissals": [_dismissal(d) for d in standing],
+            "connection": connection_status(dataset),
         },
     )
 

@@ -1,0 +1,45 @@
+"""Pulling a dataset's connected HubSpot portal now (docs/connectors.md)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+
+from connectors.models import Connection
+from connectors.pulls import AlreadyPulling, request_pull
+from connectors.status import pull_summary
+from connectors.tasks import send_pull
+from reviews.web.api.auth import UPLOAD
+from reviews.web.api.schemas import Problem, PullOut
+
+router = Router(tags=["datasets"])
+
+
+class PullIn(Schema):
+    full: bool = False  # a full pull, not incremental
+
+
+@router.post(
+    "/datasets/{name}/pull",
+    auth=UPLOAD,
+    response={202: PullOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem},
+    url_name="dataset_pull",
+)
+def pull_dataset(request: HttpRequest, name: str, payload: PullIn | None = None):
+    """Pull the dataset's HubSpot portal now; a worker pulls, stores and reviews it as
+    the dataset's next sync. 409 while a pull of it is queued or running."""
+    if "\x00" in name:
+        return Status(404, {"detail": "no such dataset"})
+    connection = Connection.objects.select_related("dataset").filter(dataset__name=name).first()
+    if connection is None:
+        from reviews.models import Dataset
+
+        if not Dataset.objects.filter(name=name).exists():
+            return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
+        return Status(400, {"detail": "the dataset has no HubSpot connection"})
+    try:
+        pull = request_pull(connection, full=bool(payload and payload.full), by="api")
+    except AlreadyPulling as error:
+        return Status(409, {"detail": str(error)})
+    send_pull(pull)
+    return Status(202, pull_summary(pull))
