@@ -65,7 +65,8 @@ class Pull(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     requests = models.PositiveIntegerField(default=0)
-    waited_seconds = models.FloatField(default=0)
+    waited_seconds = models.FloatField(default=0)  # of fetch_seconds, waiting on limits
+    fetch_seconds = models.FloatField(default=0)  # asking HubSpot, before the store
     records = models.PositiveIntegerField(default=0)  # in the snapshot
     changed = models.PositiveIntegerField(default=0)  # fetched by this pull
     removed = models.PositiveIntegerField(default=0)  # archived or merged away

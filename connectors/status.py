@@ -21,6 +21,7 @@ def pull_summary(pull: Pull | None) -> dict | None:
         "removed": pull.removed,
         "requests": pull.requests,
         "waited_seconds": round(pull.waited_seconds, 1),
+        "fetch_seconds": round(pull.fetch_seconds, 1),
         "duration_seconds": pull.duration_seconds,
         "step": pull.step,
         "error": pull.error,

@@ -77,6 +77,7 @@ class HubSpotClient:
     ) -> None:
         self.limits = limits or Limits()
         self._sleep = sleep
+        self.while_waiting: Callable[[], None] | None = None
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers={"Authorization": f"Bearer {token}", "User-Agent": "revreview-connector/1"},
@@ -270,9 +271,17 @@ class HubSpotClient:
         return 1.0 if search else self._interval
 
     def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self.waited += seconds
-            self._sleep(seconds)
+        """Sleep for a limit. `while_waiting` (the pull's checkpoint writes) runs first,
+        inside the wait: the time is the limit's either way."""
+        if seconds <= 0:
+            return
+        self.waited += seconds
+        deadline = time.monotonic() + seconds
+        if self.while_waiting is not None:
+            self.while_waiting()
+        left = deadline - time.monotonic()
+        if left > 0:
+            self._sleep(left)
 
 
 def _drop_older(sent: deque[float], horizon: float) -> None:

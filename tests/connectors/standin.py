@@ -15,6 +15,7 @@ next (500, 502, 503, 429), `revoke_after` revokes the token after that many requ
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
@@ -39,6 +40,7 @@ class Portal:
         self.links: dict[tuple[str, str], dict[str, list[tuple[str, bool]]]] = {}
         self.pipelines: list[dict] = [_default_pipeline()]
         self.clock_ms = int(time.time() * 1000) - 3_600_000
+        self._sorted: dict = {}
         self.lock = threading.Lock()
         # limits
         self.max_per_interval = 190
@@ -63,6 +65,7 @@ class Portal:
 
     def put(self, object_type: str, rid: str, props: dict, *, stamp: str | None = None) -> None:
         stamp = stamp or self.tick()
+        self._sorted.clear()
         current = self.objects[object_type].get(rid)
         merged = dict(current["properties"]) if current else {}
         merged.update(props)
@@ -87,12 +90,14 @@ class Portal:
     def archive(self, object_type: str, rid: str) -> None:
         """Archiving does not change the modified date (so search does not see it)."""
         self.objects[object_type][rid]["archived"] = True
+        self._sorted.clear()
         self.objects[object_type][rid]["archivedAt"] = _iso(self.clock_ms)
 
     def merge(self, object_type: str, primary: str, merged: str) -> None:
         """The merged-away record is gone; the survivor lists it and is modified; what was
         associated with it is associated with the survivor (and is not modified)."""
         gone = self.objects[object_type].pop(merged)
+        self._sorted.clear()
         for (from_type, _to_type), links in self.links.items():
             if from_type == object_type and merged in links:
                 for to_id, _ in links.pop(merged):
@@ -110,6 +115,15 @@ class Portal:
         mine = self.objects[object_type][primary]["properties"].get("hs_merged_object_ids", "")
         both = ";".join(p for p in (mine, merged, ids) if p)
         self.put(object_type, primary, {"hs_merged_object_ids": both})
+
+    def sorted_ids(self, object_type: str, archived: bool) -> tuple[list[str], list[int]]:
+        """(ids, their numbers) in id order; kept until the portal changes."""
+        key = (object_type, archived)
+        if key not in self._sorted:
+            objects = self.objects[object_type]
+            ids = sorted((i for i, o in objects.items() if o["archived"] == archived), key=int)
+            self._sorted[key] = (ids, [int(i) for i in ids])
+        return self._sorted[key]
 
     def live(self, object_type: str) -> list[str]:
         return sorted(
@@ -170,6 +184,8 @@ def _error(message: str, category: str, **more) -> dict:
 
 class _Handler(BaseHTTPRequestHandler):
     portal: Portal
+    protocol_version = "HTTP/1.1"  # keep-alive, as HubSpot's servers do
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms stall
 
     def log_message(self, *args) -> None:  # quiet
         pass
@@ -304,14 +320,9 @@ class _Handler(BaseHTTPRequestHandler):
         limit = min(int(query.get("limit", ["10"])[0]), 100)
         archived = query.get("archived", ["false"])[0] == "true"
         wanted = [p for p in query.get("properties", [""])[0].split(",") if p]
-        ids = sorted(
-            (i for i, o in portal.objects[object_type].items() if o["archived"] == archived),
-            key=int,
-        )
+        ids, keys = portal.sorted_ids(object_type, archived)
         after = query.get("after", [None])[0]
-        start = (
-            next((n for n, i in enumerate(ids) if int(i) >= int(after)), len(ids)) if after else 0
-        )
+        start = bisect.bisect_left(keys, int(after)) if after else 0
         page = ids[start : start + limit]
         out = {"results": [_object(portal, object_type, i, wanted) for i in page]}
         if start + limit < len(ids):

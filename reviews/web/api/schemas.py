@@ -183,6 +183,7 @@ class PullOut(Schema):
     removed: int  # archived or merged away since the last snapshot
     requests: int
     waited_seconds: float  # waiting on HubSpot's rate limits
+    fetch_seconds: float  # asking HubSpot (waits included), before storing the snapshot
     duration_seconds: float | None
     step: str
     error: str  # why it failed
