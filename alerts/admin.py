@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
+from alerts import destinations
 from alerts.models import Trigger, WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 
@@ -30,6 +31,16 @@ class SubscriptionForm(forms.ModelForm):
     class Meta:
         model = WebhookSubscription
         fields = ("dataset", "url", "payload_format", "triggers", "secret", "active")
+
+    def clean_url(self) -> str:
+        """Refused here already what every delivery would refuse (each checks again,
+        with the name resolved afresh)."""
+        url = self.cleaned_data["url"]
+        try:
+            destinations.validate(url)
+        except destinations.Refused as error:
+            raise forms.ValidationError(f"This URL cannot receive webhooks: {error}.") from None
+        return url
 
     def clean_secret(self) -> str:
         return self.cleaned_data["secret"] or (self.instance.secret if self.instance.pk else "")
@@ -53,7 +64,7 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
 
 class AttemptInline(admin.TabularInline):
     model = WebhookAttempt
-    fields = ("number", "started_at", "latency_ms", "response_code", "ok", "error")
+    fields = ("number", "started_at", "latency_ms", "response_code", "ok", "error", "excerpt")
     readonly_fields = fields
     extra = 0
     can_delete = False

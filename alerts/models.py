@@ -91,7 +91,11 @@ class WebhookAttempt(models.Model):
     latency_ms = models.IntegerField()
     response_code = models.IntegerField(null=True, blank=True)  # none if no response came
     ok = models.BooleanField()
-    error = models.TextField(blank=True)  # connection error, or the start of a non-2xx body
+    # What went wrong, in our words: refused, unreachable, the deadline, cut short.
+    error = models.TextField(blank=True)
+    # The start of a failed answer's body: printable, at most 200 characters
+    # (transport.EXCERPT_CHARS), so no other service's reply is ever kept whole.
+    excerpt = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["delivery", "number"]

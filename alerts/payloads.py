@@ -57,8 +57,23 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
     }
 
 
+def slack_escape(text: object) -> str:
+    """Text as Slack's mrkdwn shows it literally: `&`, `<` and `>` are its control
+    characters (`<!channel>`, `<@U123>`, `<https://...|label>`), escaped as Slack asks.
+    Record, file and dataset names then never become mentions or links."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_link(url: str, label: str) -> str:
+    """A link of our own: the URL with `|`, `<` and `>` percent-encoded (they would end
+    it early), the label escaped."""
+    safe = url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
+    return f"<{safe}|{slack_escape(label)}>"
+
+
 def slack_text(data: dict) -> str:
-    """One Slack message (mrkdwn): verdict, dataset, summary, counts and the run link."""
+    """One Slack message (mrkdwn): verdict, dataset, summary, counts and the run link.
+    Every value is escaped for mrkdwn; only the link is markup."""
     run = data["run"]
     if run["status"] == ReviewRun.Status.FAILED:
         headline = "Review failed"
@@ -68,9 +83,11 @@ def slack_text(data: dict) -> str:
             headline += " (degraded)"
     counts = ", ".join(f"{n} {severity}" for severity, n in data["counts"].items())
     dataset = data["dataset"] or "a batch"
+    e = slack_escape
     return (
-        f"revreview: *{headline}* on {dataset} (run {run['id']}, {run['mode']}). "
-        f"{data['summary']} Findings: {counts}. <{run['url']}|Open run {run['id']}>"
+        f"revreview: *{e(headline)}* on {e(dataset)} (run {run['id']}, {e(run['mode'])}). "
+        f"{e(data['summary'])} Findings: {e(counts)}. "
+        + slack_link(run["url"], f"Open run {run['id']}")
     )
 
 

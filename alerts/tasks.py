@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 
 from alerts import delivery
@@ -31,7 +32,13 @@ def notify_run_finished(*, run_id: int) -> None:
         deliver_webhook.delay(delivery_id=delivery_id)
 
 
-@shared_task(name="alerts.deliver_webhook", soft_time_limit=60, time_limit=90)
+# An attempt ends by its own deadline (WEBHOOK_TIMEOUT_SECONDS); these limits are for
+# what is not the attempt (the database), and stop a task that hangs there.
+@shared_task(
+    name="alerts.deliver_webhook",
+    soft_time_limit=settings.WEBHOOK_TIMEOUT_SECONDS + 30,
+    time_limit=settings.WEBHOOK_TIMEOUT_SECONDS + 60,
+)
 def deliver_webhook(*, delivery_id: int) -> None:
     delay = delivery.attempt(delivery_id)
     if delay is not None:

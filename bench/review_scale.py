@@ -108,12 +108,18 @@ def review_outcome(output: bytes, truth: dict) -> str:
     for finding in findings:
         for record_id in finding.get("record_ids", []):
             by_record.setdefault(record_id, []).append(finding)
-    found = sum(
+    hits = [
         any(
             f["kind"] == item["kind"] and set(item["record_ids"]) <= set(f["record_ids"])
             for f in by_record.get(item["record_ids"][0], [])
         )
         for item in truth["planted"]
+    ]
+    found = sum(hits)
+    # Every kind the samples plant (every kind of docs/rules.md a JSON batch can hold).
+    kinds = {item["kind"] for item in truth["planted"]}
+    missed = sorted(
+        kinds - {i["kind"] for i, hit in zip(truth["planted"], hits, strict=True) if hit}
     )
     flagged = sum(
         any(
@@ -126,7 +132,9 @@ def review_outcome(output: bytes, truth: dict) -> str:
     )
     return (
         f"{report['run']['mode']}: {report['verdict']}, {len(findings)} findings; planted found "
-        f"{found}/{len(truth['planted'])}, decoys flagged {flagged}/{len(truth['decoys'])}"
+        f"{found}/{len(truth['planted'])} ({len(kinds) - len(missed)}/{len(kinds)} kinds"
+        f"{'; missed: ' + ', '.join(missed) if missed else ''}), decoys flagged "
+        f"{flagged}/{len(truth['decoys'])}"
     )
 
 

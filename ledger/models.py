@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from reviews.engine.specialists import NAMES as SPECIALIST_NAMES
+
 
 class LedgerEntry(models.Model):
     # One row per attempt. `model_requested` is always the agent's own model (the first
@@ -92,14 +94,17 @@ class AgentModelOverride(models.Model):
     effect on the next call without a restart. Without a row, settings.LLM_ROSTER, then
     the default roster in reviews.llm.roster applies (none is seeded: ledger/0004)."""
 
-    class Agent(models.TextChoices):
-        DEDUP = "dedup"
-        ATTRIBUTION = "attribution"
-        PIPELINE = "pipeline"
-        FRESHNESS = "freshness"
-        COORDINATOR = "coordinator", "coordinator (lite and full tiers)"
-        # The coordinator of a trivial batch runs on the cheap model (DESIGN principle 3).
-        COORDINATOR_TRIVIAL = "coordinator_trivial", "coordinator (trivial tier)"
+    # Every specialist of the registry (a new one needs a migration for these choices),
+    # then the coordinator; the coordinator of a trivial batch runs on the cheap model
+    # (DESIGN principle 3).
+    Agent = models.TextChoices(
+        "Agent",
+        [(name.upper(), (name, name.title())) for name in SPECIALIST_NAMES]
+        + [
+            ("COORDINATOR", ("coordinator", "coordinator (lite and full tiers)")),
+            ("COORDINATOR_TRIVIAL", ("coordinator_trivial", "coordinator (trivial tier)")),
+        ],
+    )
 
     agent = models.CharField(max_length=32, unique=True, choices=Agent.choices)
     model = models.CharField(max_length=200)

@@ -1,7 +1,11 @@
-"""Per-client rate limit: review requests per client address per hour.
+"""Per-client rate limit: review requests per hour, counted for each of a request's
+keys (its user and its address, rate_keys()) against the same limit; the key furthest
+over decides. The dashboard, the admin and the API pass the same keys, so a user past
+the limit on one path is past it on the others, and so is an address whoever signs in
+from it.
 
-A fixed window (the clock hour, UTC): one counter per address and hour, INCR and EXPIRE
-in one MULTI. Simple and atomic; the price is that a client can send up to twice the
+A fixed window (the clock hour, UTC): one counter per key and hour, INCR and EXPIRE in
+one MULTI. Simple and atomic; the price is that a client can send up to twice the
 limit across an hour boundary, which is acceptable for a cost guard.
 
 Just over the limit (up to HARD_FACTOR x limit) a request is served by failback; beyond
@@ -18,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
@@ -36,7 +41,7 @@ WINDOW_SECONDS = 3600
 @dataclass(frozen=True, slots=True)
 class RateDecision:
     allowed: bool
-    count: int  # requests from this address in the current window, this one included
+    count: int  # requests of the key furthest over in this window, this one included
     limit: int  # 0 = unlimited
     retry_after: int  # seconds until the window resets
 
@@ -53,32 +58,45 @@ def limit_per_hour() -> int:
     return int(settings.RATE_LIMIT_PER_HOUR)
 
 
-def hit(ip: str, *, now: float | None = None) -> RateDecision:
-    """Count one request from `ip` and say whether it is within the limit."""
+def rate_keys(user_id: int | None, address: str | None) -> list[str]:
+    """What one review request counts against: its user and its address. The same for
+    every path a request takes (page, admin, API); a path that adds a key (a workspace)
+    passes it to hit() beside these."""
+    keys = [f"user:{user_id}"] if user_id is not None else []
+    return keys + ([f"ip:{address}"] if address else [])
+
+
+def hit(*keys: str, now: float | None = None) -> RateDecision:
+    """Count one request against each of `keys` and say whether it is within the limit:
+    the decision of the key with the most requests this window."""
     now = time.time() if now is None else now
     window = int(now // WINDOW_SECONDS)
     retry_after = max(1, (window + 1) * WINDOW_SECONDS - int(now))
     limit = limit_per_hour()
-    if limit <= 0:
+    if limit <= 0 or not keys:
         return RateDecision(allowed=True, count=0, limit=0, retry_after=retry_after)
-    key = f"{KEY_PREFIX}rate:{ip}:{window}"
     try:
-        count = _incr(key)
+        count = max(_incr([f"{KEY_PREFIX}rate:{key}:{window}" for key in keys]))
     except redis.RedisError as error:
-        logger.warning("rate limit counter unavailable, allowing %s: %r", ip, error)
+        logger.warning("rate limit counter unavailable, allowing %s: %r", keys, error)
         return RateDecision(allowed=True, count=0, limit=limit, retry_after=retry_after)
     return RateDecision(allowed=count <= limit, count=count, limit=limit, retry_after=retry_after)
 
 
-def _incr(key: str) -> int:
+def _incr(keys: Sequence[str]) -> list[int]:
     ttl = WINDOW_SECONDS + 60
     client = get_client()
     if client is not None:
         with client.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, ttl)
-            count, _ = pipe.execute()
-        return int(count)
+            for key in keys:
+                pipe.incr(key)
+                pipe.expire(key, ttl)
+            replies = pipe.execute()
+        return [int(count) for count in replies[::2]]
+    return [_incr_cache(key, ttl) for key in keys]
+
+
+def _incr_cache(key: str, ttl: int) -> int:
     cache.add(key, 0, timeout=ttl)
     try:
         return cache.incr(key)
@@ -106,3 +124,19 @@ def client_ip(request: HttpRequest) -> str:
         return str(ipaddress.ip_address(candidate))
     except ValueError:
         return remote
+
+
+def request_rate_keys(request: HttpRequest, user_id: int | None = None) -> list[str]:
+    """rate_keys() of a web request: its signed-in user (or `user_id`, an API token's)
+    and its client address."""
+    if user_id is None and getattr(request, "user", None) is not None:
+        user_id = request.user.pk if request.user.is_authenticated else None
+    return rate_keys(user_id, client_ip(request))
+
+
+def legacy_rate_keys(identity: str | None) -> list[str] | None:
+    """The keys of a request recorded before rate_keys (an upload spooled, a task
+    queued): it had one identity, an API user (`user:<id>`) or an address."""
+    if not identity:
+        return None
+    return [identity] if identity.startswith("user:") else [f"ip:{identity}"]

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from ledger.ratelimit import client_ip
+from ledger.ratelimit import request_rate_keys
 from reviews.audit import purge_runs, why_kept
 from reviews.history_admin import changelist_url, dismiss_findings
 from reviews.models import (
@@ -283,7 +283,9 @@ class ReviewRunAdmin(admin.ModelAdmin):
         new_runs = []
         for run in queryset.select_related("batch"):
             try:
-                new_runs.append(rerun(run, created_by=request.user, client_ip=client_ip(request)))
+                new_runs.append(
+                    rerun(run, created_by=request.user, rate_keys=request_rate_keys(request))
+                )
             except ServeRefused as error:
                 self.message_user(request, f"Run #{run.pk} not re-run: {error}", messages.ERROR)
                 break

@@ -15,6 +15,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from reviews.engine.rules import Rules
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -231,6 +233,9 @@ SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
 DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
 QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
 SWEEP_QUEUE = "sweep"
+# Webhook deliveries run on a queue (and, deployed, a worker) of their own: a slow
+# receiver never takes a review's worker.
+WEBHOOK_QUEUE = "webhooks"
 # Redis gives an unacknowledged task back after this long. Longer than any task may run
 # (else a slow task runs twice at once); the heartbeat sweep brings back the work of a
 # dead worker much sooner.
@@ -251,11 +256,16 @@ if REDIS_URL:
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE))  # a worker consumes both
+# A worker started without -Q consumes all three (`make run`); docker-compose gives the
+# webhooks their own worker service.
+CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE), Queue(WEBHOOK_QUEUE))
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "reviews.sweep": {"queue": SWEEP_QUEUE},
     "reviews.import_spool": {"queue": SWEEP_QUEUE},
+    "alerts.sweep_webhook_deliveries": {"queue": SWEEP_QUEUE},
+    "alerts.notify_run_finished": {"queue": WEBHOOK_QUEUE},
+    "alerts.deliver_webhook": {"queue": WEBHOOK_QUEUE},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -330,21 +340,13 @@ CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
 if CSV_DATE_ORDER not in ("MDY", "DMY"):
     raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
 
-REVIEW_RULES = {
-    # dedup
-    "PERSON_NAME_FUZZY_RATIO": envint("RULE_PERSON_NAME_FUZZY_RATIO", 92),
-    "DEAL_NAME_FUZZY_RATIO": envint("RULE_DEAL_NAME_FUZZY_RATIO", 90),
-    "DEAL_AMOUNT_TOLERANCE_PCT": envdecimal("RULE_DEAL_AMOUNT_TOLERANCE_PCT", "1"),
-    "DEAL_CLOSE_DATE_WINDOW_DAYS": envint("RULE_DEAL_CLOSE_DATE_WINDOW_DAYS", 31),
-    # pipeline: a deal this many times its company's median amount looks like a typo
-    "AMOUNT_TYPO_FACTOR": envint("RULE_AMOUNT_TYPO_FACTOR", 100),
-    # freshness
-    "STALE_ENRICHMENT_DAYS": envint("RULE_STALE_ENRICHMENT_DAYS", 180),
-    # risk tiering
-    "TIER_TRIVIAL_MAX_SCORE": envint("TIER_TRIVIAL_MAX_SCORE", 8),
-    "TIER_LITE_MAX_SCORE": envint("TIER_LITE_MAX_SCORE", 20),
-    "HIGH_VALUE_DEAL_AMOUNT": envdecimal("HIGH_VALUE_DEAL_AMOUNT", "100000"),
-}
+# Every threshold that decides a finding, a model-pass candidate or the risk tier, with
+# its default, is a field of reviews.engine.rules.Rules; its setting (RULE_..., TIER_...,
+# HIGH_VALUE_DEAL_AMOUNT) is read here, once. Table: docs/rules.md#the-rules-as-data.
+try:
+    REVIEW_RULES = Rules.from_env(os.environ)
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 
@@ -388,7 +390,14 @@ TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
 
 # Where the dashboard is reached, for the run links in alerts (no request to ask).
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
+# One deadline for a whole attempt: resolving the name, connecting, TLS, sending and
+# reading the answer, however slowly its bytes arrive (alerts/transport.py).
 WEBHOOK_TIMEOUT_SECONDS = envint("WEBHOOK_TIMEOUT_SECONDS", 10)
+# Internal receivers a webhook may reach on purpose (alerts/destinations.py): host names,
+# addresses and CIDR networks, comma-separated. Everything else must be a public address.
+WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in env("WEBHOOK_ALLOWED_HOSTS").split(",") if h.strip()]
+# Plain http destinations: only with DEBUG by default (and for allow-listed hosts).
+WEBHOOK_ALLOW_HTTP = envbool("WEBHOOK_ALLOW_HTTP", DEBUG)
 # A failed delivery is retried after the base delay, doubled each time up to the cap,
 # until the next attempt would fall outside the window (a day) after the first.
 WEBHOOK_RETRY_BASE_SECONDS = envdecimal("WEBHOOK_RETRY_BASE_SECONDS", "30")

@@ -6,11 +6,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from reviews.engine.batch import Batch
+from reviews.engine.rules import DEFAULT_RULES, Rules
 
 TIERS = ("trivial", "lite", "full")
 SPECIALISTS_PER_TIER = {"trivial": 2, "lite": 3, "full": 4}
 # Money-at-stake stages: a deal here is about to become (or is) booked revenue.
 MONEY_STAGES = ("closedwon", "contractsent")
+# The Rules fields the tier reads (the specialists declare theirs in their SPEC).
+RULES_READ = ("tier_trivial_max_score", "tier_lite_max_score", "high_value_deal_amount")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,13 +25,14 @@ class Risk:
     reason: str
 
 
-def classify_risk(batch: Batch, rules: dict) -> Risk:
-    """score = companies + contacts + 2 * deals; trivial <= 8, lite <= 20, full above.
-    A won or contract-sent deal at or over HIGH_VALUE_DEAL_AMOUNT raises the tier by one."""
+def classify_risk(batch: Batch, rules: Rules = DEFAULT_RULES) -> Risk:
+    """score = companies + contacts + 2 * deals; trivial up to rules.tier_trivial_max_score,
+    lite up to rules.tier_lite_max_score, full above.
+    A won or contract-sent deal at or over rules.high_value_deal_amount raises the tier by one."""
     score = len(batch.companies) + len(batch.contacts) + 2 * len(batch.deals)
-    if score <= rules["TIER_TRIVIAL_MAX_SCORE"]:
+    if score <= rules.tier_trivial_max_score:
         tier = "trivial"
-    elif score <= rules["TIER_LITE_MAX_SCORE"]:
+    elif score <= rules.tier_lite_max_score:
         tier = "lite"
     else:
         tier = "full"
@@ -37,7 +41,7 @@ def classify_risk(batch: Batch, rules: dict) -> Risk:
     # Only a smaller tier can be raised: a big batch (every re-serve of a million records
     # asks) is not scanned for its deals' money.
     big_deal = _largest_money_at_stake(batch) if tier != "full" else None
-    if big_deal is not None and big_deal >= rules["HIGH_VALUE_DEAL_AMOUNT"]:
+    if big_deal is not None and big_deal >= rules.high_value_deal_amount:
         tier = TIERS[TIERS.index(tier) + 1]
         reason += f"; raised for a ${big_deal:,.0f} deal at a won or contract-sent stage"
 

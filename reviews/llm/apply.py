@@ -22,6 +22,7 @@ from decimal import Decimal
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.specialists.common import Exposure, exposure_of
+from reviews.engine.storable import storable
 from reviews.llm.context import is_exact
 from reviews.llm.injection import instructing_records
 from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
@@ -275,5 +276,7 @@ def _lookup(agent: str, refs: dict[str, int], ref: str, action: str) -> int | No
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    """A model's text as kept: whitespace collapsed, made storable (a reply may carry a
+    NUL or a lone surrogate as a JSON escape), cut to `limit`."""
+    text = storable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"

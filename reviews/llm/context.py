@@ -20,7 +20,8 @@ from typing import Any
 
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
-from reviews.engine.specialists import SPECIALISTS
+from reviews.engine.rules import Rules
+from reviews.engine.specialists import SPECIALISTS, rules_read
 from reviews.llm.boundary import sanitize, to_json, wrap
 from reviews.llm.prompts import load
 
@@ -46,7 +47,7 @@ DISMISSALS_BUDGET_SHARE = 4
 def shared_context(
     as_of: datetime,
     counts: dict[str, int],
-    rules: dict,
+    rules: Rules,
     dismissals: Iterable[dict] = (),
     budget_tokens: int = 0,
 ) -> str:
@@ -57,7 +58,9 @@ def shared_context(
     facts = {
         "as_of": as_of.isoformat(),
         "counts": {kind: counts[kind] for kind in _KINDS},
-        "review_rules": {key: _plain(rules[key]) for key in sorted(rules)},
+        # The thresholds the specialists read (not the risk tier's: a model judges
+        # findings, not how much review a batch gets).
+        "review_rules": {name: _plain(getattr(rules, name)) for name in rules_read()},
     }
     examples = dismissal_examples(dismissals, budget_tokens // DISMISSALS_BUDGET_SHARE)
     if examples:

@@ -23,6 +23,7 @@ from django.conf import settings
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.risk import SPECIALISTS_PER_TIER
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES, SPECIALISTS
 from reviews.llm import apply, context, roster
 from reviews.llm.boundary import new_boundary, sanitize, to_json
@@ -42,7 +43,7 @@ class RunContext:
     the tier and the run's deadline."""
 
     run_id: int | None
-    rules: dict
+    rules: Rules
     as_of: datetime
     counts: dict[str, int]
     tier: str = "full"
@@ -66,7 +67,7 @@ class RunContext:
         )
 
     @classmethod
-    def for_batch(cls, batch: Batch, rules: dict, tier: str = "full") -> RunContext:
+    def for_batch(cls, batch: Batch, rules: Rules, tier: str = "full") -> RunContext:
         """A context without a run (tests, tools): no deadline."""
         return cls(None, rules, batch.as_of, batch.counts, tier)
 
@@ -93,7 +94,7 @@ class CoordinatorResult:
     refused: list[str] = field(default_factory=list)  # what the guards did not allow
 
 
-def candidate_counts(batch: Batch, rules: dict) -> dict[str, int]:
+def candidate_counts(batch: Batch, rules: Rules) -> dict[str, int]:
     """What each specialist's model pass would judge: its detector's findings and its
     near misses. A detector that fails counts 0."""
     counts: dict[str, int] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from ledger.models import AgentModelOverride
+from reviews.engine.specialists import NAMES
 
 CHEAP = "google/gemini-3.1-flash-lite"
 MID = "google/gemini-3.5-flash"
@@ -19,10 +20,7 @@ CHEAP_FAILBACK = "google/gemini-2.5-flash-lite"
 MID_FAILBACK = "google/gemini-3-flash-preview"
 
 DEFAULT_ROSTER: dict[str, str] = {
-    "dedup": CHEAP,
-    "attribution": CHEAP,
-    "pipeline": CHEAP,
-    "freshness": CHEAP,
+    **dict.fromkeys(NAMES, CHEAP),  # every specialist of the registry
     "coordinator": MID,
     # The coordinator of a trivial batch (DESIGN principle 3: cheap for trivial).
     "coordinator_trivial": CHEAP,

@@ -8,8 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Severity = Literal["critical", "warning", "suggestion"]
-Category = Literal["dedup", "attribution", "pipeline", "freshness"]
+from reviews.engine.findings import Severity as _Severity
+from reviews.engine.specialists import NAMES
+
+# Derived from the engine: a new severity or specialist changes the reply schema with it.
+Severity = Literal[tuple(s.value for s in _Severity)]  # type: ignore[valid-type]
+Category = Literal[NAMES]  # type: ignore[valid-type]
 
 
 class _Reply(BaseModel):

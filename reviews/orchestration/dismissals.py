@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviews.engine.history import Dismissed
-from reviews.engine.ingest.safe_text import is_safe
+from reviews.engine.storable import is_storable
 from reviews.models import Dataset, Dismissal, Finding
 
 _FINGERPRINT = re.compile(r"^[0-9a-f]{16}$")
@@ -38,7 +38,7 @@ def dismiss(
         raise DismissalError("a reason is required to dismiss a finding")
     if len(reason) > REASON_MAX:
         raise DismissalError(f"the reason is {len(reason):,} characters; at most {REASON_MAX:,}")
-    if not is_safe(reason):
+    if not is_storable(reason):
         # Neither can be stored as text: say so rather than fail on the write.
         raise DismissalError("the reason holds a NUL byte or a lone surrogate")
     standing = active(dataset, fingerprint)

@@ -22,8 +22,9 @@ import orjson
 from django.db import connection, models
 from psycopg import sql
 
-from reviews.engine.findings import MIXED, RawFinding, clean, clean_text
+from reviews.engine.findings import MIXED, RawFinding
 from reviews.engine.history import Marked
+from reviews.engine.storable import storable, storable_tree
 from reviews.models import Finding
 
 MARK_FIELDS = ("fingerprint", "status", "first_seen")
@@ -139,7 +140,7 @@ def storable_amount(amount: Decimal | None) -> Decimal | None:
 def _text(value: Any, limit: int | None) -> Any:
     if value.__class__ is not str:
         return value
-    value = clean_text(value)
+    value = storable(value)
     return value[:limit] if limit and len(value) > limit else value
 
 
@@ -149,6 +150,6 @@ def _json(value: Any, field: models.JSONField) -> str:
     try:
         text = orjson.dumps(value).decode()
     except orjson.JSONEncodeError:  # a lone surrogate in a record id
-        return orjson.dumps(clean(value)).decode()
+        return orjson.dumps(storable_tree(value)[0]).decode()
     # Postgres jsonb refuses an escaped NUL as it refuses NUL in text.
-    return orjson.dumps(clean(value)).decode() if "\\u0000" in text else text
+    return orjson.dumps(storable_tree(value)[0]).decode() if "\\u0000" in text else text

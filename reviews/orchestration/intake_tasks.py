@@ -13,6 +13,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
+from ledger.ratelimit import legacy_rate_keys
 from reviews.models import Batch
 from reviews.orchestration import spool_import, submit
 
@@ -20,14 +21,14 @@ logger = logging.getLogger(__name__)
 
 
 def accept_later(
-    batch: Batch, *, as_of: datetime | None, client_ip: str | None, dataset: str | None = None
+    batch: Batch, *, as_of: datetime | None, rate_keys: list[str] | None, dataset: str | None = None
 ) -> None:
     """Hand a stored upload to a worker to parse and serve: the web process never holds
     a big batch parsed (a million records are over 1 GB)."""
     kwargs = {
         "batch_id": batch.pk,
         "as_of": as_of.isoformat() if as_of else None,
-        "client_ip": client_ip,
+        "rate_keys": rate_keys,
         "dataset": dataset,
     }
     transaction.on_commit(lambda: accept_upload.delay(**kwargs))
@@ -39,10 +40,17 @@ def accept_later(
     time_limit=settings.SPECIALIST_TIME_LIMIT,
 )
 def accept_upload(
-    *, batch_id: int, as_of: str | None, client_ip: str | None, dataset: str | None = None
+    *,
+    batch_id: int,
+    as_of: str | None,
+    rate_keys: list[str] | None = None,
+    dataset: str | None = None,
+    client_ip: str | None = None,
 ) -> None:
-    """Parse and serve a stored upload, then start its review."""
-    submit.accept_stored_upload(batch_id, as_of=as_of, client_ip=client_ip, dataset=dataset)
+    """Parse and serve a stored upload, then start its review. (`client_ip`: a message
+    sent before rate_keys, still queued.)"""
+    keys = rate_keys if rate_keys is not None else legacy_rate_keys(client_ip)
+    submit.accept_stored_upload(batch_id, as_of=as_of, rate_keys=keys, dataset=dataset)
 
 
 @shared_task(

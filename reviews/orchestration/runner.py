@@ -25,9 +25,9 @@ from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
-from reviews.engine.ingest.safe_text import make_safe, safe_tree
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
+from reviews.engine.storable import storable, storable_tree
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
@@ -217,7 +217,7 @@ def fail_agent(run_id: int, agent: str, error: BaseException) -> None:
             status=AgentRun.Status.DONE
         ).update(
             status=AgentRun.Status.FAILED,
-            error=make_safe("".join(traceback.format_exception_only(error)).strip())[:2000],
+            error=storable("".join(traceback.format_exception_only(error)).strip())[:2000],
             finished_at=timezone.now(),
         )
         ReviewRun.objects.filter(pk=run_id).update(degraded=True)
@@ -351,7 +351,7 @@ def save_review(
             run=run,
             defaults={
                 "decision": review.decision,
-                "summary": make_safe(review.summary),  # it quotes record text
+                "summary": storable(review.summary),  # it quotes record text
                 "pipeline_at_risk": storable_amount(review.pipeline_at_risk),
                 "pipeline_by_currency": {
                     code: str(amount) for code, amount in review.pipeline_by_currency.items()
@@ -369,8 +369,10 @@ def save_review(
             status=ReviewRun.Status.DONE,
             degraded=degraded,
             finished_at=now,
-            resolved=safe_tree(comparison.resolved)[0],
-            suppressed=safe_tree([history.suppressed_entry(m) for m in comparison.suppressed])[0],
+            resolved=storable_tree(comparison.resolved)[0],
+            suppressed=storable_tree([history.suppressed_entry(m) for m in comparison.suppressed])[
+                0
+            ],
         )
     budget.release_run(run.pk)  # what its calls did not use goes back to the day
     run_finished(run.pk)  # alerts, after the commit

@@ -38,18 +38,15 @@ from reviews.engine.specialists import NAMES
 from reviews.llm.config import enabled
 from reviews.llm.prompts import PROMPTS_DIR
 from reviews.models import AgentRun, ReviewRun
+from reviews.orchestration.code_version import code_fingerprint
 
 logger = logging.getLogger(__name__)
 
 ERROR = "error"  # not a ReviewRun.Mode: no run is created
 
-# Bump when detector or coordinator code changes what a review finds, so runs made by
-# the old code stop being served from the cache.
-FINGERPRINT_VERSION = 1
-# Settings that change what a review finds (not keys or timeouts). Absent ones are
-# skipped: their code defaults are covered by FINGERPRINT_VERSION.
+# Settings besides the rules that change what a review finds (not keys or timeouts).
+# Absent ones are skipped: their code defaults are covered by the code's hash.
 CONFIG_SETTINGS: tuple[str, ...] = (
-    "REVIEW_RULES",
     "LLM_BASE_URL",  # empty = detectors alone; another gateway may serve other models
     "LLM_ROSTER",
     "LLM_FAILBACK_CHAIN",
@@ -79,20 +76,23 @@ class ServeDecision:
 def decide_serve(
     content_key: str,
     fingerprint: str,
-    client_ip: str | None,
+    rate_keys: list[str] | None,
     *,
     no_cache: bool = False,
     expected_calls: int = 1,
 ) -> ServeDecision:
-    """Decide how to serve one review request. `client_ip` is None for the CLI, which
-    is not rate limited. `no_cache` (--no-cache, the re-run button) skips the cache but
-    not the budget or the rate limit.
+    """Decide how to serve one review request. `rate_keys` (ledger.ratelimit: the
+    requester's user and address) are None for the CLI, which is not rate limited.
+    `no_cache` (--no-cache, the re-run button) skips the cache but not the budget or
+    the rate limit.
 
     With a model gateway, a fresh answer holds a reservation of the daily budget for
     `expected_calls` model calls (the run's staffed specialists and its coordinator), so
     a run the budget cannot afford is served by failback from the start, never fresh
     and then left without its models."""
-    rate = ratelimit.hit(client_ip) if client_ip else None
+    if isinstance(rate_keys, str):
+        raise TypeError("rate_keys is a list of keys (ledger.ratelimit.rate_keys)")
+    rate = ratelimit.hit(*rate_keys) if rate_keys else None
     if rate is not None and rate.far_over:
         return ServeDecision(
             ERROR,
@@ -259,10 +259,12 @@ _CHUNK = 10_000
 
 def config_fingerprint() -> str:
     """sha256 of everything besides the batch that decides what a review finds: the
-    rule thresholds (settings.REVIEW_RULES), the specialist roster, the prompt files,
-    and the model rate and per-agent override tables."""
+    code that decides it and the package version (code_version), the rules
+    (settings.REVIEW_RULES, every field), the specialist roster, the prompt files, and
+    the model rate and per-agent override tables."""
     parts: dict[str, Any] = {
-        "version": FINGERPRINT_VERSION,
+        "code": code_fingerprint(),
+        "rules": settings.REVIEW_RULES.as_dict(),
         "roster": list(NAMES),
         "settings": {
             name: getattr(settings, name) for name in CONFIG_SETTINGS if hasattr(settings, name)

@@ -64,7 +64,7 @@ def spool_upload(
     sender: dict[str, str] | None = None,
     dataset: str | None = None,
     as_of: datetime | None = None,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     refused: list[str] | None = None,
     idempotency_key: str | None = None,
 ) -> str:
@@ -100,7 +100,7 @@ def spool_upload(
             "sender": sender,
             "dataset": dataset,
             "as_of": as_of.isoformat() if as_of else None,
-            "client_ip": client_ip,
+            "rate_keys": rate_keys,
             "idempotency_key": idempotency_key,
             "refused": refused or [],
             "error": error,

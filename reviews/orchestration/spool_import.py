@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from ledger.ratelimit import legacy_rate_keys
 from reviews.models import Batch
 from reviews.orchestration import spool
 from reviews.orchestration.spool_senders import SenderRefused, sender_of
@@ -95,7 +96,9 @@ def review_stored_upload(batch: Batch, meta: dict) -> None:
         accept_stored_upload(
             batch.pk,
             as_of=meta.get("as_of"),
-            client_ip=meta.get("client_ip"),
+            rate_keys=meta["rate_keys"]
+            if "rate_keys" in meta
+            else legacy_rate_keys(meta.get("client_ip")),  # spooled before rate_keys
             dataset=meta.get("dataset"),
         )
     except Exception:

@@ -20,9 +20,9 @@ from alerts.tasks import run_finished
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
-from reviews.engine.ingest.safe_text import make_safe
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
+from reviews.engine.storable import storable
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
@@ -47,7 +47,7 @@ class DatabaseUnavailable(Exception):
     @classmethod
     def of(cls, error: Exception) -> DatabaseUnavailable:
         """From the driver's error (one of unreachable_errors()), its text made safe."""
-        return cls(f"{type(error).__name__}: {make_safe(str(error))}")
+        return cls(f"{type(error).__name__}: {storable(str(error))}")
 
 
 class ServeRefused(Exception):
@@ -78,13 +78,13 @@ def submit(
     created_by=None,
     as_of: datetime | None = None,
     dispatch: bool = True,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
 ) -> Submission:
     """Store, parse and (if valid) serve a review: a finished run that reuses another
     run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
-    execute (the CLI runs it in-process). `client_ip` is None where no rate limit
+    execute (the CLI runs it in-process). `rate_keys` are None where no rate limit
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
     batch's own "dataset" key. Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
@@ -94,7 +94,7 @@ def submit(
         created_by=created_by,
         as_of=as_of,
         dispatch=dispatch,
-        client_ip=client_ip,
+        rate_keys=rate_keys,
         no_cache=no_cache,
         dataset=dataset,
     )
@@ -107,7 +107,7 @@ def review_stored(
     created_by=None,
     as_of: datetime | None = None,
     dispatch: bool = True,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
 ) -> Submission:
@@ -118,7 +118,7 @@ def review_stored(
         parsed = accept(batch, as_of=as_of, files=files, dataset=dataset)
     except IngestError as error:
         return Submission(batch=batch, errors=error.errors)
-    run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=no_cache)
+    run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=no_cache)
     if run.status == ReviewRun.Status.QUEUED:
         if dispatch:
             dispatch_review(run)
@@ -132,7 +132,7 @@ def serve(
     parsed: plain.Batch,
     *,
     created_by=None,
-    client_ip: str | None = None,
+    rate_keys: list[str] | None = None,
     no_cache: bool = False,
 ) -> ReviewRun:
     """Make the run decide_serve asks for: a copy of a finished review (cached, or
@@ -144,7 +144,7 @@ def serve(
     decision = serving.decide_serve(
         batch.content_key,
         fingerprint,
-        client_ip,
+        rate_keys,
         no_cache=no_cache,
         expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
@@ -224,7 +224,7 @@ def stored_name(name: str) -> str:
     """A file name as it can be stored: NUL and lone surrogates (a non-UTF-8 name from
     the CLI) as their \\u escapes, and at most 500 characters, keeping the end, where
     the extension is."""
-    name = make_safe(name)
+    name = storable(name)
     if len(name) <= _NAME_CHARS:
         return name
     return name[: _NAME_CHARS // 2 - 1] + "…" + name[-(_NAME_CHARS // 2) :]
@@ -293,7 +293,7 @@ def dataset_name(name: str | None) -> str | None:
 
 
 def accept_stored_upload(
-    batch_id: int, *, as_of: str | None, client_ip: str | None, dataset: str | None = None
+    batch_id: int, *, as_of: str | None, rate_keys: list[str] | None, dataset: str | None = None
 ) -> Submission | None:
     """The worker's half of intake_tasks.accept_later. A refused request (far over the rate limit)
     leaves the batch accepted, with the reason among its errors."""
@@ -306,7 +306,7 @@ def accept_stored_upload(
             batch,
             created_by=batch.created_by,
             as_of=datetime.fromisoformat(as_of) if as_of else None,
-            client_ip=client_ip,
+            rate_keys=rate_keys,
             dataset=dataset,
         )
     except ServeRefused as error:
@@ -318,7 +318,7 @@ def reject(batch: Batch, errors: list[str]) -> None:
     """Mark a stored batch rejected, with why (a parse error, or a request refused
     before parsing: an invalid as-of time, an empty file)."""
     batch.status = Batch.Status.REJECTED
-    batch.errors = [make_safe(error) for error in errors]
+    batch.errors = [storable(error) for error in errors]
     batch.save(update_fields=["status", "errors"])
     logger.info("batch %s rejected: %d errors", batch.pk, len(errors))
 
@@ -360,7 +360,7 @@ def dispatch_review(run: ReviewRun) -> None:
     transaction.on_commit(lambda: send_start(run.pk))
 
 
-def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> ReviewRun:
+def rerun(run: ReviewRun, *, created_by=None, rate_keys: list[str] | None = None) -> ReviewRun:
     """A new review of a run's batch (the re-run button). It is an explicit request for
     a fresh review, so it skips the cache; like any request it counts against the rate
     limit and the budget, so it may be served by failback. Raises ServeRefused."""
@@ -369,7 +369,7 @@ def rerun(run: ReviewRun, *, created_by=None, client_ip: str | None = None) -> R
     if not batch.content_key:  # accepted before batches had one
         batch.content_key = serving.content_key(parsed)
         batch.save(update_fields=["content_key"])
-    new_run = serve(batch, parsed, created_by=created_by, client_ip=client_ip, no_cache=True)
+    new_run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=True)
     if new_run.status == ReviewRun.Status.QUEUED:
         dispatch_review(new_run)
     return new_run

@@ -216,6 +216,15 @@ def deal_contact_elsewhere(b: Builder) -> None:
     plant(b, "attribution", "deal_contact_elsewhere", WARNING, deal, outsider)
 
 
+def missing_company(b: Builder) -> None:
+    """A contact nobody attached to its company, though its email is at the company's
+    domain (a suggestion)."""
+    company = b.new_company()
+    contact = b.new_contact(company)
+    del contact["companyId"]
+    plant(b, "attribution", "contact_missing_company", SUGGESTION, contact, company)
+
+
 def invalid_email(b: Builder) -> None:
     contact = b.new_contact(b.new_company())
     local, domain = contact["email"].split("@")
@@ -263,6 +272,25 @@ def unknown_stage(b: Builder) -> None:
     plant(b, "pipeline", "unknown_stage", WARNING, deal)
 
 
+def missing_stage(b: Builder) -> None:
+    deal = open_deal(b, b.new_company())
+    if b.rng.random() < 0.5:
+        del deal["stage"]
+    else:
+        deal["stage"] = ""
+    plant(b, "pipeline", "missing_stage", WARNING, deal)
+
+
+def amount_typo(b: Builder) -> None:
+    """Three ordinary deals of one company and one with digits too many (a suggestion:
+    the amount is at least 100 times the company's median)."""
+    company = b.new_company()
+    usual = [open_deal(b, company) for _ in range(3)]
+    largest = max(int(deal["amount"]) for deal in usual)
+    typo = open_deal(b, company, amount=largest * 1000)
+    plant(b, "pipeline", "amount_looks_like_typo", SUGGESTION, typo)
+
+
 def invalid_amount(b: Builder) -> None:
     deal = open_deal(b, b.new_company(), amount=b.rng.choice(BAD_AMOUNTS))
     plant(b, "pipeline", "invalid_value", WARNING, deal)
@@ -274,7 +302,7 @@ def invalid_amount(b: Builder) -> None:
 def plant_stale(b: Builder, companies: list[dict]) -> None:
     """Background companies made stale (generate's stale_share), planted once their
     deals exist: an open deal makes the finding a warning, else a suggestion."""
-    with_open_deal = {d["companyId"] for d in b.deals if d["stage"] in OPEN_STAGES}
+    with_open_deal = {d.get("companyId") for d in b.deals if d.get("stage") in OPEN_STAGES}
     for company in companies:
         company["enrichedAt"] = b.day(-b.between(200, 700))
         severity = WARNING if company["id"] in with_open_deal else SUGGESTION
@@ -298,6 +326,21 @@ def stale_without_open_deal(b: Builder) -> None:
     if b.rng.random() < 0.5:  # a deal long since won does not make it urgent
         b.new_deal(company, stage="closedwon")
     plant(b, "freshness", "stale_enrichment", SUGGESTION, company)
+
+
+def never_enriched(b: Builder) -> None:
+    """A company with neither date, in a batch whose other companies have one."""
+    company = b.new_company()
+    company.pop("enrichedAt", None)
+    del company["updatedAt"]
+    plant(b, "freshness", "never_enriched", SUGGESTION, company)
+
+
+def invalid_domain(b: Builder) -> None:
+    """A domain that is not one ("n/a", a company name): dedup owns domains."""
+    company = b.new_company(with_domain=False)
+    company["domain"] = b.rng.choice(("n/a", "none", company["name"].replace(".", "")))
+    plant(b, "dedup", "invalid_value", WARNING, company)
 
 
 def invalid_enriched_at(b: Builder) -> None:
@@ -329,4 +372,9 @@ DEFECTS: tuple[Maker, ...] = (
     stale_with_open_deal,
     stale_without_open_deal,
     invalid_enriched_at,
+    missing_company,
+    missing_stage,
+    amount_typo,
+    never_enriched,
+    invalid_domain,
 )

@@ -17,6 +17,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, QuerySet
 from django.http import QueryDict
 
+from reviews.engine.specialists import KINDS
 from reviews.models import Finding, ReviewRun, Severity, findings_of
 from reviews.web.forms import DismissForm
 from reviews.web.history_views import mark_dismissed
@@ -24,30 +25,6 @@ from reviews.web.history_views import mark_dismissed
 FINDINGS_PER_PAGE = 100
 # Up to this many findings (after the filters) they are listed without choosing a kind.
 LIST_ALL_UP_TO = 500
-
-# What one finding of each kind is about, for a group's heading: "164,977 companies:
-# enrichment older than 180 days". Kinds not listed show their name.
-KIND_LABELS = {
-    "company_same_domain": ("company group", "company groups", "sharing a domain"),
-    "company_same_name": ("company group", "company groups", "sharing a name"),
-    "contact_same_email": ("contact group", "contact groups", "sharing an email"),
-    "contact_same_person": ("contact group", "contact groups", "the same person twice"),
-    "deal_entered_twice": ("deal group", "deal groups", "entered twice"),
-    "contact_wrong_company": ("contact", "contacts", "email domain of another company"),
-    "contact_missing_company": ("contact", "contacts", "no company"),
-    "dangling_reference": ("record", "records", "naming a record not in the batch"),
-    "deal_contact_elsewhere": ("deal", "deals", "a contact at another company"),
-    "won_without_close_date": ("deal", "deals", "won without a close date"),
-    "won_without_amount": ("deal", "deals", "won without an amount"),
-    "negative_amount": ("deal", "deals", "negative amount"),
-    "open_past_close_date": ("deal", "deals", "open past the close date"),
-    "unknown_stage": ("deal", "deals", "stage not in its pipeline"),
-    "missing_stage": ("deal", "deals", "no stage"),
-    "amount_looks_like_typo": ("deal", "deals", "amount looks like a typo"),
-    "stale_enrichment": ("company", "companies", "enrichment older than {days} days"),
-    "never_enriched": ("company", "companies", "never enriched"),
-    "invalid_value": ("value", "values", "malformed"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +131,9 @@ def kind_groups(tally: list[tuple[str, str, str, int]]) -> list[KindGroup]:
 
 
 def kind_label(kind: str, n: int) -> str:
-    """e.g. "164,977 companies: enrichment older than 180 days"."""
-    if kind not in KIND_LABELS:
+    """e.g. "164,977 companies: enrichment older than 180 days" (the kind's label in
+    its specialist's declaration, reviews.engine.specialists)."""
+    declared = KINDS.get(kind)  # a kind only a model made has no declaration
+    if declared is None:
         return f"{n:,} × {kind.replace('_', ' ')}"
-    singular, plural, what = KIND_LABELS[kind]
-    days = settings.REVIEW_RULES.get("STALE_ENRICHMENT_DAYS", 180)
-    return f"{n:,} {singular if n == 1 else plural}: {what.format(days=days)}"
+    return declared.heading(n, settings.REVIEW_RULES)

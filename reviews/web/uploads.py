@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from ledger.ratelimit import client_ip
+from ledger.ratelimit import request_rate_keys
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Dataset, ReviewRun
 from reviews.orchestration import spool
@@ -86,7 +86,8 @@ def keep(
             error=error,
             dataset=fields.get("dataset") or None,
             as_of=fields.get("as_of"),
-            client_ip=client_ip(request),
+            # `user_id` as given: with the database down, request.user cannot be loaded.
+            rate_keys=request_rate_keys(request, user_id=user_id),
             refused=None if valid else form_errors(form),
         )
     except spool.SpoolFull:
@@ -103,16 +104,16 @@ def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpRespo
             rejected = store_upload(as_sources(received), created_by=request.user)
             reject(rejected, form_errors(form))
         return upload_page(request, form, rejected=rejected, status=400)
-    as_of, ip = form.cleaned_data["as_of"], client_ip(request)
+    as_of, keys = form.cleaned_data["as_of"], request_rate_keys(request)
     dataset = form.cleaned_data["dataset"] or None
     if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
         batch = store_upload(as_sources(received), created_by=request.user)
-        accept_later(batch, as_of=as_of, client_ip=ip, dataset=dataset)
+        accept_later(batch, as_of=as_of, rate_keys=keys, dataset=dataset)
         return redirect("reviews:batch", batch.pk)
     files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
     try:
         submission = submit(
-            files, created_by=request.user, as_of=as_of, client_ip=ip, dataset=dataset
+            files, created_by=request.user, as_of=as_of, rate_keys=keys, dataset=dataset
         )
     except ServeRefused as error:
         return refused(request, error)

@@ -33,7 +33,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
-from ledger.ratelimit import client_ip
+from ledger.ratelimit import request_rate_keys
 from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
@@ -234,7 +234,7 @@ def ledger_context(run: ReviewRun) -> dict:
 def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run(run_id)
     try:
-        new_run = rerun(run, created_by=request.user, client_ip=client_ip(request))
+        new_run = rerun(run, created_by=request.user, rate_keys=request_rate_keys(request))
     except ServeRefused as error:
         return refused(request, error)
     messages.success(request, f"Fresh re-run of run #{run.pk} started.")

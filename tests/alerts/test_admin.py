@@ -77,3 +77,75 @@ def test_a_delivery_page_lists_its_attempts(admin_client):
     assert "500" in text and "200" in text
     listing = admin_client.get(reverse("admin:alerts_webhookdelivery_changelist"))
     assert listing.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("127.0.0.1:6379", "127.0.0.1, a loopback address"),
+        ("http://localhost:8000/admin/", "localhost is 127.0.0.1, a loopback address"),
+        ("https://0.0.0.0/", "0.0.0.0, a unspecified address"),
+        ("https://[::1]:5432/", "::1, a loopback address"),
+        ("https://169.254.169.254/latest/meta-data/", "a cloud metadata address"),
+        ("https://[::ffff:10.0.0.1]/", "it embeds 10.0.0.1, a private address"),
+        ("https://user:pass@hooks.example.com/x", "credentials in the URL are not allowed"),
+        ("http://hooks.slack.example/x", "only https URLs"),
+    ],
+)
+def test_admin_refuses_a_url_aimed_inward_with_the_reason(admin_client, settings, url, words):
+    settings.WEBHOOK_ALLOWED_HOSTS = []
+    settings.WEBHOOK_ALLOW_HTTP = False
+    dataset = Dataset.objects.create(name="acme-hubspot")
+    response = admin_client.post(
+        reverse("admin:alerts_webhooksubscription_add"),
+        {
+            "dataset": dataset.pk,
+            "url": url,
+            "payload_format": "json",
+            "triggers": ["request_changes"],
+            "secret": "",
+            "active": "on",
+        },
+    )
+    assert response.status_code == 200  # the form again, with the error
+    assert not WebhookSubscription.objects.exists()
+    errors = response.context["adminform"].form.errors["url"]
+    assert any(words in error for error in errors), errors
+    assert errors[0].startswith("This URL cannot receive webhooks: ")
+
+
+def test_an_internal_receiver_can_be_saved_once_allow_listed(admin_client, settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = ["10.0.0.0/8"]
+    settings.WEBHOOK_ALLOW_HTTP = False
+    dataset = Dataset.objects.create(name="acme-hubspot")
+    admin_client.post(
+        reverse("admin:alerts_webhooksubscription_add"),
+        {
+            "dataset": dataset.pk,
+            "url": "http://10.1.2.3:8080/hooks",
+            "payload_format": "json",
+            "triggers": ["request_changes"],
+            "secret": "",
+            "active": "on",
+        },
+    )
+    assert WebhookSubscription.objects.get().url == "http://10.1.2.3:8080/hooks"
+
+
+def test_a_delivery_page_shows_the_excerpt_not_a_body(admin_client):
+    run = reviewed()
+    subscription = WebhookSubscription.objects.create(
+        dataset=Dataset.objects.create(name="d"), url="https://x.example", secret="s"
+    )
+    delivery = WebhookDelivery.objects.create(subscription=subscription, run=run, body="{}")
+    WebhookAttempt.objects.create(
+        delivery=delivery,
+        number=1,
+        started_at=timezone.now(),
+        latency_ms=12,
+        response_code=500,
+        ok=False,
+        excerpt="receiver is down",
+    )
+    page = admin_client.get(reverse("admin:alerts_webhookdelivery_change", args=[delivery.pk]))
+    assert "receiver is down" in page.content.decode()

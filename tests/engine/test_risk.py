@@ -2,10 +2,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
-from django.conf import settings
 
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.risk import classify_risk
+from reviews.engine.rules import Rules
 
 AS_OF = datetime(2026, 8, 1, 9, tzinfo=UTC)
 
@@ -35,25 +35,32 @@ def batch(companies=0, contacts=0, deals=()):
     ],
 )
 def test_classify_risk_tiers_by_weighted_score(companies, contacts, deals, tier, score):
-    risk = classify_risk(
-        batch(companies, contacts, [("qualifiedtobuy", "10")] * deals), settings.REVIEW_RULES
-    )
+    risk = classify_risk(batch(companies, contacts, [("qualifiedtobuy", "10")] * deals), Rules())
     assert (risk.tier, risk.score) == (tier, score)
     assert risk.specialist_count == {"trivial": 2, "lite": 3, "full": 4}[tier]
     assert risk.coordinator_role == ("cheap" if tier == "trivial" else "mid")
 
 
 def test_a_big_won_deal_raises_the_tier():
-    risk = classify_risk(batch(1, 1, [("closedwon", "250000")]), settings.REVIEW_RULES)
+    risk = classify_risk(batch(1, 1, [("closedwon", "250000")]))
     assert risk.tier == "lite"
     assert "raised" in risk.reason
 
 
 def test_a_big_contract_sent_label_raises_the_tier():
-    risk = classify_risk(batch(1, 1, [("Contract Sent", "100000")]), settings.REVIEW_RULES)
+    risk = classify_risk(batch(1, 1, [("Contract Sent", "100000")]))
     assert risk.tier == "lite"
 
 
 def test_a_big_open_deal_at_an_early_stage_does_not_raise_the_tier():
-    risk = classify_risk(batch(1, 1, [("qualifiedtobuy", "900000")]), settings.REVIEW_RULES)
+    risk = classify_risk(batch(1, 1, [("qualifiedtobuy", "900000")]))
     assert risk.tier == "trivial"
+
+
+def test_the_tier_bounds_and_the_high_value_amount_are_rules():
+    rules = Rules().with_overrides(
+        {"tier_trivial_max_score": 2, "tier_lite_max_score": 4, "high_value_deal_amount": 1000}
+    )
+    assert classify_risk(batch(2, 1), rules).tier == "lite"
+    assert classify_risk(batch(5), rules).tier == "full"
+    assert classify_risk(batch(0, 0, [("closedwon", "1000")]), rules).tier == "lite"

@@ -3,7 +3,7 @@
 import pytest
 from django.test import RequestFactory
 
-from ledger.ratelimit import RateDecision, client_ip, hit
+from ledger.ratelimit import RateDecision, client_ip, hit, legacy_rate_keys, rate_keys
 
 HOUR_START = 1_800_000_000 - 1_800_000_000 % 3600  # a clock hour, as a Unix time
 
@@ -20,6 +20,26 @@ def test_rate_limit_counts_per_address_within_the_hour(redis_url, limit_3):
     assert [d.far_over for d in decisions] == [False] * 6 + [True]
     assert decisions[-1] == RateDecision(allowed=False, count=7, limit=3, retry_after=3590)
     assert hit("192.0.2.2", now=HOUR_START + 10).count == 1
+
+
+def test_each_key_is_counted_and_the_one_furthest_over_decides(redis_url, limit_3):
+    at = HOUR_START + 10
+    assert rate_keys(7, "192.0.2.1") == ["user:7", "ip:192.0.2.1"]
+    assert [hit(*rate_keys(7, "192.0.2.1"), now=at).count for _ in range(3)] == [1, 2, 3]
+    # The same user from elsewhere: over by its user's count.
+    assert hit(*rate_keys(7, "198.51.100.9"), now=at) == RateDecision(
+        allowed=False, count=4, limit=3, retry_after=3590
+    )
+    # Someone else from the first address: over by the address's count.
+    assert hit(*rate_keys(8, "192.0.2.1"), now=at).count == 4
+    assert hit(*rate_keys(9, "198.51.100.10"), now=at).count == 1
+    assert hit(now=at) == RateDecision(allowed=True, count=0, limit=0, retry_after=3590)
+
+
+def test_a_request_recorded_before_rate_keys_keeps_its_identity():
+    assert legacy_rate_keys("user:5") == ["user:5"]
+    assert legacy_rate_keys("192.0.2.1") == ["ip:192.0.2.1"]
+    assert legacy_rate_keys(None) is None
 
 
 def test_rate_limit_starts_over_in_the_next_hour(redis_url, limit_3):

@@ -57,7 +57,7 @@ def test_config_fingerprint_is_stable():
 @pytest.mark.django_db
 def test_config_fingerprint_changes_when_a_rule_threshold_changes(settings):
     before = config_fingerprint()
-    settings.REVIEW_RULES = {**settings.REVIEW_RULES, "STALE_ENRICHMENT_DAYS": 90}
+    settings.REVIEW_RULES = settings.REVIEW_RULES.with_overrides({"stale_enrichment_days": 90})
     assert config_fingerprint() != before
 
 

@@ -162,7 +162,7 @@ def test_review_no_cache_reviews_afresh(postgres):
 
 def test_review_after_a_threshold_change_misses_the_cache(postgres, settings):
     review_json(SEED)
-    settings.REVIEW_RULES = {**settings.REVIEW_RULES, "STALE_ENRICHMENT_DAYS": 90}
+    settings.REVIEW_RULES = settings.REVIEW_RULES.with_overrides({"stale_enrichment_days": 90})
     _, second = review_json(SEED)
     assert second["run"]["mode"] == "fresh"
 

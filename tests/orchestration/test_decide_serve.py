@@ -17,7 +17,7 @@ from tests.orchestration.helpers import parse, reviewed_run, seed_batch
 
 pytestmark = pytest.mark.django_db
 
-IP = "203.0.113.7"
+IP = ["ip:203.0.113.7"]  # a request's rate keys (ledger.ratelimit.rate_keys)
 
 
 def key_of(batch: dict) -> str:
@@ -39,7 +39,7 @@ def test_decide_serve_cached_for_a_reordered_identical_batch(postgres, redis_url
 
 def test_decide_serve_fresh_after_a_threshold_changes(postgres, redis_url, settings):
     reviewed_run(seed_batch())
-    settings.REVIEW_RULES = {**settings.REVIEW_RULES, "DEAL_CLOSE_DATE_WINDOW_DAYS": 7}
+    settings.REVIEW_RULES = settings.REVIEW_RULES.with_overrides({"deal_close_date_window_days": 7})
     decision = decide_serve(reordered_key(), config_fingerprint(), IP)
     assert decision == ServeDecision(ReviewRun.Mode.FRESH)
 
@@ -111,7 +111,7 @@ def test_decide_serve_rate_limit_failback_then_429(postgres, redis_url, settings
     assert 0 < last.retry_after <= 3600
     # Far over the limit is refused even when a cache hit exists; other clients are not.
     assert decide_serve(reordered_key(), config_fingerprint(), IP).mode == ERROR
-    other = decide_serve(reordered_key(), config_fingerprint(), "198.51.100.1")
+    other = decide_serve(reordered_key(), config_fingerprint(), ["ip:198.51.100.1"])
     assert other == ServeDecision(ReviewRun.Mode.CACHED, reuse_run_id=run.pk)
 
 

@@ -57,5 +57,5 @@ def test_findings_whose_text_had_to_be_made_storable_come_from_the_blob():
 
     received = handoff.received_findings(5, "freshness", blob)
 
-    assert received[0].title == "Company \ufffd was last enriched"  # as stored
+    assert received[0].title == "Company \\ud800 was last enriched"  # as stored
     assert received == unpack(blob)

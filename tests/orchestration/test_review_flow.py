@@ -1,5 +1,8 @@
 """The review path through the database: submit, specialists, coordinator (tasks eager)."""
 
+import dataclasses
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -14,7 +17,7 @@ from tests.uploads import json_upload, upload
 
 pytestmark = pytest.mark.django_db
 
-IP = "203.0.113.7"
+IP = ["ip:203.0.113.7"]  # a request's rate keys (ledger.ratelimit.rate_keys)
 
 
 def run_eagerly(files, **options):
@@ -71,16 +74,18 @@ def test_redelivered_tasks_write_no_duplicate_findings(postgres):
 
 
 def test_a_failing_specialist_degrades_the_run_but_the_coordinator_finishes(settings):
-    # A real failure inside the freshness detector: its threshold setting is gone.
-    rules = dict(settings.REVIEW_RULES)
-    del rules["STALE_ENRICHMENT_DAYS"]
+    # A real failure inside the freshness detector: its threshold is corrupt.
+    rules = dataclasses.replace(settings.REVIEW_RULES)
+    object.__setattr__(rules, "stale_enrichment_days", "180")  # bypasses the validation
     settings.REVIEW_RULES = rules
-    run = run_eagerly([upload("seed-example.json")])
+    batch = json.loads(upload("seed-example.json").data)
+    batch["companies"][0]["enrichedAt"] = "2026-01-05"  # a date for the threshold to judge
+    run = run_eagerly([json_upload(batch)])
     assert run.status == ReviewRun.Status.DONE
     assert run.degraded
     freshness = run.agents.get(agent="freshness")
     assert freshness.status == AgentRun.Status.FAILED
-    assert "STALE_ENRICHMENT_DAYS" in freshness.error
+    assert "TypeError" in freshness.error
     assert "Degraded: the freshness review failed" in run.verdict.summary
     assert run.findings.filter(category="dedup").exists()
 
@@ -151,32 +156,32 @@ def test_rerun_bypasses_the_cache(postgres, django_capture_on_commit_callbacks):
 
 def test_rate_limit_serves_failback_then_refuses_with_retry_after(postgres, redis_url, settings):
     settings.RATE_LIMIT_PER_HOUR = 1
-    first = run_eagerly([upload("seed-example.json")], client_ip=IP)
+    first = run_eagerly([upload("seed-example.json")], rate_keys=IP)
     assert (first.mode, first.status) == ("fresh", "done")
 
     # The re-run button skips the cache but not the limit: 2 of 1 is served by failback.
-    second = rerun(first, client_ip=IP)
+    second = rerun(first, rate_keys=IP)
     assert (second.mode, second.reused_run_id) == ("failback", first.pk)
     assert second.reason == "rate limit exceeded: 2 requests this hour, limit 1"
     assert findings_of(second) == findings_of(first)
 
     with pytest.raises(ServeRefused) as refused:  # 3 of 1: far over
-        submit([upload("seed-example.json")], client_ip=IP)
+        submit([upload("seed-example.json")], rate_keys=IP)
     error = refused.value
     assert error.reason == "rate limit: 3 requests this hour, limit 1"
     assert 0 < error.retry_after <= 3600
     assert error.batch.status == Batch.Status.ACCEPTED  # kept, but not reviewed
     assert not error.batch.runs.exists()
     with pytest.raises(ServeRefused):
-        rerun(first, client_ip=IP)
+        rerun(first, rate_keys=IP)
     # The CLI has no address: never limited.
     assert submit([upload("seed-example.json")]).run.mode == "cached"
 
 
 def test_failback_without_a_good_run_is_reviewed_by_the_detectors(postgres, redis_url, settings):
     settings.RATE_LIMIT_PER_HOUR = 1
-    submit([upload("seed-example.json")], client_ip=IP, dispatch=False)  # queued, not good yet
-    run = submit([upload("seed-example.json")], client_ip=IP, dispatch=False).run
+    submit([upload("seed-example.json")], rate_keys=IP, dispatch=False)  # queued, not good yet
+    run = submit([upload("seed-example.json")], rate_keys=IP, dispatch=False).run
     assert (run.mode, run.status, run.reused_run) == ("failback", "queued", None)
     assert run.reason.startswith("rate limit exceeded")
     assert run.config_fingerprint == serving.config_fingerprint()

@@ -114,7 +114,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
         "sender": None,  # checked against the database when it was received
         "dataset": "acme-crm",
         "as_of": "2026-08-01T09:00:00+00:00",
-        "client_ip": "127.0.0.1",
+        "rate_keys": [f"user:{member.pk}", "ip:127.0.0.1"],
         "idempotency_key": None,
         "refused": [],
         "error": f"OperationalError: {REFUSED}",
@@ -196,7 +196,7 @@ def test_an_api_upload_sent_while_the_database_is_down_is_spooled(
     assert (folder / "files" / "0").read_bytes() == SEED
     meta = spool.read_meta(folder)
     assert (meta["channel"], meta["user_id"]) == ("api", user.pk)
-    assert meta["client_ip"] == f"user:{user.pk}"  # the API's rate-limit identity
+    assert meta["rate_keys"] == [f"user:{user.pk}", "ip:127.0.0.1"]  # as the page counts
     assert (meta["dataset"], meta["idempotency_key"]) == ("acme-crm", "night-1")
     assert meta["files"] == [{"name": "body.json", "path": "files/0", "size": len(SEED)}]
 

@@ -194,7 +194,7 @@ def test_a_running_agent_beats_from_its_own_thread():
 
 def test_the_sweep_has_a_queue_of_its_own_that_every_worker_consumes(settings):
     queues = {q.name for q in app.conf.task_queues}
-    assert queues == {"celery", settings.SWEEP_QUEUE}
+    assert queues == {"celery", settings.SWEEP_QUEUE, settings.WEBHOOK_QUEUE}
     assert app.amqp.router.route({}, "reviews.sweep")["queue"].name == settings.SWEEP_QUEUE
     assert app.amqp.router.route({}, "reviews.run_specialist")["queue"].name == "celery"
     entry = settings.CELERY_BEAT_SCHEDULE["sweep"]

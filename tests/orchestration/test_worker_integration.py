@@ -68,7 +68,7 @@ def test_worker_reads_a_big_upload_then_reviews_it(worker):
     from reviews.orchestration.submit import store_upload
 
     batch = store_upload([upload("seed-example.json")])
-    accept_later(batch, as_of=None, client_ip="203.0.113.9")  # on commit: at once here
+    accept_later(batch, as_of=None, rate_keys=["ip:203.0.113.9"])  # on commit: at once here
     deadline = time.monotonic() + 60
     while not batch.runs.exists() and time.monotonic() < deadline:
         time.sleep(0.2)

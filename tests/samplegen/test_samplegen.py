@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from rapidfuzz import fuzz
 
 from reviews.engine import normalize
+from reviews.engine.rules import Rules
+from reviews.engine.specialists import REGISTRY
 from reviews.samplegen import generate, targets, truth_path, write_sample
 from reviews.samplegen.cases import FUZZY_PEOPLE
 from reviews.samplegen.decoys import INJECTIONS, MUST_NOT_FLAG
@@ -23,26 +24,14 @@ from reviews.samplegen.words import BRANDS, PLACES, SECTORS
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 LISTS = ("companies", "contacts", "deals")
 
-# Every (category, kind) of the table in docs/rules.md, and invalid_value in each category whose
-# fields the generator breaks (docs/input.md).
+# Every (category, kind) the specialists declare (the registry; tests/engine/test_registry.py
+# checks it equals the table in docs/rules.md), invalid_value in every category, but for
+# kinds only another input than a JSON batch can give (Kind.only_from).
 SPEC_KINDS = {
-    ("dedup", "company_same_domain"),
-    ("dedup", "company_same_name"),
-    ("dedup", "contact_same_email"),
-    ("dedup", "contact_same_person"),
-    ("dedup", "deal_entered_twice"),
-    ("attribution", "contact_wrong_company"),
-    ("attribution", "dangling_reference"),
-    ("attribution", "deal_contact_elsewhere"),
-    ("pipeline", "won_without_close_date"),
-    ("pipeline", "won_without_amount"),
-    ("pipeline", "negative_amount"),
-    ("pipeline", "open_past_close_date"),
-    ("pipeline", "unknown_stage"),
-    ("freshness", "stale_enrichment"),
-    ("pipeline", "invalid_value"),
-    ("attribution", "invalid_value"),
-    ("freshness", "invalid_value"),
+    (spec.category, kind.name)
+    for spec in REGISTRY.values()
+    for kind in spec.kinds
+    if not kind.only_from
 }
 
 
@@ -81,7 +70,7 @@ def test_generate_batch_has_spec_shape(sample) -> None:
 def test_generate_plants_every_spec_kind(sample) -> None:
     _, truth = sample
     planted = {(item["category"], item["kind"]) for item in truth["planted"]}
-    assert SPEC_KINDS <= planted
+    assert planted == SPEC_KINDS
     stale = {i["severity"] for i in truth["planted"] if i["kind"] == "stale_enrichment"}
     assert stale == {"warning", "suggestion"}
 
@@ -133,7 +122,7 @@ def test_generate_truth_names_only_records_in_the_batch(sample) -> None:
 
 
 def test_fuzzy_people_are_clearly_above_the_person_ratio() -> None:
-    threshold = settings.REVIEW_RULES["PERSON_NAME_FUZZY_RATIO"]
+    threshold = Rules().person_name_fuzzy_ratio
     for (first, last), (first2, last2) in FUZZY_PEOPLE:
         one = normalize.sorted_words(normalize.person_name(first, last))
         other = normalize.sorted_words(normalize.person_name(first2, last2))
@@ -192,9 +181,7 @@ def _review(batch: dict) -> list:
         [UploadedFile("generated.json", data)], as_of=None, received_at=datetime.now(UTC)
     )
     return [
-        finding
-        for name in SPECIALISTS
-        for finding in SPECIALISTS[name].detect(parsed, settings.REVIEW_RULES)
+        finding for name in SPECIALISTS for finding in SPECIALISTS[name].detect(parsed, Rules())
     ]
 
 

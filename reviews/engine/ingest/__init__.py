@@ -25,7 +25,8 @@ from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
-from reviews.engine.ingest.safe_text import clean_batch, is_safe, may_hold_unsafe
+from reviews.engine.ingest.safe_text import clean_batch
+from reviews.engine.storable import is_storable, may_hold_unstorable
 
 __all__ = ["IngestError", "Limits", "UploadedFile", "parse_upload"]
 
@@ -56,7 +57,7 @@ def parse_upload(
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
     batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
-    if any(may_hold_unsafe(f.data) or not is_safe(f.name) for f in files):
+    if any(may_hold_unstorable(f.data) or not is_storable(f.name) for f in files):
         # NUL and lone surrogates (in values, or a file name the batch quotes): storable,
         # visible, reported.
         clean_batch(batch)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviews.engine.ingest.safe_text import make_safe
+from reviews.engine.storable import storable
 
 
 class IngestError(Exception):
     def __init__(self, errors: list[str]) -> None:
         # Messages quote names and values from the upload: made storable here, the one
-        # place every structural error passes (reviews.engine.ingest.safe_text).
-        errors = [make_safe(error) for error in errors]
+        # place every structural error passes (reviews.engine.storable).
+        errors = [storable(error) for error in errors]
         super().__init__("; ".join(errors[:3]))
         self.errors = errors
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from reviews.engine.batch import Company, Contact, Deal, ValueProblem
-from reviews.engine.findings import Category
 from reviews.engine.ingest.values import (
     Invalid,
     describe,
@@ -32,7 +31,7 @@ class Field(NamedTuple):
     key: str  # JSON key; also the last part of a ValueProblem path (deals[3].amount)
     attr: str
     parse: Callable[[object], object]
-    category: str
+    category: str  # the specialist that reports a malformed value of it (docs/input.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,37 +45,37 @@ COMPANIES = Kind(
     "companies",
     Company,
     (
-        Field("name", "name", parse_text, Category.DEDUP),
-        Field("domain", "domain", parse_domain, Category.DEDUP),
-        Field("enrichedAt", "enriched_at", parse_datetime, Category.FRESHNESS),
-        Field("updatedAt", "updated_at", parse_datetime, Category.FRESHNESS),
+        Field("name", "name", parse_text, "dedup"),
+        Field("domain", "domain", parse_domain, "dedup"),
+        Field("enrichedAt", "enriched_at", parse_datetime, "freshness"),
+        Field("updatedAt", "updated_at", parse_datetime, "freshness"),
     ),
 )
 CONTACTS = Kind(
     "contacts",
     Contact,
     (
-        Field("email", "email", parse_email, Category.ATTRIBUTION),
+        Field("email", "email", parse_email, "attribution"),
         # Names feed contact_same_person, so a malformed one is dedup's to report.
-        Field("firstName", "first_name", parse_text, Category.DEDUP),
-        Field("lastName", "last_name", parse_text, Category.DEDUP),
-        Field("companyId", "company_id", parse_text, Category.ATTRIBUTION),
-        Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
+        Field("firstName", "first_name", parse_text, "dedup"),
+        Field("lastName", "last_name", parse_text, "dedup"),
+        Field("companyId", "company_id", parse_text, "attribution"),
+        Field("companyIds", "company_ids", parse_id_list, "attribution"),
     ),
 )
 DEALS = Kind(
     "deals",
     Deal,
     (
-        Field("name", "name", parse_text, Category.DEDUP),
-        Field("amount", "amount", parse_amount, Category.PIPELINE),
-        Field("stage", "stage", parse_text, Category.PIPELINE),
-        Field("closeDate", "close_date", parse_date, Category.PIPELINE),
-        Field("companyId", "company_id", parse_text, Category.ATTRIBUTION),
-        Field("contactIds", "contact_ids", parse_id_list, Category.ATTRIBUTION),
-        Field("pipeline", "pipeline", parse_text, Category.PIPELINE),
-        Field("currency", "currency", parse_currency, Category.PIPELINE),
-        Field("companyIds", "company_ids", parse_id_list, Category.ATTRIBUTION),
+        Field("name", "name", parse_text, "dedup"),
+        Field("amount", "amount", parse_amount, "pipeline"),
+        Field("stage", "stage", parse_text, "pipeline"),
+        Field("closeDate", "close_date", parse_date, "pipeline"),
+        Field("companyId", "company_id", parse_text, "attribution"),
+        Field("contactIds", "contact_ids", parse_id_list, "attribution"),
+        Field("pipeline", "pipeline", parse_text, "pipeline"),
+        Field("currency", "currency", parse_currency, "pipeline"),
+        Field("companyIds", "company_ids", parse_id_list, "attribution"),
     ),
 )
 

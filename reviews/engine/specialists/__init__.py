@@ -1,9 +1,16 @@
-"""The four specialists. Each module exposes:
+"""The specialists, and their registry. Each module exposes:
 
-- CATEGORY: its finding category;
+- CATEGORY: its finding category (also the agent's name);
 - SLICE: the record fields it reads (what a model pass may be shown);
+- SPEC: its declaration (reviews.engine.specialists.spec): the kinds it finds, each with
+  its severities, heading label, exact or fuzzy, and the Rules fields it reads;
 - detect(batch, rules) -> list[RawFinding]: the deterministic detector, linear in the
-  batch (group by normalised keys, never compare all pairs).
+  batch (group by normalised keys, never compare all pairs);
+- near_misses(batch, rules, limit) -> list[dict]: candidates for the model pass.
+
+Adding a specialist: a module here listed in MODULES, a prompt reviews/prompts/<name>.md,
+a test, and a migration (the agent choices of ledger.AgentModelOverride follow NAMES).
+docs/architecture.md has the recipe.
 """
 
 from __future__ import annotations
@@ -14,21 +21,49 @@ from types import ModuleType
 from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
+from reviews.engine.rules import Rules
+from reviews.engine.specialists.spec import Kind, Specialist
 
 from . import attribution, dedup, freshness, pipeline
 
-SPECIALISTS: dict[str, ModuleType] = {
-    module.CATEGORY: module for module in (dedup, attribution, pipeline, freshness)
-}
+# The canonical order: staffing ties (reviews.llm.judge) are broken in it.
+MODULES: tuple[ModuleType, ...] = (dedup, attribution, pipeline, freshness)
+SPECIALISTS: dict[str, ModuleType] = {module.CATEGORY: module for module in MODULES}
 NAMES: tuple[str, ...] = tuple(SPECIALISTS)
+REGISTRY: dict[str, Specialist] = {module.CATEGORY: module.SPEC for module in MODULES}
 
-Detector = Callable[[Batch, dict], list[RawFinding]]
+
+def _all_kinds() -> dict[str, Kind]:
+    kinds: dict[str, Kind] = {}
+    for spec in REGISTRY.values():
+        for kind in spec.kinds:
+            if kinds.setdefault(kind.name, kind) != kind:  # one name, one meaning
+                raise ValueError(f"kind {kind.name!r} is declared twice, differently")
+    return kinds
+
+
+# Every kind a rule can find, by name (invalid_value once, though every category has it).
+KINDS: dict[str, Kind] = _all_kinds()
+
+Detector = Callable[[Batch, Rules], list[RawFinding]]
+
+
+def rules_read() -> tuple[str, ...]:
+    """The Rules fields some specialist reads (for a finding or a candidate), in the
+    order Rules declares them: what a model is told of this workspace's thresholds."""
+    read = {name for spec in REGISTRY.values() for name in spec.candidate_rules}
+    read |= {name for kind in KINDS.values() for name in kind.rules}
+    return tuple(name for name in Rules().as_dict() if name in read)
+
+
+def kinds_of(category: str) -> tuple[str, ...]:
+    return tuple(kind.name for kind in REGISTRY[category].kinds)
 
 
 def detector(name: str) -> Detector:
     detect = SPECIALISTS[name].detect
 
-    def detect_and_price(batch: Batch, rules: dict) -> list[RawFinding]:
+    def detect_and_price(batch: Batch, rules: Rules) -> list[RawFinding]:
         # The detectors build indexes over every record and, on a stale export, 150k
         # findings, and make no reference cycles: with the cyclic collector on, its
         # passes over those took 13% of a findings-heavy review.

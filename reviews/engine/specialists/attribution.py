@@ -19,7 +19,8 @@ from collections import defaultdict
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -27,13 +28,38 @@ from reviews.engine.specialists.common import (
     exposure_of,
     invalid_value_findings,
 )
+from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
-CATEGORY = Category.ATTRIBUTION.value
+CATEGORY = "attribution"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "domain"),
     "contacts": ("id", "email", "company_id"),
     "deals": ("id", "name", "company_id", "contact_ids", "amount", "stage"),
 }
+
+W = (Severity.WARNING,)
+SPEC = Specialist(
+    category=CATEGORY,
+    kinds=(
+        Kind(
+            "contact_wrong_company", W, ("contact", "contacts", "email domain of another company")
+        ),
+        Kind("dangling_reference", W, ("record", "records", "naming a record not in the batch")),
+        Kind("deal_contact_elsewhere", W, ("deal", "deals", "a contact at another company")),
+        Kind(
+            "unresolved_company_name",
+            W,
+            ("company name", "company names", "matching no single company"),
+            only_from="a CSV export's Associated Company column",
+        ),
+        Kind(
+            "contact_missing_company", (Severity.SUGGESTION,), ("contact", "contacts", "no company")
+        ),
+        INVALID_VALUE,
+    ),
+    slice=SLICE,
+    report_rank=2,
+)
 
 _MAX_LISTED = 10  # companies named per finding when many share one domain
 
@@ -61,7 +87,7 @@ class _Index:
                 self.by_domain[key].append(company.id)
 
 
-def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     index = _Index(batch)
     exposure = exposure_of(batch)
     findings = invalid_value_findings(batch, CATEGORY)
@@ -83,7 +109,7 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     return findings
 
 
-def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
+def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Contacts whose email domain is a subdomain or a one-letter / hyphen variant of
     another company's domain, or that detect() let pass as a subsidiary: maybe
     attached to the wrong company, for a model to judge."""

@@ -2,10 +2,10 @@
 
 Exact rules group records by a normalised key in a dict: linear in the batch.
 Fuzzy rules (person names, deal names) compare only inside one company's block,
-and inside a block only each key with the next FUZZY_WINDOW keys in sorted order
-(the "sorted neighbourhood" method). A block of up to FUZZY_WINDOW + 1 keys, which
+and inside a block only each key with the next rules.fuzzy_window keys in sorted order
+(the "sorted neighbourhood" method). A block of up to fuzzy_window + 1 keys, which
 is nearly every real account, is compared in full; a huge account costs
-n * FUZZY_WINDOW comparisons instead of n², at the price of missing two names that
+n * fuzzy_window comparisons instead of n², at the price of missing two names that
 differ in their first letters and sort far apart. Names are compared as sorted
 words, so "Kim Dana" matches "Dana Kim".
 
@@ -28,7 +28,8 @@ from typing import TypeVar
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -38,21 +39,48 @@ from reviews.engine.specialists.common import (
     money,
 )
 from reviews.engine.specialists.grouping import clusters, each, groups, similar_pairs
+from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
-CATEGORY = Category.DEDUP.value
+CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "domain"),
     "contacts": ("id", "email", "first_name", "last_name", "company_id"),
     "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
 }
 
-# Each key is fuzzy-compared with at most this many of its successors in sorted order.
-FUZZY_WINDOW = 50
-# Near misses are hints for a model, not findings: a narrower window keeps them cheap
-# (company names have no block to bound them).
-NEAR_MISS_WINDOW = 5
-# A near miss scores under the rule's threshold by less than this many points.
-NEAR_MISS_POINTS = 10
+W, C = (Severity.WARNING,), (Severity.CRITICAL,)
+SPEC = Specialist(
+    category=CATEGORY,
+    kinds=(
+        Kind("company_same_domain", W, ("company group", "company groups", "sharing a domain")),
+        Kind("company_same_name", W, ("company group", "company groups", "sharing a name")),
+        Kind("contact_same_email", W, ("contact group", "contact groups", "sharing an email")),
+        Kind(
+            "contact_same_person",
+            W,
+            ("contact group", "contact groups", "the same person twice"),
+            Match.FUZZY,
+            rules=("person_name_fuzzy_ratio", "fuzzy_window"),
+        ),
+        Kind(
+            "deal_entered_twice",
+            C,
+            ("deal group", "deal groups", "entered twice"),
+            Match.FUZZY,
+            rules=(
+                "deal_name_fuzzy_ratio",
+                "deal_amount_tolerance_pct",
+                "deal_close_date_window_days",
+                "fuzzy_window",
+            ),
+        ),
+        INVALID_VALUE,
+    ),
+    slice=SLICE,
+    report_rank=1,
+    candidate_rules=("person_name_fuzzy_ratio", "near_miss_points", "near_miss_window"),
+)
+
 # company_same_name is an exact rule: its threshold is a ratio of 100.
 COMPANY_NAME_THRESHOLD = 100.0
 
@@ -60,7 +88,7 @@ R = TypeVar("R", Company, Contact, Deal)
 _DIGITS = re.compile(r"\d+")
 
 
-def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     """Invalid dedup-owned values plus every dedup rule in docs/rules.md."""
     links = _Links(batch)
     exposure = exposure_of(batch)
@@ -69,7 +97,7 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
         *_company_same_domain(batch, links, exposure),
         *_company_same_name(batch, links, exposure),
         *_contact_same_email(batch, links, exposure),
-        *_contact_same_person(batch, links, exposure, rules["PERSON_NAME_FUZZY_RATIO"]),
+        *_contact_same_person(batch, links, exposure, rules),
         *_deals_entered_twice(batch, links, rules),
     ]
 
@@ -153,10 +181,10 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
 
 
 def _contact_same_person(
-    batch: Batch, links: _Links, exposure: Exposure, threshold: float
+    batch: Batch, links: _Links, exposure: Exposure, rules: Rules
 ) -> Iterator[RawFinding]:
     for company_id, block in groups(batch.contacts, each(batch.contacts, "company_id")):
-        for group, score in _person_clusters(block, threshold):
+        for group, score in _person_clusters(block, rules):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:
                 continue  # one shared email: contact_same_email already reports them
@@ -183,14 +211,14 @@ def _person_keys(block: list[Contact]) -> dict[str, list[Contact]]:
     return by_name
 
 
-def _person_clusters(block: list[Contact], threshold: float) -> list[tuple[list[Contact], float]]:
+def _person_clusters(block: list[Contact], rules: Rules) -> list[tuple[list[Contact], float]]:
     """Exact name groups, then each fuzzy-matching pair of names with its ratio. Fuzzy
     pairs are not chained: Jon ~ John and John ~ Joan does not make Jon and Joan one
     person, and chaining would glue a large account's similar names into one blob."""
     by_name = _person_keys(block)
     found = [(group, 100.0) for group in by_name.values() if len(group) > 1]
     keys = sorted(by_name)
-    for i, j, score in similar_pairs(keys, threshold, FUZZY_WINDOW):
+    for i, j, score in similar_pairs(keys, rules.person_name_fuzzy_ratio, rules.fuzzy_window):
         found.append((by_name[keys[i]] + by_name[keys[j]], score))
     return found
 
@@ -198,7 +226,7 @@ def _person_clusters(block: list[Contact], threshold: float) -> list[tuple[list[
 # --- deals ----------------------------------------------------------------------
 
 
-def _deals_entered_twice(batch: Batch, links: _Links, rules: dict) -> Iterator[RawFinding]:
+def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[RawFinding]:
     for company_id, block in groups(batch.deals, each(batch.deals, "company_id")):
         candidates = [
             (key, deal)
@@ -225,13 +253,13 @@ def _closed_lost(batch: Batch, deal: Deal) -> bool:
 
 
 def _duplicate_deal_pairs(
-    candidates: list[tuple[str, Deal]], rules: dict
+    candidates: list[tuple[str, Deal]], rules: Rules
 ) -> Iterator[tuple[int, int, float]]:
-    pct = Decimal(rules["DEAL_AMOUNT_TOLERANCE_PCT"])
-    days = rules["DEAL_CLOSE_DATE_WINDOW_DAYS"]
+    pct = rules.deal_amount_tolerance_pct
+    days = rules.deal_close_date_window_days
     keys = [key for key, _ in candidates]
     # Names first: most neighbours differ by name, and that test runs in C.
-    for i, j, score in similar_pairs(keys, rules["DEAL_NAME_FUZZY_RATIO"], FUZZY_WINDOW):
+    for i, j, score in similar_pairs(keys, rules.deal_name_fuzzy_ratio, rules.fuzzy_window):
         if _DIGITS.findall(keys[i]) != _DIGITS.findall(keys[j]):
             continue  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
         a, b = candidates[i][1], candidates[j][1]
@@ -286,15 +314,15 @@ def _deal_finding(batch: Batch, group: list[Deal], score: float, where: str) -> 
 # --- near misses ----------------------------------------------------------------
 
 
-def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
-    """Pairs the rules did not flag but that score less than NEAR_MISS_POINTS under the
+def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
+    """Pairs the rules did not flag but that score less than rules.near_miss_points under the
     threshold: company names anywhere in the batch, person names within one company.
     Not findings: candidates for the model pass, the best `limit` by ratio."""
     if limit <= 0:
         return []
     candidates = chain(
-        _company_near_misses(batch),
-        _person_near_misses(batch, rules["PERSON_NAME_FUZZY_RATIO"]),
+        _company_near_misses(batch, rules),
+        _person_near_misses(batch, rules),
     )
     # nlargest holds only `limit` candidates however many there are; dicts are built
     # for those alone.
@@ -305,7 +333,7 @@ def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
 NearMiss = tuple[float, str, Company | Contact, Company | Contact]
 
 
-def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
+def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
     first_by_name: dict[str, Company] = {}
     for company in batch.companies:
         name = normalize.company_name(company.name)
@@ -316,8 +344,8 @@ def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
         ((normalize.sorted_words(name), c) for name, c in first_by_name.items()), key=itemgetter(0)
     )
     keys = [key for key, _ in keyed]
-    floor = COMPANY_NAME_THRESHOLD - NEAR_MISS_POINTS
-    for i, j, score in similar_pairs(keys, floor, NEAR_MISS_WINDOW):
+    floor = COMPANY_NAME_THRESHOLD - rules.near_miss_points
+    for i, j, score in similar_pairs(keys, floor, rules.near_miss_window):
         a, b = keyed[i][1], keyed[j][1]
         domain = _company_domain(a)
         if domain and domain == _company_domain(b):
@@ -325,11 +353,13 @@ def _company_near_misses(batch: Batch) -> Iterator[NearMiss]:
         yield score, "company_same_name", a, b
 
 
-def _person_near_misses(batch: Batch, threshold: float) -> Iterator[NearMiss]:
+def _person_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
+    threshold = rules.person_name_fuzzy_ratio
+    floor = threshold - rules.near_miss_points
     for _, block in groups(batch.contacts, each(batch.contacts, "company_id")):
         by_name = _person_keys(block)
         keys = sorted(by_name)
-        for i, j, score in similar_pairs(keys, threshold - NEAR_MISS_POINTS, NEAR_MISS_WINDOW):
+        for i, j, score in similar_pairs(keys, floor, rules.near_miss_window):
             a, b = by_name[keys[i]][0], by_name[keys[j]][0]
             if score >= threshold:
                 continue  # already contact_same_person

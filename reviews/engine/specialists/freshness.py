@@ -20,22 +20,39 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from reviews.engine.batch import Batch, Company
-from reviews.engine.findings import Category, RawFinding, Severity, amounts_by_currency
+from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
+from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings
+from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
-CATEGORY = Category.FRESHNESS.value
+CATEGORY = "freshness"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "enriched_at", "updated_at"),
     "deals": ("id", "company_id", "stage", "amount"),
 }
 
-NEAR_MISS_DAYS = 14
+SPEC = Specialist(
+    category=CATEGORY,
+    kinds=(
+        Kind(
+            "stale_enrichment",
+            (Severity.WARNING, Severity.SUGGESTION),
+            ("company", "companies", "enrichment older than {stale_enrichment_days} days"),
+            rules=("stale_enrichment_days",),
+        ),
+        Kind("never_enriched", (Severity.SUGGESTION,), ("company", "companies", "never enriched")),
+        INVALID_VALUE,
+    ),
+    slice=SLICE,
+    report_rank=3,
+    candidate_rules=("stale_enrichment_days", "stale_soon_days"),
+)
 _MAX_LISTED = 5  # deal ids spelled out in a detail; the exposure carries all of them
 
 
-def detect(batch: Batch, rules: dict) -> list[RawFinding]:
-    threshold = int(rules["STALE_ENRICHMENT_DAYS"])
+def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
+    threshold = rules.stale_enrichment_days
     findings = invalid_value_findings(batch, CATEGORY)
     today = batch.as_of.date()
     open_deals = _open_deals_by_company(batch)
@@ -65,10 +82,10 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
     return findings
 
 
-def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
-    """Companies that turn stale within NEAR_MISS_DAYS: worth refreshing now if
+def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
+    """Companies that turn stale within rules.stale_soon_days: worth refreshing now if
     they carry open deals."""
-    threshold = int(rules["STALE_ENRICHMENT_DAYS"])
+    threshold = rules.stale_enrichment_days
     today = batch.as_of.date()
     found: list[dict] = []
     for company in batch.companies:
@@ -78,7 +95,7 @@ def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
         if stamp is None:
             continue
         age = (today - _local_date(stamp, batch.as_of)).days
-        if threshold - NEAR_MISS_DAYS < age <= threshold:
+        if threshold - rules.stale_soon_days < age <= threshold:
             found.append(
                 {
                     "kind": "stale_soon",

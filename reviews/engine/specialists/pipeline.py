@@ -7,9 +7,9 @@ Decisions beyond the spec table:
 - A deal whose stage is unknown is reported once, as `unknown_stage`; the
   won-deal and past-close-date rules only judge deals whose stage is known.
 - `amount_looks_like_typo` (suggestion): a deal whose amount is at least
-  rules["AMOUNT_TYPO_FACTOR"] (default 100) times the median amount of its
-  company's deals (three or more with a positive amount, so one outlier cannot
-  drag the median towards itself).
+  rules.amount_typo_factor (default 100) times the median amount of its
+  company's deals (rules.amount_typo_min_deals, default three, or more with a positive
+  amount, so one outlier cannot drag the median towards itself).
 - A malformed amount on a won deal gives both `invalid_value` and
   `won_without_amount`: the won revenue is unknown either way.
 - Exposure is the deal's own positive amount; a negative amount exposes nothing.
@@ -23,19 +23,41 @@ from decimal import Decimal
 from statistics import median
 
 from reviews.engine.batch import Batch, Deal, Stage
-from reviews.engine.findings import Category, RawFinding, Severity
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import invalid_value_findings, money
+from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
-CATEGORY = Category.PIPELINE.value
+CATEGORY = "pipeline"
 SLICE: dict[str, tuple[str, ...]] = {
     "deals": ("id", "name", "amount", "stage", "close_date", "pipeline", "company_id"),
 }
+W, C = (Severity.WARNING,), (Severity.CRITICAL,)
+SPEC = Specialist(
+    category=CATEGORY,
+    kinds=(
+        Kind("won_without_close_date", C, ("deal", "deals", "won without a close date")),
+        Kind("won_without_amount", C, ("deal", "deals", "won without an amount")),
+        Kind("negative_amount", C, ("deal", "deals", "negative amount")),
+        Kind("open_past_close_date", W, ("deal", "deals", "open past the close date")),
+        Kind("unknown_stage", W, ("deal", "deals", "stage not in its pipeline")),
+        Kind("missing_stage", W, ("deal", "deals", "no stage")),
+        Kind(
+            "amount_looks_like_typo",
+            (Severity.SUGGESTION,),
+            ("deal", "deals", "amount looks like a typo"),
+            Match.FUZZY,
+            rules=("amount_typo_factor", "amount_typo_min_deals"),
+        ),
+        INVALID_VALUE,
+    ),
+    slice=SLICE,
+    report_rank=0,
+    candidate_rules=("closing_soon_days",),
+)
 
-TYPO_MIN_DEALS = 3
-CLOSING_SOON_DAYS = 7
 
-
-def detect(batch: Batch, rules: dict) -> list[RawFinding]:
+def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     findings = invalid_value_findings(batch, CATEGORY)
     malformed_stage = _malformed(batch, "stage")
     today = batch.as_of.date()
@@ -50,15 +72,15 @@ def detect(batch: Batch, rules: dict) -> list[RawFinding]:
             findings.extend(_stage_rules(deal, stage, today))
         if deal.amount is not None and deal.amount < 0:
             findings.append(_negative_amount(deal))
-    findings.extend(_amount_typos(batch, rules["AMOUNT_TYPO_FACTOR"]))
+    findings.extend(_amount_typos(batch, rules))
     return findings
 
 
-def near_misses(batch: Batch, rules: dict, limit: int) -> list[dict]:
-    """Open deals closing within a week of the as-of date with no amount: not wrong
+def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
+    """Open deals closing within rules.closing_soon_days of the as-of date with no amount: not wrong
     yet, but a forecast is about to count them at zero."""
     today = batch.as_of.date()
-    horizon = today + timedelta(days=CLOSING_SOON_DAYS)
+    horizon = today + timedelta(days=rules.closing_soon_days)
     found: list[dict] = []
     for deal in batch.deals:
         if len(found) >= limit:
@@ -182,14 +204,15 @@ def _missing_stage(deal: Deal) -> RawFinding:
     )
 
 
-def _amount_typos(batch: Batch, factor: Decimal | int) -> list[RawFinding]:
+def _amount_typos(batch: Batch, rules: Rules) -> list[RawFinding]:
+    factor = rules.amount_typo_factor
     by_company: dict[str, list[Deal]] = defaultdict(list)
     for deal in batch.deals:
         if deal.company_id and deal.amount and deal.amount > 0:
             by_company[deal.company_id].append(deal)
     found: list[RawFinding] = []
     for company_id, deals in by_company.items():
-        if len(deals) < TYPO_MIN_DEALS:
+        if len(deals) < rules.amount_typo_min_deals:
             continue
         typical = median(deal.amount for deal in deals)
         for deal in deals:

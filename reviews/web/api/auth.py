@@ -18,6 +18,7 @@ from django.http import HttpRequest
 from ninja.errors import AuthorizationError
 from ninja.security import HttpBearer
 
+from ledger.ratelimit import request_rate_keys
 from reviews.orchestration.submit import DatabaseUnavailable, unreachable_errors
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import CachedToken, active_token, cached_token
@@ -58,6 +59,7 @@ UPLOAD = TokenAuth(ApiToken.Scope.UPLOAD)
 UPLOAD_OR_SPOOL = TokenAuth(ApiToken.Scope.UPLOAD, offline=True)  # POST /batches only
 
 
-def rate_identity(token: ApiToken | CachedToken) -> str:
-    """The rate limit counts an API client as its user, wherever it connects from."""
-    return f"user:{token.user_id}"
+def rate_identity(token: ApiToken | CachedToken, request: HttpRequest) -> list[str]:
+    """The rate limit counts an API request as the dashboard counts its own: against
+    the token's user and the client's address (ledger.ratelimit.rate_keys)."""
+    return request_rate_keys(request, user_id=token.user_id)

@@ -25,7 +25,7 @@ from reviews.orchestration.submit import (
 )
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
-from reviews.web.api.common import accepted, clean_text, too_many, utc
+from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
 from reviews.web.api.tokens import CachedToken
@@ -117,10 +117,12 @@ def upload_batch(
     token = request.auth
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
-    dataset = clean_text(dataset or fields.get("dataset") or None, "dataset")
-    key = clean_text(idempotency_key, "Idempotency-Key")
+    dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+    key = refuse_unstorable(idempotency_key, "Idempotency-Key")
     if isinstance(token, CachedToken):  # the database is down: the token is checked at import
-        return keep(response, files, token, token.error, dataset=dataset, as_of=as_of, key=key)
+        return keep(
+            request, response, files, token, token.error, dataset=dataset, as_of=as_of, key=key
+        )
     record = None
     if key:
         fingerprint = idempotency.request_sha256(files, dataset, as_of)
@@ -133,7 +135,7 @@ def upload_batch(
             created_by=token.user,
             as_of=as_of,
             dataset=dataset,
-            client_ip=rate_identity(token),
+            rate_keys=rate_identity(token, request),
         )
     except ServeRefused as error:
         _release(record)
@@ -143,7 +145,9 @@ def upload_batch(
         return Status(413, {"detail": str(error)})
     except DatabaseUnavailable as error:  # nothing stored: keep it on disk
         _release_unreachable(record)
-        return keep(response, files, token, str(error), dataset=dataset, as_of=as_of, key=key)
+        return keep(
+            request, response, files, token, str(error), dataset=dataset, as_of=as_of, key=key
+        )
     except IngestError as error:  # nothing uploaded at all
         _release(record)
         return Status(
@@ -160,6 +164,7 @@ def upload_batch(
 
 
 def keep(
+    request: HttpRequest,
     response: HttpResponse,
     files: list[UploadedFile],
     token: ApiToken | CachedToken,
@@ -182,7 +187,7 @@ def keep(
             error=error,
             dataset=dataset,
             as_of=as_of,
-            client_ip=rate_identity(token),
+            rate_keys=rate_identity(token, request),
             idempotency_key=key,
         )
     except spool.SpoolFull:

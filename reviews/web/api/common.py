@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from ninja.errors import HttpError
 
+from reviews.engine.storable import is_storable
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import ServeRefused
 
@@ -44,10 +45,12 @@ def too_many(response: HttpResponse, error: ServeRefused) -> dict:
     return {"detail": f"{error.reason}; the upload is kept, retry after {error.retry_after} s"}
 
 
-def clean_text(value: str | None, name: str) -> str | None:
-    """Text from a query or form field: NUL bytes cannot be stored, so they are refused."""
-    if value is not None and "\x00" in value:
-        raise HttpError(422, f"{name} must not contain NUL bytes")
+def refuse_unstorable(value: str | None, name: str) -> str | None:
+    """Text from a query or form field, refused (422) if it holds a NUL or a lone
+    surrogate: a name to look up is not data to keep, so it is not escaped
+    (reviews.engine.storable) but sent back."""
+    if value is not None and not is_storable(value):
+        raise HttpError(422, f"{name} must not contain NUL bytes or lone surrogates")
     return value
 
 

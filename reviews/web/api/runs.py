@@ -11,7 +11,7 @@ from ninja import Path, Query, Router, Status
 from reviews.models import ReviewRun
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.web.api.auth import READ, UPLOAD, rate_identity
-from reviews.web.api.common import MAX_ID, accepted, clean_text, run_urls, too_many, utc
+from reviews.web.api.common import MAX_ID, accepted, refuse_unstorable, run_urls, too_many, utc
 from reviews.web.api.schemas import Problem, RunList, RunReport, UploadAccepted
 from reviews.web.forms import RunFilterForm
 from reviews.web.report import run_report
@@ -36,6 +36,8 @@ def _run(run_id: int) -> ReviewRun | None:
     "/runs/{run_id}",
     auth=READ,
     response={200: RunReport, 401: Problem, 403: Problem, 404: Problem, 422: Problem},
+    # A key the report leaves out (a dataset sync's history keys) stays out, not null.
+    exclude_unset=True,
     url_name="run",
 )
 def get_run(request: HttpRequest, run_id: RunId):
@@ -71,7 +73,7 @@ def list_runs(
         RunFilterForm({"verdict": verdict or ""}),
     )
     if dataset is not None:
-        runs = runs.filter(batch__dataset__name=clean_text(dataset, "dataset"))
+        runs = runs.filter(batch__dataset__name=refuse_unstorable(dataset, "dataset"))
     since = utc(since, "since")
     if since is not None:
         runs = runs.filter(created_at__gte=since)
@@ -117,7 +119,7 @@ def rerun_run(request: HttpRequest, response: HttpResponse, run_id: RunId):
         return Status(404, {"detail": f"no run {run_id}"})
     token = request.auth
     try:
-        new_run = rerun(run, created_by=token.user, client_ip=rate_identity(token))
+        new_run = rerun(run, created_by=token.user, rate_keys=rate_identity(token, request))
     except ServeRefused as error:
         return Status(429, too_many(response, error))
     return Status(202, accepted(request, response, new_run))

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Schema
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Document(BaseModel):
@@ -73,16 +73,33 @@ class RunInfo(Document):
 
 
 class FindingInfo(Document):
+    """One finding, with every key the run JSON gives it (docs/output.md#fields;
+    tests/web/api/test_finding_schema.py keeps the two equal)."""
+
     category: str
     kind: str
-    severity: str
+    severity: str  # critical, warning or suggestion
     title: str
     detail: str
     record_ids: list[str]
     suggested_fix: str
     confidence: float
     amount_at_risk: int | float | None
-    source: str
+    currency: str | None = Field(
+        description="ISO code of amount_at_risk; 'mixed' when the money at risk is in "
+        "several currencies (then amount_at_risk is null); null when none is at risk"
+    )
+    source: str  # rule or model
+    # A dataset's sync only:
+    fingerprint: str | None = Field(
+        default=None, description="the problem's identity from sync to sync (datasets only)"
+    )
+    status: str | None = Field(
+        default=None, description="new or open, against the dataset's last sync (datasets only)"
+    )
+    first_seen: str | None = Field(
+        default=None, description="when the dataset first had this problem (datasets only)"
+    )
 
 
 class LedgerCall(Document):

@@ -8,7 +8,9 @@ import json
 import pytest
 
 from reviews.engine.batch import ValueProblem
-from reviews.engine.ingest.safe_text import UNSAFE_MESSAGE, make_safe, may_hold_unsafe
+from reviews.engine.ingest.safe_text import UNSAFE_MESSAGE
+from reviews.engine.storable import may_hold_unstorable
+from reviews.engine.storable import storable as escaped
 from tests.engine.ingest.helpers import batch_doc, errors_of, parse_files, parse_json, zipped
 
 NUL = "\x00"
@@ -29,18 +31,18 @@ def raw_json(doc: dict) -> bytes:
     return json.dumps(doc).encode()
 
 
-def test_make_safe_keeps_the_character_visible_and_distinct():
-    assert make_safe("Renewal\x00") == "Renewal\\u0000"
-    assert make_safe("a\ud800b\udfff") == "a\\ud800b\\udfff"
-    assert make_safe("plain ✓ 😀") == "plain ✓ 😀"
+def test_storable_keeps_the_character_visible_and_distinct():
+    assert escaped("Renewal\x00") == "Renewal\\u0000"
+    assert escaped("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    assert escaped("plain ✓ 😀") == "plain ✓ 😀"
 
 
-def test_may_hold_unsafe_sees_json_escapes_and_raw_nul():
-    assert may_hold_unsafe(b'{"a": "x\\u0000"}')
-    assert may_hold_unsafe(b'{"a": "x\\uD83D"}')
-    assert may_hold_unsafe(b"a,b\n1,\x00\n")
-    assert not may_hold_unsafe(b'{"a": "caf\\u00e9 \\ud83d\\ude00"}'[:20])
-    assert not may_hold_unsafe(b'{"a": "caf\\u00e9"}')
+def test_may_hold_unstorable_sees_json_escapes_and_raw_nul():
+    assert may_hold_unstorable(b'{"a": "x\\u0000"}')
+    assert may_hold_unstorable(b'{"a": "x\\uD83D"}')
+    assert may_hold_unstorable(b"a,b\n1,\x00\n")
+    assert not may_hold_unstorable(b'{"a": "caf\\u00e9 \\ud83d\\ude00"}'[:20])
+    assert not may_hold_unstorable(b'{"a": "caf\\u00e9"}')
 
 
 def test_nul_in_deal_names_kept_visible_and_reported():

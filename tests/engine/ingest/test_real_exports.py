@@ -6,10 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.conf import settings
 
 from reviews.engine import coordinator
 from reviews.engine.ingest import UploadedFile
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES, detector
 from reviews.orchestration.parsed import parse
 from tests.engine.ingest.helpers import RECEIVED
@@ -35,7 +35,7 @@ def parse_upload_files(files, *, as_of=AS_OF):
 
 
 def review(batch) -> coordinator.Review:
-    found = [f for name in NAMES for f in detector(name)(batch, settings.REVIEW_RULES)]
+    found = [f for name in NAMES for f in detector(name)(batch, Rules())]
     return coordinator.fuse(found, batch.counts, [])
 
 

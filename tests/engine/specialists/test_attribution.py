@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.conf import settings
-
 from reviews.engine.batch import ValueProblem
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import attribution
 from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
-RULES = settings.REVIEW_RULES
+RULES = Rules()  # the engine's defaults: no Django settings
 
 
 def detect(companies=(), contacts=(), deals=(), **kwargs):

@@ -7,15 +7,11 @@ from decimal import Decimal
 import pytest
 
 from reviews.engine.batch import ValueProblem
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import dedup
 from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
-RULES = {
-    "PERSON_NAME_FUZZY_RATIO": 92,
-    "DEAL_NAME_FUZZY_RATIO": 90,
-    "DEAL_AMOUNT_TOLERANCE_PCT": Decimal("1"),
-    "DEAL_CLOSE_DATE_WINDOW_DAYS": 31,
-}
+RULES = Rules()  # the engine's defaults: no Django settings
 
 
 def findings_of(batch, kind=None):
@@ -314,7 +310,7 @@ def test_contact_same_person_found_in_a_block_larger_than_the_window():
             email=f"p{i}@x.example",
             company_id="co_1",
         )
-        for i in range(dedup.FUZZY_WINDOW * 4)
+        for i in range(RULES.fuzzy_window * 4)
     ]
     twin = contact(
         "ct_twin",

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from django.conf import settings
-
 from reviews.engine.batch import ValueProblem
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import freshness
 from tests.engine.specialists.factories import AS_OF, company, deal, make_batch
 
-RULES = settings.REVIEW_RULES
+RULES = Rules()  # the engine's defaults: no Django settings
 
 
 def days_ago(days: int, hour: int = 0) -> datetime:
@@ -29,7 +28,7 @@ def kinds(findings) -> list[tuple[str, str, list[str]]]:
 
 
 def test_threshold_is_over_180_days():
-    assert RULES["STALE_ENRICHMENT_DAYS"] == 180
+    assert RULES.stale_enrichment_days == 180
     findings = detect(
         [
             company("co_180", enriched_at=days_ago(180)),
@@ -102,7 +101,7 @@ def test_enriched_at_wins_over_a_newer_updated_at():
 
 
 def test_threshold_comes_from_the_rules():
-    rules = {**RULES, "STALE_ENRICHMENT_DAYS": 30}
+    rules = RULES.with_overrides({"stale_enrichment_days": 30})
 
     findings = detect([company("co_1", enriched_at=days_ago(31))], rules=rules)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.conf import settings
 
 from reviews.engine.batch import ValueProblem
+from reviews.engine.rules import Rules
 from reviews.engine.specialists import pipeline
 from tests.engine.specialists.factories import day, deal, make_batch, stage
 from tests.engine.specialists.factories import pipeline as make_pipeline
 
-RULES = settings.REVIEW_RULES
+RULES = Rules()  # the engine's defaults: no Django settings
 
 
 def findings_of(*deals, **batch_kwargs):
@@ -159,7 +159,7 @@ def test_amount_far_above_the_company_median_is_a_typo_suggestion():
 
 
 def test_typo_factor_comes_from_the_rules():
-    rules = {**RULES, "AMOUNT_TYPO_FACTOR": 10}
+    rules = RULES.with_overrides({"amount_typo_factor": 10})
     deals = [
         deal(f"dl_{n}", company_id="co_1", stage="qualifiedtobuy", amount=amount)
         for n, amount in enumerate([1_000, 1_100, 12_000])

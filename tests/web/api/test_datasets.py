@@ -91,7 +91,8 @@ def test_dismissal_errors_are_400_or_404(http):
     assert missing.status_code == 404
 
 
-def test_a_request_changes_sync_uploaded_by_api_alerts_its_subscribers(http):
+def test_a_request_changes_sync_uploaded_by_api_alerts_its_subscribers(http, settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # the receiver: an internal one, listed
     dataset = Dataset.objects.create(name="acme-hubspot")
     with Receiver() as receiver:
         WebhookSubscription.objects.create(dataset=dataset, url=receiver.url, secret="s3cret")

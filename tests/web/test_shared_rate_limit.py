@@ -1,0 +1,109 @@
+"""One rate limit for the dashboard and the API: a review request counts against its
+user and its address on either path, so past the API's 429 the same user is refused on
+the dashboard too (and the other way round), from wherever they connect, and a second
+account from the same address is no way around it."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from reviews.models import ReviewRun
+from reviews.web.api.tokens import create_token
+from tests.uploads import DATA
+from tests.web.conftest import reviewed
+
+pytestmark = pytest.mark.django_db
+
+SEED = (DATA / "seed-example.json").read_bytes()
+HOME, OFFICE, CAFE = "198.51.100.7", "203.0.113.20", "192.0.2.44"
+
+
+@pytest.fixture
+def limit_1(settings, redis_url):
+    settings.RATE_LIMIT_PER_HOUR = 1  # 1 fresh, 2 served by failback or cache, 3 refused
+
+
+def api_upload(token: str, address: str, capture) -> int:
+    with capture(execute=True):
+        response = Client(REMOTE_ADDR=address).post(
+            reverse("api:batches"),
+            data=SEED,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    return response.status_code
+
+
+def page_upload(user, address: str, capture) -> int:
+    client = Client(REMOTE_ADDR=address)
+    client.force_login(user)
+    with capture(execute=True):
+        response = client.post(
+            reverse("reviews:upload"),
+            {"files": SimpleUploadedFile("seed-example.json", SEED)},
+        )
+    return response.status_code
+
+
+def test_past_the_apis_429_the_same_user_is_refused_on_the_dashboard(
+    limit_1, django_user_model, django_capture_on_commit_callbacks
+):
+    user = django_user_model.objects.create_user("robot", password="robot-pass-123")
+    token = create_token(user, "nightly").secret
+    capture = django_capture_on_commit_callbacks
+    assert [api_upload(token, HOME, capture) for _ in range(3)] == [202, 202, 429]
+    # The same user, signed in on the dashboard from another address: the same count.
+    assert page_upload(user, OFFICE, capture) == 429
+
+
+def test_past_the_dashboards_429_the_same_user_is_refused_by_the_api(
+    limit_1, django_user_model, django_capture_on_commit_callbacks
+):
+    user = django_user_model.objects.create_user("member", password="member-pass-1")
+    capture = django_capture_on_commit_callbacks
+    assert [page_upload(user, HOME, capture) for _ in range(2)] == [302, 302]
+    token = create_token(user, "script").secret
+    assert api_upload(token, CAFE, capture) == 429
+    # and the re-run button of either path
+    run = ReviewRun.objects.earliest("id")
+    client = Client(REMOTE_ADDR=OFFICE)
+    client.force_login(user)
+    assert client.post(reverse("reviews:rerun", args=[run.pk])).status_code == 429
+    rerun = Client(REMOTE_ADDR=OFFICE).post(
+        reverse("api:rerun", kwargs={"run_id": run.pk}),
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert rerun.status_code == 429
+
+
+def test_one_address_shares_its_limit_across_accounts_and_paths(
+    limit_1, django_user_model, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    first = django_user_model.objects.create_user("first", password="first-pass-12")
+    second = django_user_model.objects.create_user("second", password="second-pass-1")
+    assert [page_upload(first, HOME, capture) for _ in range(2)] == [302, 302]
+    assert api_upload(create_token(second, "other").secret, HOME, capture) == 429
+    # Another address and another user: counted apart.
+    third = django_user_model.objects.create_user("third", password="third-pass-12")
+    assert page_upload(third, CAFE, capture) == 302
+
+
+def test_an_unlimited_setting_limits_neither_path(settings, redis_url, django_user_model):
+    settings.RATE_LIMIT_PER_HOUR = 0
+    user = django_user_model.objects.create_user("robot", password="robot-pass-123")
+    token = create_token(user, "nightly").secret
+    run = reviewed()
+    codes = {
+        Client(REMOTE_ADDR=HOME)
+        .post(
+            reverse("api:rerun", kwargs={"run_id": run.pk}),
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        .status_code
+        for _ in range(4)
+    }
+    assert codes == {202}
