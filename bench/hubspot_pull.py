@@ -127,6 +127,17 @@ def run(args: argparse.Namespace) -> dict:
                 "fetched": pull.changed,
                 "fetch_s": round(pull.fetch_seconds, 1),
                 "waiting_share_of_fetch": round(pull.waited_seconds / pull.fetch_seconds, 3),
+                "in_flight_s": round(pull.in_flight_seconds, 1),
+                "revreview_share_of_fetch": round(
+                    1 - (pull.waited_seconds + pull.in_flight_seconds) / pull.fetch_seconds, 3
+                ),
+                "rate_limit_floor_s": round(
+                    pull.requests
+                    / int(settings.HUBSPOT_RATE_SHARE * args.max)
+                    * args.interval_ms
+                    / 1000,
+                    1,
+                ),
                 "pull_store_parse_s": round(pulled, 1),
                 "waited_on_limits_s": round(pull.waited_seconds, 1),
                 "waiting_share_of_pull": round(pull.waited_seconds / pulled, 3),

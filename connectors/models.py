@@ -67,6 +67,7 @@ class Pull(models.Model):
     requests = models.PositiveIntegerField(default=0)
     waited_seconds = models.FloatField(default=0)  # of fetch_seconds, waiting on limits
     fetch_seconds = models.FloatField(default=0)  # asking HubSpot, before the store
+    in_flight_seconds = models.FloatField(default=0)  # of fetch_seconds, awaiting answers
     records = models.PositiveIntegerField(default=0)  # in the snapshot
     changed = models.PositiveIntegerField(default=0)  # fetched by this pull
     removed = models.PositiveIntegerField(default=0)  # archived or merged away

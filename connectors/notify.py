@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import time
 
-import httpx
 from celery import shared_task
 from django.conf import settings
 
-from alerts import signing
+from alerts import destinations, signing, transport
 from alerts.models import Trigger, WebhookSubscription
 from connectors.models import Pull
 
@@ -58,16 +57,20 @@ def notify_pull_failed(self, *, pull_id: int) -> None:
             "X-Revreview-Event": "pull.failed",
             signing.HEADER: signing.sign(subscription.secret, data, now=time.time()),
         }
+        # The same checked, pinned transport as every webhook (alerts/): no inward
+        # destination, one deadline for the whole attempt.
+        began = time.monotonic()
+        total = float(settings.WEBHOOK_TIMEOUT_SECONDS)
         try:
-            response = httpx.post(
-                subscription.url,
-                content=data,
-                headers=headers,
-                timeout=float(settings.WEBHOOK_TIMEOUT_SECONDS),
-                follow_redirects=False,
-            )
-            failed |= not 200 <= response.status_code < 300
-        except httpx.HTTPError:
+            destination, address = destinations.pin(subscription.url, seconds=total)
+        except destinations.Refused:
+            continue  # refused for good: retrying will not change it
+        except destinations.Unresolvable:
             failed = True
+            continue
+        answer = transport.post(
+            destination, address, data, headers, deadline_seconds=total, started=began
+        )
+        failed |= not answer.ok
     if failed:
         raise self.retry(countdown=60)

@@ -252,6 +252,7 @@ def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch:
             requests=base[0] + client.requests,
             waited_seconds=base[1] + client.waited,
             fetch_seconds=pull.fetch_seconds + base[2],
+            in_flight_seconds=pull.in_flight_seconds + client.in_flight,
             records=sum(len(v) for v in result.snapshot.values()),
             changed=result.changed,
             removed=result.removed,

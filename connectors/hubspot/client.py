@@ -13,7 +13,8 @@ HubSpot counts requests per portal, shared by every integration of it. Each answ
 - retries 5xx, timeouts and dropped connections with exponential backoff;
 - raises TokenRefused on 401/403 with HubSpot's message, HubSpotError on other 4xx.
 
-`waited` adds up every second spent sleeping for a limit, `requests` every request sent.
+`waited` adds up every second spent sleeping for a limit, `in_flight` every second a
+request was out (HubSpot's answer time), `requests` every request sent.
 The token is sent in the Authorization header only; no message or error carries it."""
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class HubSpotClient:
         )
         self.requests = 0
         self.waited = 0.0
+        self.in_flight = 0.0  # seconds between sending a request and its answer
         self._sent: deque[float] = deque()  # our own sends in the current interval
         self._searches: deque[float] = deque()
         self._max: int | None = None
@@ -186,9 +188,11 @@ class HubSpotClient:
         while True:
             self._pace(search)
             self.requests += 1
+            sent = time.monotonic()
             try:
                 response = self._http.request(method, path, **kwargs)
             except (httpx.TimeoutException, httpx.TransportError) as error:
+                self.in_flight += time.monotonic() - sent
                 failures += 1
                 if failures > self.limits.max_retries:
                     raise HubSpotError(
@@ -196,6 +200,7 @@ class HubSpotClient:
                     ) from None
                 self._wait(self.limits.backoff_seconds * 2 ** (failures - 1))
                 continue
+            self.in_flight += time.monotonic() - sent
             if not search:
                 self._read_limits(response.headers)
             if response.status_code == 429:
