@@ -30,6 +30,7 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
+    ("POST", "/api/v1/datasets/{name}/pull"),
 }
 # Examples per operation: with 7 operations, a few hundred requests in all.
 EXAMPLES = 50
