@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from reviews.models import Dataset, Dismissal, Finding
+from reviews.models import AppliedMerge, Dataset, Dismissal, Finding
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
 
 
@@ -125,3 +125,32 @@ def dismiss_findings(
         "reason_missing": request.POST.get("confirm") == "yes",
     }
     return TemplateResponse(request, "admin/reviews/dismiss_confirmation.html", context)
+
+
+@admin.register(AppliedMerge)
+class AppliedMergeAdmin(admin.ModelAdmin):
+    """Merges sent to HubSpot: evidence of who asked and what HubSpot answered. Made
+    through reviews.orchestration.merges only, never by hand."""
+
+    list_display = (
+        "requested_at",
+        "dataset",
+        "object_type",
+        "merged_id",
+        "primary_id",
+        "status",
+        "http_status",
+        "requested_by",
+    )
+    list_filter = ("status", "object_type", "dataset")
+    search_fields = ("merged_id", "primary_id", "fingerprint")
+    readonly_fields = [f.name for f in AppliedMerge._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
+from django.core.validators import RegexValidator
 from django.db import models
 
 from reviews.engine import findings, history
@@ -19,6 +20,16 @@ class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     verdict_scope = models.CharField(
         max_length=8, choices=VerdictScope.choices, default=VerdictScope.NEW
+    )
+    # The HubSpot account the dataset syncs (its Hub ID): the fix plan links each task to
+    # the record's page in it. Set in the admin, or by a connection to the portal.
+    hubspot_portal_id = models.CharField(
+        "HubSpot portal id",
+        max_length=20,
+        blank=True,
+        default="",
+        validators=[RegexValidator(r"^[0-9]+$", "a HubSpot portal (Hub) id is a number")],
+        help_text="The HubSpot account's Hub ID: tasks in the fix plan link to its records.",
     )
     created = models.DateTimeField(auto_now_add=True)
 
@@ -373,3 +384,7 @@ class Dismissal(models.Model):
     @property
     def is_active(self) -> bool:
         return self.undone_at is None
+
+
+# Its own module (reviews/applied_merges.py), registered with the app through here.
+from reviews.applied_merges import AppliedMerge  # noqa: E402, F401

@@ -22,6 +22,22 @@ def _rule(default: Any, env: str, meaning: str, *, low: int = 0, high: int | Non
     )
 
 
+def _kind(spec) -> type:
+    if spec.type in ("Decimal", Decimal):
+        return Decimal
+    return str if spec.type in ("str", str) else int
+
+
+def _check_text(name: str, value: str) -> None:
+    """A text rule holds a list its own module checks (the survivor order)."""
+    from reviews.engine.survivor import parse_order  # the criteria are declared there
+
+    try:
+        parse_order(value)
+    except ValueError as error:
+        raise ValueError(f"rule {name}: {error}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     # dedup (reviews.engine.specialists.dedup)
@@ -54,6 +70,14 @@ class Rules:
         "a name is fuzzy-compared with this many of its successors in sorted order "
         "(a block of up to this many + 1 names is compared in full)",
         low=1,
+    )
+    # merges (reviews.engine.survivor): the record dedup's suggested fix keeps, and the
+    # survivor of each merge in the fix plan
+    merge_survivor_order: str = _rule(
+        "won,associations,oldest,lowest_id",
+        "RULE_MERGE_SURVIVOR_ORDER",
+        "which duplicate survives a merge: criteria in order, from won, associations, "
+        "oldest, lowest_id (comma-separated)",
     )
     # pipeline (reviews.engine.specialists.pipeline)
     amount_typo_factor: Decimal = _rule(
@@ -113,11 +137,14 @@ class Rules:
     def __post_init__(self) -> None:
         for spec in fields(self):
             value = getattr(self, spec.name)
-            kind = Decimal if spec.type in ("Decimal", Decimal) else int
+            kind = _kind(spec)
             if type(value) is not kind:
                 raise ValueError(
                     f"rule {spec.name} must be {_noun(kind)}, got {type(value).__name__} {value!r}"
                 )
+            if kind is str:
+                _check_text(spec.name, value)
+                continue
             low, high = spec.metadata["low"], spec.metadata["high"]
             if kind is Decimal and not value.is_finite():
                 raise ValueError(f"rule {spec.name} must be a finite number, got {value}")
@@ -164,7 +191,7 @@ class Rules:
 
     # --- reading one --------------------------------------------------------------------
 
-    def as_dict(self) -> dict[str, int | Decimal]:
+    def as_dict(self) -> dict[str, int | Decimal | str]:
         """{field: value}, in declaration order (the cache key and the model's context)."""
         return asdict(self)
 
@@ -191,7 +218,7 @@ class Rules:
 class RuleInfo:
     name: str
     setting: str
-    default: int | Decimal
+    default: int | Decimal | str
     meaning: str
 
 
@@ -202,10 +229,14 @@ def _coerce(spec, value: Any) -> int | Decimal:
     """`value` as the field's type: an int field takes an int or a string of one; a
     Decimal field takes an int, a Decimal or a string of a number. Not a bool, and not a
     float (a binary fraction is not the number that was written)."""
-    kind = Decimal if spec.type in ("Decimal", Decimal) else int
+    kind = _kind(spec)
     wrong = ValueError(
         f"rule {spec.name} must be {_noun(kind)}, got {type(value).__name__} {value!r}"
     )
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        raise wrong
     if isinstance(value, bool) or isinstance(value, float):
         raise wrong
     if kind is int:
@@ -228,4 +259,4 @@ def _coerce(spec, value: Any) -> int | Decimal:
 
 
 def _noun(kind: type) -> str:
-    return "an integer" if kind is int else "a number"
+    return {int: "an integer", str: "text"}.get(kind, "a number")

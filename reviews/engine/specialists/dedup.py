@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import Decimal
@@ -26,7 +26,7 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TypeVar
 
-from reviews.engine import normalize
+from reviews.engine import normalize, survivor
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
@@ -47,20 +47,44 @@ SLICE: dict[str, tuple[str, ...]] = {
     "contacts": ("id", "email", "first_name", "last_name", "company_id"),
     "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
 }
+# The duplicate kinds and the object their records are: the fix plan merges them
+# (reviews.engine.fixplan); every other dedup finding is a task.
+MERGE_KINDS: dict[str, str] = {
+    "company_same_domain": "companies",
+    "company_same_name": "companies",
+    "contact_same_email": "contacts",
+    "contact_same_person": "contacts",
+    "deal_entered_twice": "deals",
+}
 
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
-        Kind("company_same_domain", W, ("company group", "company groups", "sharing a domain")),
-        Kind("company_same_name", W, ("company group", "company groups", "sharing a name")),
-        Kind("contact_same_email", W, ("contact group", "contact groups", "sharing an email")),
+        Kind(
+            "company_same_domain",
+            W,
+            ("company group", "company groups", "sharing a domain"),
+            rules=("merge_survivor_order",),
+        ),
+        Kind(
+            "company_same_name",
+            W,
+            ("company group", "company groups", "sharing a name"),
+            rules=("merge_survivor_order",),
+        ),
+        Kind(
+            "contact_same_email",
+            W,
+            ("contact group", "contact groups", "sharing an email"),
+            rules=("merge_survivor_order",),
+        ),
         Kind(
             "contact_same_person",
             W,
             ("contact group", "contact groups", "the same person twice"),
             Match.FUZZY,
-            rules=("person_name_fuzzy_ratio", "fuzzy_window"),
+            rules=("person_name_fuzzy_ratio", "fuzzy_window", "merge_survivor_order"),
         ),
         Kind(
             "deal_entered_twice",
@@ -72,6 +96,7 @@ SPEC = Specialist(
                 "deal_amount_tolerance_pct",
                 "deal_close_date_window_days",
                 "fuzzy_window",
+                "merge_survivor_order",
             ),
         ),
         INVALID_VALUE,
@@ -90,7 +115,7 @@ _DIGITS = re.compile(r"\d+")
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     """Invalid dedup-owned values plus every dedup rule in docs/rules.md."""
-    links = _Links(batch)
+    links = _Links(batch, survivor.parse_order(rules.merge_survivor_order))
     exposure = exposure_of(batch)
     return [
         *invalid_value_findings(batch, CATEGORY),
@@ -103,18 +128,17 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
 
 
 class _Links:
-    """How many records point at each company and contact: the duplicate with the most
-    links is the one to keep, so a merge moves as little as possible."""
+    """The companies by id, and which duplicate to keep: the survivor the fix plan names
+    (reviews.engine.survivor: a won deal, then the most associations, the oldest, the
+    lowest id), so the suggested fix and the merge plan agree."""
 
-    def __init__(self, batch: Batch) -> None:
+    def __init__(self, batch: Batch, order: tuple[str, ...] | None = None) -> None:
+        self.batch = batch
         self.companies = companies_by_id(batch)
-        self.to_company = Counter(each(batch.contacts, "company_id"))
-        self.to_company.update(each(batch.deals, "company_id"))
-        self.to_contact = Counter(chain.from_iterable(each(batch.deals, "contact_ids")))
+        self.order = order or survivor.DEFAULT_ORDER
 
     def keeper(self, records: list[R]) -> R:
-        counts = self.to_company if isinstance(records[0], Company) else self.to_contact
-        return min(records, key=lambda r: (-counts[r.id], r.index))
+        return survivor.choose(records, self.batch, self.order).survivor
 
     def where(self, company_id: str) -> str:
         """'Vertex Robotics (co_201)' for titles; the bare id if the company is not here."""
@@ -227,7 +251,7 @@ def _person_clusters(block: list[Contact], rules: Rules) -> list[tuple[list[Cont
 
 
 def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[RawFinding]:
-    for company_id, block in groups(batch.deals, each(batch.deals, "company_id")):
+    for _, block in groups(batch.deals, each(batch.deals, "company_id")):
         candidates = [
             (key, deal)
             for deal in block
@@ -240,7 +264,7 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
         for members, score in clusters(len(candidates), pairs):
             if len(members) > 1:
                 group = [candidates[i][1] for i in members]
-                yield _deal_finding(batch, group, score, links.where(company_id))
+                yield _deal_finding(group, score, links)
 
 
 def _deal_key(deal: Deal) -> str | None:
@@ -283,10 +307,10 @@ def _dates_close(a: date | None, b: date | None, days: int) -> bool:
     return abs((a - b).days) <= days
 
 
-def _deal_finding(batch: Batch, group: list[Deal], score: float, where: str) -> RawFinding:
-    # Keep the copy already booked as won, else the first in the export.
-    won = {d.id for d in group if (stage := batch.stage_of(d)) and stage.won}
-    keep = min(group, key=lambda d: (d.id not in won, d.index))
+def _deal_finding(group: list[Deal], score: float, links: _Links) -> RawFinding:
+    # Keep the copy already booked as won, else the survivor rule's choice.
+    keep = links.keeper(group)
+    where = links.where(keep.company_id)
     copies = [d for d in group if d is not keep]
     # The money at risk is what the copies add on top of the deal that really exists:
     # the double-counted pipeline (or bookings, for a won copy), not the kept deal.

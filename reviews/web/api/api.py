@@ -10,7 +10,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from reviews.orchestration.submit import unreachable_errors
-from reviews.web.api import batches, datasets, pulls, runs
+from reviews.web.api import batches, datasets, fixplan, pulls, runs
 from reviews.web.unavailable import UNAVAILABLE, retry_after
 
 logger = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ api.add_router("/", batches.router)
 api.add_router("/", runs.router)
 api.add_router("/", datasets.router)
 api.add_router("/", pulls.router)
+api.add_router("/", fixplan.router)
 
 
 @api.exception_handler(AuthenticationError)

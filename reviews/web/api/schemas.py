@@ -232,3 +232,45 @@ class DatasetOut(Schema):
     runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
     dismissals: list[DismissalOut]  # standing ones, newest first
     connection: ConnectionOut | None = None  # its HubSpot portal, when connected
+
+
+class MergeOut(Schema):
+    """One merge of the plan: `merge` ids go into `primary`, chosen by the rule in
+    `reason`. `moves`: per merged record, the associations that move to the survivor;
+    `loses`: values that differ from the survivor's (the survivor keeps its own)."""
+
+    object: str  # companies, contacts or deals (the CRM API's object type)
+    primary: str
+    merge: list[str]
+    reason: str
+    fingerprint: str
+    kind: str
+    title: str
+    moves: list[dict[str, Any]]
+    loses: list[dict[str, str]]
+    amount: int | float | None
+    currency: str | None
+    check: str | None  # what to confirm before merging a duplicate found by likeness
+
+
+class TaskOut(Schema):
+    """A finding as a task on one record, for its owner."""
+
+    object: str
+    record_id: str
+    owner: str | None  # the record's owner, else its company's
+    property: str  # HubSpot internal name (closedate, amount, ...); "" for the whole record
+    problem: str
+    amount: int | float | None  # money at risk
+    currency: str | None
+    url: str | None  # the record in HubSpot, when the dataset's portal id is set
+    kind: str
+    severity: str
+    fix: str
+    fingerprint: str
+    merged_into: str | None  # the merge plan merges this record into that one: fix it there
+
+
+class FixPlanOut(Schema):
+    merges: list[MergeOut]  # empty when kind=tasks
+    tasks: list[TaskOut]  # largest money at risk first; empty when kind=merges

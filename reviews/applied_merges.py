@@ -1,0 +1,58 @@
+"""AppliedMerge: one merge of a fix plan sent to HubSpot (reviews.orchestration.merges),
+who asked for it, when, and what HubSpot answered. Kept in its own module so
+reviews/models.py stays readable; reviews.models imports it, so Django finds it there."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AppliedMerge(models.Model):
+    """A record merged away is merged once: a row that is not `failed` holds its
+    (dataset, object, merged_id) for good, and work is claimed with a conditional
+    UPDATE (pending -> applying), so a retried request never sends the merge twice."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # recorded, not claimed yet
+        APPLYING = "applying"  # claimed: the request to HubSpot is on its way
+        MERGED = "merged"  # HubSpot answered 2xx
+        FAILED = "failed"  # HubSpot refused it (4xx): nothing merged, may be asked again
+        UNKNOWN = "unknown"  # no answer (timeout, 5xx): never resent; check in HubSpot
+
+    dataset = models.ForeignKey(
+        "reviews.Dataset", on_delete=models.PROTECT, related_name="applied_merges"
+    )
+    run = models.ForeignKey(
+        "reviews.ReviewRun", null=True, on_delete=models.SET_NULL, related_name="applied_merges"
+    )
+    object_type = models.CharField(max_length=16)  # companies, contacts, deals
+    primary_id = models.CharField(max_length=64)
+    merged_id = models.CharField(max_length=64)
+    fingerprint = models.CharField(max_length=16, blank=True)  # the duplicate finding's
+    reason = models.TextField(blank=True)  # why primary_id survives, as the plan said
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # A person, always: merges are never applied by a model or a schedule.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="applied_merges"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response = models.JSONField(null=True, blank=True)  # HubSpot's answer, as sent
+    error = models.TextField(blank=True)
+
+    class Meta:
+        app_label = "reviews"
+        ordering = ["-requested_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "object_type", "merged_id"],
+                condition=~models.Q(status="failed"),
+                name="merge_each_record_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.object_type} {self.merged_id} -> {self.primary_id} ({self.status})"

@@ -1,0 +1,65 @@
+"""manage.py apply_merges --run ID --user NAME [--fingerprint FP ...] [--apply]: show
+(the default: a dry run) or send a run's merges to HubSpot (docs/output.md#applying-
+merges). Each record is merged at most once, whatever is run again; every answer is
+recorded as an AppliedMerge. Needs a staff user and HUBSPOT_ACCESS_TOKEN to --apply.
+
+Exit codes: 0 every merge would go / went through, 1 one failed or went unanswered,
+2 bad input (no such run or user, not staff, no token, an unknown fingerprint)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from reviews.models import ReviewRun
+from reviews.orchestration.fixplan import PlanUnavailable
+from reviews.orchestration.merges import (
+    MergeNotAllowed,
+    apply_merges,
+    configured_client,
+    dry_run,
+)
+
+EXIT_SOME_FAILED = 1
+EXIT_BAD_INPUT = 2
+GOOD = {"would merge", "merged"}
+
+
+class Command(BaseCommand):
+    help = "Dry-run (default) or apply a run's merge plan in HubSpot."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--run", type=int, required=True)
+        parser.add_argument("--user", required=True, help="the staff member asking")
+        parser.add_argument(
+            "--fingerprint", action="append", help="only this merge (repeat for more)"
+        )
+        parser.add_argument(
+            "--apply", action="store_true", help="send the merges (they cannot be undone)"
+        )
+
+    def handle(self, *args, run: int, user: str, fingerprint, apply: bool, **options) -> None:
+        found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
+        if found is None:
+            raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
+        person = get_user_model().objects.filter(username=user).first()
+        if person is None:
+            raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
+        try:
+            if apply:
+                client = configured_client()
+                if client is None:
+                    raise MergeNotAllowed("HUBSPOT_ACCESS_TOKEN is not set")
+                steps = apply_merges(found, fingerprint, user=person, client=client)
+            else:
+                steps = dry_run(found, fingerprint, user=person)
+        except (MergeNotAllowed, PlanUnavailable) as error:
+            raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
+        for step in steps:
+            detail = f" [{step.detail}]" if step.detail else ""
+            self.stdout.write(
+                f"{step.object_type} {step.merged_id} -> {step.primary_id}: {step.outcome}"
+                f"{detail} ({step.reason})"
+            )
+        if any(step.outcome not in GOOD for step in steps):
+            raise CommandError("not every merge went through", returncode=EXIT_SOME_FAILED)

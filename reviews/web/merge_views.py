@@ -1,0 +1,50 @@
+"""The staff page that applies a run's merges in HubSpot (docs/output.md#applying-
+merges): GET shows the dry run (each HubSpot merge, its reason, what is already
+recorded); POST sends the ticked merges, once each, and shows what HubSpot answered."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from reviews.orchestration.fixplan import PlanUnavailable
+from reviews.orchestration.merges import (
+    MergeNotAllowed,
+    apply_merges,
+    configured_client,
+    dry_run,
+)
+from reviews.web.views import _get_run
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
+    if not request.user.is_staff:
+        raise PermissionDenied("merges are applied by staff")
+    run = _get_run(run_id)
+    client = configured_client()
+    context = {"run": run, "connected": client is not None, "applied": False, "error": ""}
+    try:
+        if request.method == "POST":
+            chosen = request.POST.getlist("fingerprint")
+            if not request.POST.get("confirm"):
+                context["error"] = "Tick that merges cannot be undone to apply them."
+            elif not chosen:
+                context["error"] = "Tick at least one merge."
+            elif client is None:
+                context["error"] = "No HubSpot connection: HUBSPOT_ACCESS_TOKEN is not set."
+            else:
+                # The requests to HubSpot run here, one merge after another: a plan's
+                # merges are few; each is claimed before it is sent (never twice).
+                context["steps"] = apply_merges(run, chosen, user=request.user, client=client)
+                context["applied"] = True
+        if "steps" not in context:
+            context["steps"] = dry_run(run, user=request.user)
+    except (MergeNotAllowed, PlanUnavailable) as error:
+        context["error"], context["steps"] = str(error), []
+    status = 400 if context["error"] and request.method == "POST" else 200
+    return render(request, "reviews/apply_merges.html", context, status=status)

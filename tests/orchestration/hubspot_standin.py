@@ -1,0 +1,110 @@
+"""A loopback stand-in of HubSpot's merge endpoint, POST /crm/v3/objects/{type}/merge,
+over a native batch (tests.engine.ingest.hubspot_exports.BATCH): a merge removes the merged
+record and moves its associations to the primary, as HubSpot does, so the batch it holds
+afterwards is what the next pull would read. It can hold its first answer back past the
+client's timeout (having merged all the same), the failure a retry must survive."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_PATH = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/merge$")
+
+
+class HubSpotStandIn:
+    def __init__(
+        self, batch: dict, *, token: str, slow_first_s: float = 0.0, portal: str = "4512345"
+    ) -> None:
+        self.batch = copy.deepcopy(batch)
+        self.portal = portal
+        self.token = token
+        self.slow_first_s = slow_first_s
+        self.requests: list[tuple[str, dict]] = []  # (object type, body) of every request
+        self.merged: list[tuple[str, str, str]] = []  # (object type, primary, merged)
+        self.arrived: list[float] = []  # time.monotonic() of every request
+        self._lock = threading.Lock()
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # the account the token opens
+                ok = self.headers.get("Authorization", "") == f"Bearer {stand_in.token}"
+                found = self.path == "/account-info/v3/details"
+                status = 200 if ok and found else (401 if not ok else 404)
+                answer = {"portalId": int(stand_in.portal), "accountType": "STANDARD"}
+                data = json.dumps(answer if status == 200 else {"status": "error"}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+                status, answer, delay = stand_in.handle(
+                    self.path, self.headers.get("Authorization", ""), body
+                )
+                time.sleep(delay)
+                data = json.dumps(answer).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting: the merge is done all the same
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> HubSpotStandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def handle(self, path: str, authorization: str, body: dict) -> tuple[int, dict, float]:
+        match = _PATH.match(path)
+        if authorization != f"Bearer {self.token}":
+            return 401, {"status": "error", "category": "INVALID_AUTHENTICATION"}, 0
+        if not match:
+            return 404, {"status": "error", "message": f"no route {path}"}, 0
+        kind = match.group(1)
+        with self._lock:
+            self.arrived.append(time.monotonic())
+            self.requests.append((kind, body))
+            first = len(self.requests) == 1
+            primary, merged = str(body.get("primaryObjectId")), str(body.get("objectIdToMerge"))
+            records = {r["id"]: r for r in self.batch[kind]}
+            if primary not in records or merged not in records or primary == merged:
+                return 400, {"status": "error", "category": "VALIDATION_ERROR",
+                             "message": f"cannot merge {merged} into {primary}"}, 0  # fmt: skip
+            self._merge(kind, primary, merged)
+            self.merged.append((kind, primary, merged))
+            answer = {"id": primary, "properties": records[primary], "archived": False}
+        return 200, answer, self.slow_first_s if first else 0.0
+
+    def _merge(self, kind: str, primary: str, merged: str) -> None:
+        self.batch[kind] = [r for r in self.batch[kind] if r["id"] != merged]
+        if kind == "companies":
+            for record in (*self.batch["contacts"], *self.batch["deals"]):
+                if record.get("companyId") == merged:
+                    record["companyId"] = primary
+                if "companyIds" in record:
+                    ids = [primary if i == merged else i for i in record["companyIds"]]
+                    record["companyIds"] = list(dict.fromkeys(ids))
+        elif kind == "contacts":
+            for deal in self.batch["deals"]:
+                ids = [primary if i == merged else i for i in deal.get("contactIds", [])]
+                deal["contactIds"] = list(dict.fromkeys(ids))
