@@ -349,11 +349,8 @@ except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
-# Applying a fix plan's merges (reviews/orchestration/merges.py), until a dataset's own
-# HubSpot connection holds them: the API and a private app's token (never logged).
-HUBSPOT_API_URL = env("HUBSPOT_API_URL", "https://api.hubapi.com").rstrip("/")
-HUBSPOT_ACCESS_TOKEN = env("HUBSPOT_ACCESS_TOKEN")
-HUBSPOT_TIMEOUT_SECONDS = envint("HUBSPOT_TIMEOUT_SECONDS", 30)
+# Applying a fix plan's merges (reviews/orchestration/merges.py) goes through the
+# dataset's HubSpot connection (HUBSPOT_API_BASE_URL, its token: docs/connectors.md).
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.
 HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))

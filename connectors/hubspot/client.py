@@ -41,11 +41,14 @@ _MARGIN = 0.05
 class HubSpotError(Exception):
     """HubSpot refused a request: its status and message."""
 
-    def __init__(self, status: int | None, message: str, *, category: str = "") -> None:
+    def __init__(
+        self, status: int | None, message: str, *, category: str = "", body: dict | None = None
+    ) -> None:
         super().__init__(f"HubSpot answered {status}: {message}" if status else message)
         self.status = status
         self.message = message
         self.category = category
+        self.body = body or {}
 
 
 class TokenRefused(HubSpotError):
@@ -182,9 +185,23 @@ class HubSpotClient:
 
     # --- one request, paced and retried ---------------------------------------------
 
-    def request(self, method: str, path: str, **kwargs) -> dict:
+    def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
+        """POST /crm/v3/objects/{type}/merge. Sent once: a timeout or a 5xx may have
+        merged, so it is not retried (a 429 is: HubSpot did nothing)."""
+        body = {"primaryObjectId": primary_id, "objectIdToMerge": object_id_to_merge}
+        return self.request(
+            "POST", f"/crm/v3/objects/{object_type}/merge", json=body, retry_failures=False
+        )
+
+    def request(self, method: str, path: str, *, retry_failures: bool = True, **kwargs) -> dict:
+        """One request, paced; 429s waited out; 5xx and timeouts retried unless
+        `retry_failures` is False (a request that must not be sent twice)."""
         search = path.endswith("/search")
-        failures = waits = 0
+        if not retry_failures:
+            failures = self.limits.max_retries
+            waits = 0
+        else:
+            failures = waits = 0
         while True:
             self._pace(search)
             self.requests += 1
@@ -207,13 +224,14 @@ class HubSpotClient:
                 waits += 1
                 body = _json(response)
                 if body.get("policyName") == "DAILY" or waits > self.limits.max_waits:
-                    raise DailyLimitReached(429, _message(body, response))
+                    raise DailyLimitReached(429, _message(body, response), body=body)
                 self._wait(self._told_to_wait(response.headers, search))
                 continue
             if response.status_code >= 500:
                 failures += 1
                 if failures > self.limits.max_retries:
-                    raise HubSpotError(response.status_code, _message(_json(response), response))
+                    body = _json(response)
+                    raise HubSpotError(response.status_code, _message(body, response), body=body)
                 self._wait(self.limits.backoff_seconds * 2 ** (failures - 1))
                 continue
             if response.status_code in (401, 403):
@@ -222,6 +240,7 @@ class HubSpotClient:
                     response.status_code,
                     _message(body, response),
                     category=body.get("category", ""),
+                    body=body,
                 )
             if response.status_code >= 400:
                 body = _json(response)
@@ -229,6 +248,7 @@ class HubSpotClient:
                     response.status_code,
                     _message(body, response),
                     category=body.get("category", ""),
+                    body=body,
                 )
             return _json(response)
 

@@ -74,6 +74,8 @@ def test_connect_keeps_the_account_details_and_the_token_encrypted(postgres, hub
     assert connection.account["dataHostingLocation"] == "eu1"
     assert TOKEN.encode() not in bytes(connection.token_sealed)
     assert tokens.decrypt(connection.token_sealed) == TOKEN
+    connection.dataset.refresh_from_db()
+    assert connection.dataset.hubspot_portal_id == "4242"  # where fix-plan merges may go
 
 
 def test_connect_refused_names_hubspots_message(postgres, hubspot):
