@@ -119,3 +119,24 @@ def test_a_failed_pull_is_sent_to_the_webhooks_that_watch_failures(
     assert message["dataset"] == "acme"
     assert "HubSpot refused the token" in message["pull"]["error"]
     assert TOKEN not in body.decode()
+
+
+def test_a_failed_pull_is_retried_later_from_its_checkpoint(
+    postgres, hubspot, settings, django_capture_on_commit_callbacks
+):
+    connection = connected("acme")
+    settings.HUBSPOT_MAX_RETRIES = 0
+    hubspot.portal.fail_next = [503]
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.start_due_pulls.apply()
+    failed = Pull.objects.get()
+    assert failed.status == Pull.Status.FAILED and "503" in failed.error
+    connection.refresh_from_db()
+    retry_in = connection.next_pull_at - timezone.now()
+    assert timedelta(minutes=29) < retry_in <= timedelta(minutes=30)
+    Connection.objects.filter(pk=connection.pk).update(next_pull_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.start_due_pulls.apply()
+    retried = Pull.objects.get()  # the same pull, resumed
+    assert retried.pk == failed.pk and retried.status == Pull.Status.DONE
+    assert retried.attempts == 2
