@@ -28,6 +28,12 @@ class LedgerEntry(models.Model):
         # Served, by a failback model, after the requested one failed or its breaker
         # was open.
         FAILBACK = "failback"
+        # Written before the request is sent, with the tokens it sends (estimated), and
+        # settled to one of the above when the reply (or the error) comes back.
+        PENDING = "pending"
+        # A pending row never settled: its worker died mid-call (ledger.pending). The
+        # request reached the gateway; its tokens sent are counted, the reply's are not.
+        LOST = "lost"
 
     run = models.ForeignKey(
         "reviews.ReviewRun", null=True, on_delete=models.SET_NULL, related_name="ledger_entries"

@@ -168,7 +168,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # Django's, forgiving while Redis is away: pages, sign-in and uploads go on
+        # with the database (revreview/cache.py).
+        "default": {"BACKEND": "revreview.cache.ForgivingRedisCache", "LOCATION": REDIS_URL}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -232,6 +234,10 @@ SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30)
 # with a Redis that restarted without persistence).
 DISPATCH_GRACE_SECONDS = envint("DISPATCH_GRACE_SECONDS", 30)
 QUEUED_REDISPATCH_SECONDS = envint("QUEUED_REDISPATCH_SECONDS", 900)
+# A stored upload still unread this long after it arrived (its worker died, or the
+# message to read it was lost with the database or the broker down) is sent to a
+# worker again by the sweep: longer than reading one may take.
+UNREAD_RESEND_SECONDS = envint("UNREAD_RESEND_SECONDS", SPECIALIST_TIME_LIMIT + 60)
 SWEEP_QUEUE = "sweep"
 # Webhook deliveries run on a queue (and, deployed, a worker) of their own: a slow
 # receiver never takes a review's worker.

@@ -4,7 +4,7 @@ verdict policy (docs/rules.md) and write a plain-language summary. Plain data in
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from reviews.engine.batch import DEFAULT_CURRENCY
@@ -38,6 +38,17 @@ def decide(findings: list[RawFinding]) -> str:
     if severities:
         return "approve_with_comments"
     return "approve"
+
+
+_LENIENCY = {"request_changes": 0, "approve_with_comments": 1, "approve": 2}
+
+
+def no_more_lenient(decision: str, rules_findings: list[RawFinding]) -> str:
+    """`decision` (reached on a model's findings), or the rules' own verdict with every
+    one of their findings demoted to a suggestion, whichever is stricter: a model can
+    make the review stricter or quieter, never more lenient than the rules."""
+    floor = decide([replace(f, severity=Severity.SUGGESTION.value) for f in rules_findings])
+    return decision if _LENIENCY[decision] <= _LENIENCY[floor] else floor
 
 
 def merge_overlapping(findings: list[RawFinding]) -> list[RawFinding]:

@@ -21,12 +21,27 @@ _COUNTRY_SUFFIX = re.compile(r"^[a-z]{2,3}(\.[a-z]{2})?$")
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
+# What cannot be stored (NUL, a lone surrogate) and the escape text ingest shows it as
+# (reviews.engine.ingest.safe_text: NUL -> `\u0000`, U+DC80 -> `\udc80`). Neither is
+# part of a name: comparison keys are computed without them, so one hostile character
+# in one copy neither hides a duplicate nor adds digits to a deal name's numbers. The
+# stored value keeps them, escaped and visible.
+_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})|[\x00\ud800-\udfff]")
+
+
+def comparable(value: str) -> str:
+    """`value` without NUL, lone surrogates and their escape text. Costs two substring
+    searches on the common text that holds none."""
+    if "\\u" in value or "\x00" in value or not value.isascii():
+        return _UNSTORABLE.sub("", value)
+    return value
+
 
 def domain(value: str | None) -> str | None:
     """lower-case; strip scheme, `www.`, port, path, trailing dot."""
     if not value:
         return None
-    text = value.strip().lower()
+    text = comparable(value).strip().lower()
     if "://" in text:
         text = _SCHEME.sub("", text)
     # Most values are plain domains: split only when a separator is there.
@@ -47,7 +62,7 @@ def email(value: str | None) -> str | None:
     """trim, lower-case."""
     if not value:
         return None
-    text = value.strip().lower()
+    text = comparable(value).strip().lower()
     return text or None
 
 
@@ -79,7 +94,9 @@ def _words(value: str) -> list[str]:
     """The words _fold joins. One bytes.translate does the case folding and punctuation
     in C (the text is ASCII by then): a third faster than casefold, three replaces and
     a regex, on the million names of a big batch."""
-    text = value if value.isascii() else _to_ascii(value)
+    text = comparable(value)
+    if not text.isascii():
+        text = _to_ascii(text)
     return text.encode().translate(_ASCII_FOLD, b".,'").decode().split()
 
 

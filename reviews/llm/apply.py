@@ -10,6 +10,13 @@ dismissed, dropped or lowered (the model may have obeyed it), a model never rais
 finding past a warning (MAX_MODEL_SEVERITY) unless a rule had made it critical, and
 every change says in the finding's detail that the model made it, and why. What a guard
 refused is returned as a line for the run to show.
+
+A model can make the review stricter or quieter, never more lenient than the rules: a
+dismissal (or a coordinator's drop) it is allowed demotes the finding to a suggestion
+with the model's reason, in the report still, so a batch with findings is never
+`approve` because a model said so. Text a model writes (a summary, a title, a reason)
+that calls the batch approved or clean (reviews.llm.claims) is refused: the rules'
+words are used instead.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.specialists.common import Exposure, exposure_of
 from reviews.engine.storable import storable
+from reviews.llm.claims import claims_approval
 from reviews.llm.context import is_exact
 from reviews.llm.injection import instructing_records
 from reviews.llm.schemas import CoordinatorReply, NewFinding, SpecialistReply
@@ -42,8 +50,8 @@ MAX_MODEL_SEVERITY = Severity.WARNING
 
 @dataclass(slots=True)
 class Applied:
-    findings: list[RawFinding]
-    dismissed: list[RawFinding] = field(default_factory=list)  # reason in the detail
+    findings: list[RawFinding]  # dismissed ones included, demoted to suggestions
+    dismissed: list[RawFinding] = field(default_factory=list)  # as they were, for the record
     refused: list[str] = field(default_factory=list)  # what the guards did not allow
 
 
@@ -69,8 +77,38 @@ class Guard:
     def refuse(self, action: str, ref: str, finding: RawFinding, why: str) -> None:
         line = f"{self.agent}: refused to {action} {ref} ({finding.kind}, "
         line += f"{', '.join(finding.record_ids[:5])}): {why}"
+        self.note(line)
+
+    def note(self, line: str) -> None:
         logger.warning("%s", line)
         self.refused.append(line[:500])
+
+    def words(self, text: str, limit: int, what: str, *, of_batch: bool = False) -> str:
+        """The model's `text`, clipped; or, when it calls the batch approved (`of_batch`:
+        or clean), a note that it was refused (and a line saying so)."""
+        if not claims_approval(text, of_batch=of_batch):
+            return _clip(text, limit)
+        self.note(
+            f"{self.agent}: refused the model's {what}: it calls the batch approved or "
+            f"clean, which is the rules' verdict to give ({_clip(text, 200)!r})"
+        )
+        return "(the model's words were refused: they contradicted the rules' verdict)"
+
+
+_DEMOTED = (
+    "Dismissed by the model review, so kept as a suggestion (a model may quiet a finding, "
+    "never remove it)"
+)
+
+
+def demoted(finding: RawFinding, reason: str, by: str = "model review") -> RawFinding:
+    """`finding` as a suggestion, with who dismissed it and why."""
+    lead = _DEMOTED if by == "model review" else _DEMOTED.replace("model review", by)
+    return replace(
+        finding,
+        severity=Severity.SUGGESTION.value,
+        detail=f"{finding.detail} {lead}: {reason}",
+    )
 
 
 def protected_records(batch: Batch, findings: list[RawFinding]) -> set[str]:
@@ -97,7 +135,7 @@ def apply_specialist_reply(
         if why:
             guard.refuse("dismiss", item.ref, out[i], why)
             continue
-        dismissed[i] = _clip(item.reason, _MAX_REASON)
+        dismissed[i] = guard.words(item.reason, _MAX_REASON, f"reason to dismiss {item.ref}")
     for item in reply.adjust:
         i = _lookup(agent, refs, item.ref, "adjust")
         if i is None or i in dismissed:
@@ -116,19 +154,17 @@ def apply_specialist_reply(
                     "%s: not moving %s (%s) to %s", agent, item.ref, old.kind, item.severity
                 )
             continue
+        reason = guard.words(item.reason, _MAX_REASON, f"reason to adjust {item.ref}")
         out[i] = replace(
             old,
             severity=severity,
             detail=f"{old.detail} Severity changed from {old.severity} to {severity} "
-            f"by the model review: {_clip(item.reason, _MAX_REASON)}",
+            f"by the model review: {reason}",
         )
-    out.extend(_new_findings(agent, batch, findings, reply.add))
+    out.extend(_new_findings(agent, batch, findings, reply.add, guard))
     return Applied(
-        findings=[f for i, f in enumerate(out) if i not in dismissed],
-        dismissed=[
-            replace(out[i], detail=f"{out[i].detail} Dismissed by the model review: {reason}")
-            for i, reason in dismissed.items()
-        ],
+        findings=[demoted(f, dismissed[i]) if i in dismissed else f for i, f in enumerate(out)],
+        dismissed=[out[i] for i in dismissed],
         refused=guard.refused,
     )
 
@@ -150,8 +186,9 @@ def apply_coordinator_reply(
     reply: CoordinatorReply,
     instructing: set[str] | None = None,
 ) -> tuple[list[RawFinding], str, list[str]]:
-    """(the findings after merges, re-categorisations and drops; the summary; what the
-    guards refused). `instructing`: records whose text instructs the reviewer."""
+    """(the findings after merges, re-categorisations and drops, a drop demoting its
+    finding to a suggestion; the model's summary, "" when it was refused; what the guards
+    refused). `instructing`: records whose text instructs the reviewer."""
     out: list[RawFinding | None] = list(findings)
     guard = Guard("coordinator", instructing or set())
     for item in reply.drop:
@@ -162,8 +199,9 @@ def apply_coordinator_reply(
         if why:
             guard.refuse("drop", item.ref, out[i], why)
             continue
-        logger.info("coordinator: dropped %s (%s): %s", item.ref, out[i].kind, item.reason[:200])
-        out[i] = None
+        logger.info("coordinator: demoted %s (%s): %s", item.ref, out[i].kind, item.reason[:200])
+        reason = guard.words(item.reason, _MAX_REASON, f"reason to drop {item.ref}")
+        out[i] = demoted(out[i], reason, by="coordinator")
     for item in reply.recategorise:
         i = _lookup("coordinator", refs, item.ref, "recategorise")
         current = out[i] if i is not None else None
@@ -173,7 +211,7 @@ def apply_coordinator_reply(
             current,
             category=item.category,
             detail=f"{current.detail} Re-categorised from {current.category} by the "
-            f"coordinator: {_clip(item.reason, _MAX_REASON)}",
+            f"coordinator: {guard.words(item.reason, _MAX_REASON, 'reason to re-categorise')}",
         )
     for item in reply.merge:
         found = [refs[r] for r in dict.fromkeys(item.refs) if r in refs]
@@ -181,15 +219,31 @@ def apply_coordinator_reply(
         if len(members) < 2 or len(found) < len(item.refs):
             logger.info("coordinator: merge of %s skipped (unknown or gone refs)", item.refs)
             continue
-        merged = _merge([out[i] for i in members], _clip(item.reason, _MAX_REASON))
+        reason = guard.words(item.reason, _MAX_REASON, "reason to merge")
+        merged = _merge([out[i] for i in members], reason)
         out[members[0]] = merged
         for i in members[1:]:
             out[i] = None
-    return [f for f in out if f is not None], _clip(reply.summary, _MAX_SUMMARY), guard.refused
+    kept = [f for f in out if f is not None]
+    summary = _clip(reply.summary, _MAX_SUMMARY)
+    if kept and claims_approval(summary):
+        # Findings stand (none is ever removed), so the verdict is not `approve`: a
+        # summary saying it is would contradict the verdict beside it.
+        guard.note(
+            "coordinator: refused the model's summary: it calls the batch approved or clean "
+            f"while the rules found problems ({_clip(summary, 200)!r}); the rules' summary "
+            "is used"
+        )
+        summary = ""
+    return kept, summary, guard.refused
 
 
 def _new_findings(
-    agent: str, batch: Batch, existing: list[RawFinding], added: list[NewFinding]
+    agent: str,
+    batch: Batch,
+    existing: list[RawFinding],
+    added: list[NewFinding],
+    guard: Guard,
 ) -> list[RawFinding]:
     if not added:
         return []
@@ -213,7 +267,10 @@ def _new_findings(
             continue  # the rule already reports it
         already.add((kind, tuple(ids)))
         exposure = exposure or exposure_of(batch)
-        severity, detail = item.severity, _clip(item.detail, _MAX_TEXT)
+        severity = item.severity
+        detail = guard.words(
+            item.detail, _MAX_TEXT, f"detail of a new {kind} finding", of_batch=True
+        )
         if Severity(severity).rank < MAX_MODEL_SEVERITY.rank:
             severity = MAX_MODEL_SEVERITY.value
             detail += f" The model review rated this {item.severity}; a finding only a model "
@@ -223,10 +280,12 @@ def _new_findings(
                 category=agent,
                 kind=kind,
                 severity=severity,
-                title=_clip(item.title, _MAX_TITLE),
+                title=guard.words(
+                    item.title, _MAX_TITLE, f"title of a new {kind} finding", of_batch=True
+                ),
                 detail=detail,
                 record_ids=ids,
-                suggested_fix=_clip(item.suggested_fix, _MAX_TEXT),
+                suggested_fix=guard.words(item.suggested_fix, _MAX_TEXT, "suggested fix"),
                 confidence=round(item.confidence, 3),
                 exposure=_exposure_of(exposure, ids),
                 source="model",

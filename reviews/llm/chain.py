@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from ledger import availability, budget
 from ledger.models import LedgerEntry
 from ledger.rates import price_micros, rate_for
+from reviews.llm import context
 from reviews.llm.breaker import Breaker, Decision
 from reviews.llm.client import Completion, Gateway
 from reviews.llm.errors import (
@@ -143,7 +144,12 @@ def _attempt(
     started = time.monotonic()
     try:
         completion = gateway.complete(
-            ledger.candidate, messages, schema, timeout=timeout, on_attempt=ledger
+            ledger.candidate,
+            messages,
+            schema,
+            timeout=timeout,
+            on_attempt=ledger,
+            on_send=ledger.sending,
         )
     except LLMError as error:
         _quietly(_settle, breaker, decision, error)
@@ -173,7 +179,10 @@ def _quietly(tell, *args) -> None:
 
 class _Attempt:
     """Writes the rows of one model's attempt and adds up their tokens for the budget:
-    the client's on_attempt hook, then called once more for the attempt's last row."""
+    the client's on_send hook writes a `pending` row before each request is sent (with
+    the tokens it sends, estimated), its on_attempt hook settles it, and the attempt's
+    last row is settled by one more call. A worker killed mid-call leaves the pending
+    row, which the sweep marks `lost` (ledger.pending): every call sent is counted."""
 
     def __init__(
         self, run_id: int | None, agent: str, requested: str, candidate: str, served_outcome: str
@@ -182,8 +191,21 @@ class _Attempt:
         self.requested, self.candidate = requested, candidate
         self.served_outcome = served_outcome
         self.tokens = 0
+        self.open_row: int | None = None  # the pending row of the exchange under way
+
+    def sending(self, messages: list[dict]) -> None:
+        sent = Usage(prompt_tokens=estimate_tokens(messages))
+        self.open_row = record(
+            self.run_id, self.agent, self.requested, None, sent, 0, LedgerEntry.Outcome.PENDING,
+            priced_as=self.candidate,
+        ).pk  # fmt: skip
 
     def __call__(self, served: str | None, usage: Usage, latency_ms: int, outcome: str) -> None:
+        row, self.open_row = self.open_row, None
+        if row is not None:
+            settle_row(row, self.candidate, served, usage, latency_ms, outcome)
+            self.tokens += usage.prompt_tokens + usage.completion_tokens
+            return
         record(
             self.run_id,
             self.agent,
@@ -229,6 +251,35 @@ def record(
         latency_ms=latency_ms,
         outcome=outcome,
     )
+
+
+def settle_row(
+    row: int,
+    attempted: str,
+    model_served: str | None,
+    usage: Usage,
+    latency_ms: int,
+    outcome: str,
+) -> None:
+    """The pending row of an exchange, settled with what the gateway reported."""
+    priced = model_served if model_served and rate_for(model_served) else attempted
+    LedgerEntry.objects.filter(pk=row).update(
+        model=model_served,
+        input_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        output_tokens=usage.completion_tokens,
+        cost_micros=price_micros(
+            priced, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens
+        ),
+        gateway_cost_micros=usage.gateway_cost_micros,
+        latency_ms=latency_ms,
+        outcome=outcome,
+    )
+
+
+def estimate_tokens(messages: list[dict]) -> int:
+    """What a request sends, estimated as the token budget estimates it."""
+    return sum(context.estimate_tokens(str(m.get("content") or "")) for m in messages)
 
 
 def _settle(breaker: Breaker, decision: Decision, error: LLMError) -> None:

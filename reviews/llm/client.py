@@ -111,6 +111,8 @@ class Completion(Generic[T]):
 
 # on_attempt(model_served, usage, latency_ms, outcome) for an exchange that was not the last.
 AttemptHook = Callable[[str | None, Usage, int, str], None]
+# on_send(messages) just before each exchange is sent: its row is written before the call.
+SendHook = Callable[[list[dict]], None]
 
 
 class Gateway:
@@ -167,19 +169,23 @@ class Gateway:
         *,
         timeout: float | None = None,
         on_attempt: AttemptHook | None = None,
+        on_send: SendHook | None = None,
     ) -> Completion[T]:
         """A reply validated against `schema`. JSON schema first, JSON mode where the
         provider lacks it; one repair request for an invalid reply, then
         StructuredOutputError. Other failures raise their LLMError."""
         report = on_attempt or (lambda *args: None)
+        sending = on_send or (lambda messages: None)
         use_schema = self.json_schema and (self.base_url, model) not in _NO_JSON_SCHEMA
         try:
+            sending(messages)
             exchange = self.exchange(model, messages, schema, use_schema, timeout)
         except SchemaUnsupported as error:
             report(None, error.usage, error.latency_ms, Outcome.HTTP_ERROR)
             logger.info("%s rejects json_schema; using JSON mode for it", model)
             _NO_JSON_SCHEMA.add((self.base_url, model))
             use_schema = False
+            sending(messages)
             exchange = self.exchange(model, messages, schema, use_schema, timeout)
 
         data, problem = parse_reply(exchange.content, schema)
@@ -193,6 +199,7 @@ class Gateway:
             {"role": "assistant", "content": exchange.content[:_BAD_REPLY_CHARS]},
             {"role": "user", "content": REPAIR_PROMPT.format(problem=problem)},
         ]
+        sending(repair)
         exchange = self.exchange(model, repair, schema, use_schema, timeout)
         data, problem = parse_reply(exchange.content, schema)
         if data is None:

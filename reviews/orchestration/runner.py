@@ -284,7 +284,7 @@ def _coordinate(run: ReviewRun) -> None:
             )
         else:
             if judged is not None:
-                review = judged_review(judged, counts, failed)
+                review = judged_review(judged, counts, failed, review.findings)
                 model, refused = judged.model_served, judged.refused
     comparison = history.compare(
         review.findings,
@@ -317,13 +317,20 @@ def run_context(run: ReviewRun) -> RunContext:
 
 
 def judged_review(
-    judged: CoordinatorResult, counts: dict[str, int], failed: list[str]
+    judged: CoordinatorResult,
+    counts: dict[str, int],
+    failed: list[str],
+    rules_findings: list[RawFinding],
 ) -> coordinator.Review:
     """The coordinator model's findings, ordered and totalled as the rules coordinator
-    orders them, with the model's summary. The verdict follows the policy in docs/rules.md
-    on these findings (coordinator.decide, inside fuse), never the model's."""
+    orders them, with the model's summary (the rules' own when the guards refused it).
+    The verdict follows the policy in docs/rules.md on these findings (coordinator.decide,
+    inside fuse), never the model's, and is never more lenient than the rules' verdict
+    on `rules_findings` with every one demoted."""
     review = coordinator.fuse(judged.findings, counts, failed)
-    review.summary = judged.summary
+    review.decision = coordinator.no_more_lenient(review.decision, rules_findings)
+    if judged.summary:
+        review.summary = judged.summary
     if failed:  # stated whatever the model wrote
         review.summary += (
             f" Degraded: the {', '.join(failed)} review failed, so this verdict was reached "

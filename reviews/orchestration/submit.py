@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from celery import current_app
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
@@ -27,7 +28,8 @@ from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
 from reviews.orchestration import baselines, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
-from reviews.orchestration.tasks import send_start
+from reviews.orchestration.tasks import ACCEPT_UPLOAD, send_start
+from reviews.orchestration.unread import unread
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,17 @@ class DatabaseUnavailable(Exception):
     def of(cls, error: Exception) -> DatabaseUnavailable:
         """From the driver's error (one of unreachable_errors()), its text made safe."""
         return cls(f"{type(error).__name__}: {storable(str(error))}")
+
+
+class StoredNotRead(Exception):
+    """The upload is stored (`batch`), but the database went away before it was read:
+    a worker reads and serves it once the database is back (intake_tasks.accept_upload,
+    retried; the sweep sends it again if that message is lost). Answer with the batch,
+    never "try again": a second upload would be reviewed twice."""
+
+    def __init__(self, batch: Batch, error: Exception) -> None:
+        super().__init__(f"batch {batch.pk} stored; reading it waits for the database ({error})")
+        self.batch = batch
 
 
 class ServeRefused(Exception):
@@ -88,16 +101,37 @@ def submit(
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
     batch's own "dataset" key. Raises ServeRefused."""
     batch = store_upload(files, created_by=created_by)
-    return review_stored(
-        batch,
-        files=files,
-        created_by=created_by,
-        as_of=as_of,
-        dispatch=dispatch,
-        rate_keys=rate_keys,
-        no_cache=no_cache,
-        dataset=dataset,
-    )
+    try:
+        return review_stored(
+            batch,
+            files=files,
+            created_by=created_by,
+            as_of=as_of,
+            dispatch=dispatch,
+            rate_keys=rate_keys,
+            no_cache=no_cache,
+            dataset=dataset,
+        )
+    except unreachable_errors() as error:  # stored, then the database went away
+        read_later(batch, as_of=as_of, rate_keys=rate_keys, dataset=dataset)
+        raise StoredNotRead(batch, error) from error
+
+
+def read_later(
+    batch: Batch, *, as_of: datetime | None, rate_keys: list[str] | None, dataset: str | None
+) -> None:
+    """Send a stored batch to a worker to read and serve, by name (the task's module
+    imports this one). The broker may be down too: the sweep finds the batch unread."""
+    kwargs = {
+        "batch_id": batch.pk,
+        "as_of": as_of.isoformat() if as_of else None,
+        "rate_keys": rate_keys,
+        "dataset": dataset,
+    }
+    try:
+        current_app.send_task(ACCEPT_UPLOAD, kwargs=kwargs)
+    except Exception as error:  # the sweep sends it again (sweep.unread_batches)
+        logger.warning("batch %s: not sent to a worker (%r); the sweep will", batch.pk, error)
 
 
 def review_stored(
@@ -259,6 +293,8 @@ def accept(
     except IngestError as error:
         reject(batch, error.errors)
         raise
+    except unreachable_errors():  # the database went away: read again once it is back
+        raise
     except Exception as error:  # a bug or a memory error: still never left half-done
         reject(batch, [f"the upload could not be read ({type(error).__name__}); re-upload it"])
         raise
@@ -296,19 +332,24 @@ def accept_stored_upload(
     batch_id: int, *, as_of: str | None, rate_keys: list[str] | None, dataset: str | None = None
 ) -> Submission | None:
     """The worker's half of intake_tasks.accept_later. A refused request (far over the rate limit)
-    leaves the batch accepted, with the reason among its errors."""
-    batch = Batch.objects.filter(pk=batch_id, status=Batch.Status.RECEIVED).first()
-    if batch is None:  # gone, or a redelivered task whose first run got there
+    leaves the batch accepted, with the reason among its errors. Reads a batch once: a
+    second delivery (a retry, the sweep) waits on the first's row lock, then finds it
+    read. Raises the database's error when it went away (the task retries)."""
+    if not unread(batch_id):  # gone, or a redelivered task whose first run got there
         logger.info("batch %s is gone or already read", batch_id)
         return None
     try:
-        return review_stored(
-            batch,
-            created_by=batch.created_by,
-            as_of=datetime.fromisoformat(as_of) if as_of else None,
-            rate_keys=rate_keys,
-            dataset=dataset,
-        )
+        with transaction.atomic():
+            batch = Batch.objects.select_for_update().filter(pk=batch_id).first()
+            if batch is None or not unread(batch_id):
+                return None
+            return review_stored(
+                batch,
+                created_by=batch.created_by,
+                as_of=datetime.fromisoformat(as_of) if as_of else None,
+                rate_keys=rate_keys,
+                dataset=dataset,
+            )
     except ServeRefused as error:
         Batch.objects.filter(pk=batch_id).update(errors=[f"refused: {error}"])
         return None

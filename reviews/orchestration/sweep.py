@@ -12,6 +12,11 @@ A run's progress lives in its rows, so the sweep can tell from them alone what w
   restarted without its data, a worker killed holding it), so it is sent again, every
   QUEUED_REDISPATCH_SECONDS, but never failed for waiting: it may only be behind a
   long queue, and a copy is harmless;
+- stored uploads left unread for UNREAD_RESEND_SECONDS (a worker died reading one, or
+  the message to read it was lost while the database or the broker was down): sent to
+  a worker again; it reads each once (submit.accept_stored_upload);
+- model calls whose worker died mid-call (a ledger row still `pending` past the call's
+  timeout): marked `lost`, their tokens sent counted (ledger.pending);
 - uploads spooled while the database was down (reviews.orchestration.spool): counted
   here, imported by the `reviews.import_spool` task the sweep task sends.
 
@@ -27,14 +32,18 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import redis
 from django.conf import settings
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from ledger import pending
+from ledger.redis_client import KEY_PREFIX, get_client
 from reviews.engine.specialists import NAMES
-from reviews.models import AgentRun, ReviewRun
+from reviews.models import AgentRun, Batch, ReviewRun
 from reviews.orchestration import spool
 from reviews.orchestration.runner import fail_agent, fail_run, specialists_finished
+from reviews.orchestration.unread import unread
 
 logger = logging.getLogger(__name__)
 
@@ -48,22 +57,52 @@ class Plan:
     coordinate: list[int] = field(default_factory=list)  # runs, to coordinate
     failed: list[str] = field(default_factory=list)  # "run 7: dedup", "run 8"
     spooled: int = 0  # uploads waiting in the spool, to import
+    lost_calls: int = 0  # ledger rows of calls whose worker died, marked lost
+    unread: list[dict] = field(default_factory=list)  # stored uploads, to accept_upload
+    broker_forgot: bool = False  # Redis came back empty: every message waiting was lost
 
     @property
     def empty(self) -> bool:
-        return not (self.start or self.specialists or self.coordinate or self.failed)
+        return not (self.start or self.specialists or self.coordinate or self.failed or self.unread)
 
 
 def sweep(now: datetime | None = None) -> Plan:
     now = now or timezone.now()
-    plan = Plan()
+    plan = Plan(broker_forgot=broker_forgot())
     _silent_agents(now, plan)
     _unclaimed_agents(now, plan)
     _waiting_coordinators(now, plan)
     _queued_runs(now, plan)
+    plan.lost_calls = pending.mark_lost(now)
+    _unread_batches(now, plan)
     plan.spooled = len(spool.pending())
     plan.coordinate = sorted(set(plan.coordinate))
     return plan
+
+
+CANARY = f"{KEY_PREFIX}sweep-canary"  # set by every sweep; gone when Redis lost its data
+
+
+def broker_forgot() -> bool:
+    """Whether Redis (the broker) came back without its data since the last sweep: the
+    canary key every sweep sets is gone. Then every message waiting in it was lost, and
+    the work it held is sent again now, not QUEUED_REDISPATCH_SECONDS later. True on
+    the first sweep ever too (a copy is harmless); False without Redis or reaching it."""
+    client = get_client()
+    if client is None:
+        return False
+    try:
+        forgot = bool(client.set(CANARY, "1", nx=True))
+    except redis.RedisError:
+        return False
+    if forgot:
+        logger.warning("sweep: Redis holds no canary (restarted empty?); sending waiting work")
+    return forgot
+
+
+def _redispatch_cutoff(now: datetime, plan: Plan) -> datetime:
+    """Work sent before this and not taken up is sent again."""
+    return now if plan.broker_forgot else _ago(now, "QUEUED_REDISPATCH_SECONDS")
 
 
 def _limit() -> int:
@@ -89,7 +128,7 @@ def _silent_agents(now: datetime, plan: Plan) -> None:
 def _unclaimed_agents(now: datetime, plan: Plan) -> None:
     """Pending specialists of running runs that no worker took up for long: their
     messages were lost (a broker restarted without its data)."""
-    cutoff = _ago(now, "QUEUED_REDISPATCH_SECONDS")
+    cutoff = _redispatch_cutoff(now, plan)
     unclaimed = AgentRun.objects.filter(
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=cutoff),
         status=AgentRun.Status.PENDING,
@@ -145,7 +184,7 @@ def _waiting_coordinators(now: datetime, plan: Plan) -> None:
     long ago and never taken up)."""
     grace = _ago(now, "DISPATCH_GRACE_SECONDS")
     waiting = AgentRun.objects.filter(
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")),
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=_redispatch_cutoff(now, plan)),
         agent=AgentRun.COORDINATOR,
         status=AgentRun.Status.PENDING,
         run__status=ReviewRun.Status.RUNNING,
@@ -166,7 +205,7 @@ def _queued_runs(now: datetime, plan: Plan) -> None:
     retries), or reached it long ago (sent again: its message may be lost, or only
     behind a long queue; the send renews dispatched_at)."""
     waited = ReviewRun.objects.filter(
-        status=ReviewRun.Status.QUEUED, dispatched_at__lt=_ago(now, "QUEUED_REDISPATCH_SECONDS")
+        status=ReviewRun.Status.QUEUED, dispatched_at__lt=_redispatch_cutoff(now, plan)
     )
     for run in waited:
         logger.warning("run %s: still queued; sending it again", run.pk)
@@ -187,3 +226,31 @@ def _queued_runs(now: datetime, plan: Plan) -> None:
         if taken:
             logger.warning("run %s: its dispatch never reached the broker; sending it", run.pk)
             plan.start.append(run.pk)
+
+
+def _unread_batches(now: datetime, plan: Plan) -> None:
+    """Stored uploads nobody read (received, or accepted with no run and not refused)
+    for UNREAD_RESEND_SECONDS, from the last day: sent to a worker again, with the
+    as-of time and dataset saved on the batch when it was handed over."""
+    candidates = (
+        Batch.objects.filter(
+            status__in=(Batch.Status.RECEIVED, Batch.Status.ACCEPTED),
+            runs__isnull=True,
+            created_at__lt=_ago(now, "UNREAD_RESEND_SECONDS"),
+            created_at__gt=now - timedelta(days=1),
+        )
+        .select_related("dataset")
+        .order_by("pk")[: _limit() * 100]
+    )
+    for batch in candidates:
+        if not unread(batch.pk):
+            continue
+        logger.warning("batch %s: stored but never read; sending it to a worker", batch.pk)
+        plan.unread.append(
+            {
+                "batch_id": batch.pk,
+                "as_of": batch.as_of.isoformat() if batch.as_of else None,
+                "rate_keys": None,
+                "dataset": batch.dataset.name if batch.dataset else None,
+            }
+        )

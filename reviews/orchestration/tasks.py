@@ -72,6 +72,7 @@ def send_start(run_id: int) -> bool:
     return True
 
 
+ACCEPT_UPLOAD = "reviews.accept_upload"  # reviews.orchestration.intake_tasks.accept_upload
 IMPORT_SPOOL = "reviews.import_spool"  # reviews.orchestration.intake_tasks.import_spool
 
 
@@ -84,6 +85,9 @@ def sweep() -> None:
         run_specialist.delay(run_id=run_id, agent=agent)
     for run_id in plan.coordinate:
         coordinate.delay(run_id=run_id)
+    for kwargs in plan.unread:
+        # By name, as the spool import below (reviews.orchestration.intake_tasks).
+        current_app.send_task(ACCEPT_UPLOAD, kwargs=kwargs)
     if plan.spooled:
         # By name: the import task stores uploads through submit, which imports this
         # module (reviews.orchestration.intake_tasks). A copy sent while one runs skips

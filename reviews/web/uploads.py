@@ -25,6 +25,7 @@ from reviews.orchestration.intake_tasks import accept_later
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     ServeRefused,
+    StoredNotRead,
     UploadTooLarge,
     reject,
     store_upload,
@@ -115,6 +116,8 @@ def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpRespo
         submission = submit(
             files, created_by=request.user, as_of=as_of, rate_keys=keys, dataset=dataset
         )
+    except StoredNotRead as error:  # stored; a worker reads it once the database is back
+        return redirect("reviews:batch", error.batch.pk)
     except ServeRefused as error:
         return refused(request, error)
     except (UploadTooLarge, IngestError) as error:

@@ -92,6 +92,18 @@ def test_the_web_server_refuses_the_default_secret_key(settings):
     require_secret_key()  # local development may
 
 
+@pytest.mark.parametrize("key", ["x", "k" * 200, "abcd" * 20, "short-but-random-Q7z!"])
+def test_the_web_server_refuses_a_weak_secret_key(settings, key):
+    from revreview.wsgi import require_secret_key
+
+    settings.DEBUG = False
+    settings.SECRET_KEY = key
+    with pytest.raises(ImproperlyConfigured, match="SECRET_KEY is weak"):
+        require_secret_key()
+    settings.SECRET_KEY = "a-production-secret-" + "x1y2z3" * 10
+    require_secret_key()
+
+
 def production_env(**overrides: str) -> dict[str, str]:
     env = {
         key: value

@@ -12,7 +12,9 @@ from reviews.engine import normalize
 
 
 def reference_fold(value: str) -> str:
-    """The fold as docs/rules.md words it, written the slow, obvious way."""
+    """The fold as docs/rules.md words it, written the slow, obvious way: NUL, lone
+    surrogates and their escape text left out first."""
+    value = re.sub(r"\\u(0000|d[89a-f][0-9a-f]{2})|[\x00\ud800-\udfff]", "", value, flags=re.I)
     text = normalize._to_ascii(value).casefold()
     text = text.replace(".", "").replace(",", "").replace("'", "")
     return re.sub(r"[^a-z0-9]+", " ", text).strip()

@@ -132,7 +132,9 @@ def test_a_warning_on_records_that_instruct_is_neither_dismissed_nor_lowered():
     clean = apply_specialist_reply(
         "dedup", sample_batch(injected=False), [same_person], {"f1": 0}, reply
     )
-    assert clean.findings == [] and len(clean.dismissed) == 1 and clean.refused == []
+    # Quieted, never removed: a suggestion with the model's reason.
+    assert [(f.kind, f.severity) for f in clean.findings] == [("contact_same_person", "suggestion")]
+    assert len(clean.dismissed) == 1 and clean.refused == []
 
 
 def test_raising_a_finding_on_records_that_instruct_is_allowed():
@@ -158,8 +160,16 @@ def test_the_coordinator_cannot_drop_a_critical_or_an_instructing_finding():
     kept, summary, refused = apply_coordinator_reply(
         [twice, same_person, plain], {"f1": 0, "f2": 1, "f3": 2}, reply, {"ct_2"}
     )
-    assert [f.kind for f in kept] == ["deal_entered_twice", "contact_same_person"]
+    # A drop the guards allow demotes to a suggestion; it never removes.
+    assert [(f.kind, f.severity) for f in kept] == [
+        ("deal_entered_twice", "critical"),
+        ("contact_same_person", "warning"),
+        ("company_same_name", "suggestion"),
+    ]
     assert [r.split(" (")[0] for r in refused] == [
         "coordinator: refused to drop f1",
         "coordinator: refused to drop f2",
+        "coordinator: refused the model's summary: it calls the batch approved or clean "
+        "while the rules found problems",
     ]
+    assert summary == ""  # the rules' words are used

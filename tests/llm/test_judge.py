@@ -68,7 +68,9 @@ def test_without_a_gateway_the_detectors_review_alone(settings, fake_gateway):
     assert fake_gateway.requests == [] and not LedgerEntry.objects.exists()
 
 
-def test_a_fuzzy_finding_can_be_dismissed_with_its_reason(llm_settings, fake_gateway):
+def test_a_fuzzy_finding_dismissed_is_demoted_to_a_suggestion_with_its_reason(
+    llm_settings, fake_gateway
+):
     result, findings = dedup(
         llm_settings,
         fake_gateway,
@@ -76,12 +78,14 @@ def test_a_fuzzy_finding_can_be_dismissed_with_its_reason(llm_settings, fake_gat
         injected=False,
     )
     assert result.model_served == LITE and not result.model_failed
-    assert [f.kind for f in result.findings] == ["company_same_domain"]
-    (dismissed,) = result.dismissed
-    assert dismissed.kind == "contact_same_person"
-    assert dismissed.detail.endswith(
-        "Dismissed by the model review: Different people: distinct email local parts."
-    )
+    # Still in the report: a model may quiet a finding, never remove it.
+    assert [f.kind for f in result.findings] == [f.kind for f in findings]
+    (quieted,) = [f for f in result.findings if f.kind == "contact_same_person"]
+    assert quieted.severity == "suggestion"
+    assert quieted.detail.endswith(": Different people: distinct email local parts.")
+    assert "Dismissed by the model review, so kept as a suggestion" in quieted.detail
+    (dismissed,) = result.dismissed  # as it was, for the record
+    assert (dismissed.kind, dismissed.severity) == ("contact_same_person", "warning")
 
 
 def test_an_exact_rule_finding_cannot_be_dismissed(llm_settings, fake_gateway):
@@ -376,12 +380,17 @@ def test_the_coordinator_drops_and_recategorises_with_reasons(llm_settings, fake
         ),
     )
     result = judge_coordinator(run(), findings)
-    assert [(f.category, f.kind) for f in result.findings] == [
-        ("pipeline", "won_without_close_date"),  # exact: not dropped
-        ("attribution", "company_same_domain"),
+    assert [(f.category, f.kind, f.severity) for f in result.findings] == [
+        ("pipeline", "won_without_close_date", "critical"),  # exact: not dropped
+        ("dedup", "contact_same_person", "suggestion"),  # dropped: demoted, still reported
+        ("attribution", "company_same_domain", "warning"),
     ]
+    assert result.findings[1].detail.endswith(
+        "Dismissed by the coordinator, so kept as a suggestion (a model may quiet a "
+        "finding, never remove it): Two people."
+    )
     assert "Re-categorised from dedup by the coordinator: Wrong domain." in (
-        result.findings[1].detail
+        result.findings[2].detail
     )
     assert result.summary.startswith("One won deal lacks a close date")
     assert result.model_served == FLASH

@@ -149,9 +149,13 @@ def test_full_tier_makes_four_specialist_calls_and_one_coordinator_call(llm, gat
         **dict.fromkeys(NAMES, LITE),
         "coordinator": FLASH,
     }
-    # The summary is the model's; the verdict follows docs/rules.md on the final findings.
-    assert report["summary"] == "Approve this batch."
+    # The verdict follows docs/rules.md on the final findings; the model's summary
+    # contradicted it, so it was refused (run.refused) and the rules' words stand.
+    assert report["summary"].startswith("Reviewed ")
     assert (code, report["verdict"]) == (1, "request_changes")
+    assert any(
+        r.startswith("coordinator: refused the model's summary") for r in report["run"]["refused"]
+    )
     kinds = {f["kind"]: f for f in report["findings"]}
     assert {"deal_entered_twice", "won_without_close_date", "negative_amount"} <= set(kinds)
     model_finding = kinds["deal_without_contact"]
@@ -322,7 +326,7 @@ def test_past_the_run_deadline_no_call_starts(llm, gateway):
     assert {"company_same_domain", "contact_same_email"} <= {f["kind"] for f in report["findings"]}
 
 
-def test_a_dismissed_finding_stays_on_the_agent_run_not_in_the_review(llm, gateway):
+def test_a_dismissed_finding_stays_in_the_review_as_a_suggestion(llm, gateway):
     batch = {
         "id": "fuzzy",
         "exportedAt": "2026-08-01T09:00:00Z",
@@ -337,14 +341,19 @@ def test_a_dismissed_finding_stays_on_the_agent_run_not_in_the_review(llm, gatew
     }  # fmt: skip
     reason = "Different mailboxes, different people."
     gateway.script(LITE, completion({**NOTHING, "dismiss": [{"ref": "f1", "reason": reason}]}))
+    gateway.script(LITE, completion({"summary": "One possible duplicate, quieted."}))
     run = submit([json_upload(batch)], dispatch=False).run
     start_review.apply(kwargs={"run_id": run.pk})
     run.refresh_from_db()
-    assert [r.model for r in gateway.requests] == [LITE]  # nothing left for the coordinator
-    assert not run.findings.exists() and run.verdict.decision == "approve"
-    (kept,) = unpack(run.agents.get(agent="dedup").packed_findings, dismissed=True)
-    assert kept.detail.endswith(reason)
-    assert unpack(run.agents.get(agent="dedup").packed_findings) == []  # not in the review
+    assert [r.model for r in gateway.requests] == [LITE, LITE]  # a trivial batch's coordinator
+    # A model quiets a finding, never removes it: the verdict is the rules' with the
+    # finding demoted, never `approve`.
+    (quieted,) = run.findings.all()
+    assert (quieted.kind, quieted.severity) == ("contact_same_person", "suggestion")
+    assert quieted.detail.endswith(reason)
+    assert run.verdict.decision == "approve_with_comments"
+    (original,) = unpack(run.agents.get(agent="dedup").packed_findings, dismissed=True)
+    assert original.severity == "warning"  # as the rule found it, for the record
 
 
 # --- through the broker ----------------------------------------------------------------

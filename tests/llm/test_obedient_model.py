@@ -78,7 +78,10 @@ def test_an_obedient_model_cannot_approve_an_attack(llm_settings, fake_gateway):
     assert any(r.startswith("dedup: refused to dismiss f1 (deal_entered_twice") for r in refused)
     assert any(r.startswith("dedup: refused to lower to suggestion f1") for r in refused)
     assert any(r.startswith("coordinator: refused to drop f1") for r in refused)
-    assert all("it is critical" in r for r in refused)
+    summary = "coordinator: refused the model's summary"
+    assert all("it is critical" in r for r in refused if not r.startswith(summary))
+    assert any(r.startswith(summary) for r in refused)
+    assert "Approved" not in run.verdict.summary  # the rules' words, not the model's
     assert json.dumps(report)  # the note travels in the run JSON (docs/output.md)
 
 

@@ -22,8 +22,11 @@ import pytest
 import redis
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
+from ledger import pending
 from ledger.models import LedgerEntry
+from ledger.rates import price_micros
 from reviews.engine import coordinator
 from reviews.engine.specialists import NAMES, detector
 from reviews.llm.roster import CHEAP, MID
@@ -123,6 +126,13 @@ def test_a_run_whose_worker_was_killed_finishes_on_another(
             run.agents.filter(status=AgentRun.Status.RUNNING).values_list("agent", flat=True)
         )
         assert len(running) == 2, running
+        # Each call was in the ledger before it was sent, with the tokens it sends.
+        in_flight = LedgerEntry.objects.filter(outcome=LedgerEntry.Outcome.PENDING)
+        assert set(in_flight.values_list("agent", flat=True)) == running
+        sent = list(in_flight.values_list("model_attempted", "input_tokens", "cost_micros"))
+        assert all(
+            tokens > 0 and cost == price_micros(model, tokens, 0, 0) for model, tokens, cost in sent
+        ), sent
         services.kill_worker(first)
     killed_at = time.monotonic()
 
@@ -142,10 +152,24 @@ def test_a_run_whose_worker_was_killed_finishes_on_another(
         **dict.fromkeys(NAMES, LITE),
         AgentRun.COORDINATOR: FLASH,
     }
-    # One ledger row per call that answered: the killed calls never did.
+    # One ledger row per call that answered, and one for each call the kill cut off:
+    # sent, so counted; pending until the sweep finds it past the call's timeout, lost.
+    pending.mark_lost(timezone.now() + pending.lost_after())
     rows = Counter(run.ledger_entries.values_list("agent", "outcome"))
-    assert rows == Counter({**{(name, "ok"): 1 for name in NAMES}, ("coordinator", "ok"): 1})
-    assert LedgerEntry.objects.count() == 5
+    assert rows == Counter(
+        {
+            **{(name, "ok"): 1 for name in NAMES},
+            ("coordinator", "ok"): 1,
+            **{(name, "lost"): 1 for name in running},
+        }
+    )
+    assert LedgerEntry.objects.count() == 7
+    lost = LedgerEntry.objects.filter(outcome=LedgerEntry.Outcome.LOST)
+    assert all(
+        row.input_tokens > 0
+        and row.cost_micros == price_micros(row.model_attempted, row.input_tokens, 0, 0)
+        for row in lost
+    )
     stored = Counter((f.kind, tuple(f.record_ids)) for f in run.findings.all())
     assert stored == expected_findings(run)
     assert max(stored.values()) == 1
@@ -207,9 +231,10 @@ class PrivateRedis:
 
 
 def compose_health_check() -> str:
-    """The worker's health check command in docker-compose.yml, as its shell runs it."""
+    """The review worker's health check command in docker-compose.yml (the webhooks
+    worker has its own), as its shell runs it."""
     compose = (services.ROOT / "docker-compose.yml").read_text()
-    (command,) = re.findall(r'"CMD-SHELL", "(celery [^"]*inspect ping[^"]*)"', compose)
+    (command,) = re.findall(r'"CMD-SHELL", "(celery [^"]*inspect ping -d celery@[^"]*)"', compose)
     return command.replace("$$", "$")
 
 

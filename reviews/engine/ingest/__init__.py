@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from reviews.engine.batch import Batch
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.api_json import api_tables, is_api_export
-from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
+from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_deep
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json
@@ -56,11 +56,14 @@ def parse_upload(
     received_at = _aware(received_at)
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
-    batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
-    if any(may_hold_unstorable(f.data) or not is_storable(f.name) for f in files):
-        # NUL and lone surrogates (in values, or a file name the batch quotes): storable,
-        # visible, reported.
-        clean_batch(batch)
+    try:
+        batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
+        if any(may_hold_unstorable(f.data) or not is_storable(f.name) for f in files):
+            # NUL and lone surrogates (in values, or a file name the batch quotes):
+            # storable, visible, reported.
+            clean_batch(batch)
+    except RecursionError:  # a value nested just under the readers' limit, walked deeper
+        raise IngestError([too_deep(", ".join(f.name for f in files))]) from None
     return batch
 
 
@@ -73,7 +76,7 @@ def _parse(
     # on a million records). The parsed records are then frozen out of its view.
     if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
-            documents = [(f.name, load_json(f.data)) for f in files]
+            documents = [(f.name, load_json(f.data, f.name)) for f in files]
             if len(documents) == 1 and not is_api_export(documents[0][1]):
                 return build_json_batch(
                     documents[0][1],

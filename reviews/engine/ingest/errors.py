@@ -53,6 +53,22 @@ class ErrorList:
         raise IngestError(lines)
 
 
+# How deep arrays and objects may sit inside each other: the JSON readers' own guard
+# (Python's recursion limit, which msgspec and the standard library both honour) is
+# the limit, met before any nesting could exhaust the stack. A CRM export nests under
+# ten levels.
+MAX_JSON_DEPTH = 1000
+
+
+def too_deep(where: str) -> str:
+    """The refusal of a document nested past the readers' limit."""
+    return (
+        f"{where}: nested too deeply: arrays and objects inside each other past the "
+        f"limit of about {MAX_JSON_DEPTH:,} levels (MAX_JSON_DEPTH); a CRM export nests "
+        "fewer than ten"
+    )
+
+
 def not_utf8(data: bytes, error: UnicodeDecodeError) -> str:
     """Where decoding failed, counted in the file's bytes (a stripped BOM included)."""
     position = len(data) - len(error.object) + error.start

@@ -9,7 +9,7 @@ from decimal import Decimal
 import msgspec
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
-from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8
+from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8, too_deep
 from reviews.engine.ingest.records import (
     COMPANIES,
     CONTACTS,
@@ -66,10 +66,14 @@ def build_json_batch(
     )
 
 
-def load_json(data: bytes) -> object:
-    """The decoded document, or IngestError saying why it is not JSON."""
-    top = _fast_loads(data)
-    return top if top is not None else _slow_loads(data)
+def load_json(data: bytes, name: str = "JSON") -> object:
+    """The decoded document, or IngestError saying why it is not JSON (or nested past
+    MAX_JSON_DEPTH, naming the file)."""
+    try:
+        top = _fast_loads(data)
+        return top if top is not None else _slow_loads(data)
+    except RecursionError:  # the readers' guard against a stack overflow: the limit
+        raise IngestError([too_deep(name)]) from None
 
 
 def _slow_loads(data: bytes) -> object:
@@ -86,7 +90,9 @@ def _slow_loads(data: bytes) -> object:
         raise IngestError(
             [f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
         ) from None
-    except (ValueError, RecursionError) as error:
+    except RecursionError:
+        raise
+    except ValueError as error:
         raise IngestError([f"not JSON: {error}"]) from None
 
 

@@ -4,33 +4,43 @@ reviews.orchestration.submit exactly as the upload form hands it."""
 from __future__ import annotations
 
 import logging
+import tempfile
+from contextlib import ExitStack
 from datetime import datetime
 from typing import Annotated
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from django.urls import reverse
 from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
 from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.models import Batch
 from reviews.orchestration import spool
+from reviews.orchestration.blob_store import Source
+from reviews.orchestration.intake_tasks import accept_later
 from reviews.orchestration.spool_senders import TOKEN
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     ServeRefused,
+    StoredNotRead,
     UploadTooLarge,
     as_source,
+    store_upload,
     submit,
+    unreachable_errors,
 )
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.models import ApiToken
-from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted
+from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted, UploadStored
 from reviews.web.api.tokens import CachedToken
 from reviews.web.unavailable import retry_after
-from reviews.web.uploads import NOT_KEPT, SPOOLED, too_large_message
+from reviews.web.uploads import CHUNK_BYTES, NOT_KEPT, SPOOLED, as_sources, too_large_message
 from reviews.web.views import split_errors
 
 logger = logging.getLogger(__name__)
@@ -72,7 +82,7 @@ REQUEST_BODY = {
 }
 
 RESPONSES = {
-    202: UploadAccepted,
+    202: UploadAccepted | UploadStored,
     400: Rejected,
     401: Problem,
     403: Problem,
@@ -115,6 +125,8 @@ def upload_batch(
     database down it is kept in the spool and reviewed when it is back: 503 with
     Retry-After (do not send it again, it would be reviewed twice)."""
     token = request.auth
+    if is_big(request):  # streamed to storage, read by a worker: never held here
+        return upload_big(request, response, token, as_of, dataset, idempotency_key)
     files, fields = request_files(request)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
     dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
@@ -148,6 +160,9 @@ def upload_batch(
         return keep(
             request, response, files, token, str(error), dataset=dataset, as_of=as_of, key=key
         )
+    except StoredNotRead as error:  # stored: never "try again", which would store it twice
+        _finish_quietly(record, error.batch)
+        return Status(202, stored(request, response, error.batch.pk, str(error)))
     except IngestError as error:  # nothing uploaded at all
         _release(record)
         return Status(
@@ -166,7 +181,7 @@ def upload_batch(
 def keep(
     request: HttpRequest,
     response: HttpResponse,
-    files: list[UploadedFile],
+    files: list[UploadedFile] | list[Source],
     token: ApiToken | CachedToken,
     error: str,
     *,
@@ -250,9 +265,12 @@ def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: st
             409, {"detail": "the first request with this Idempotency-Key is still running"}
         )
     response["Idempotent-Replayed"] = "true"
-    if record.run is None:
+    run = record.run or record.batch.runs.order_by("pk").first()
+    if run is not None:
+        return Status(202, accepted(request, response, run))
+    if record.batch.status == Batch.Status.REJECTED:
         return Status(400, rejected(record.batch.pk, record.batch.errors))
-    return Status(202, accepted(request, response, record.run))
+    return Status(202, stored(request, response, record.batch.pk, READ_BY_A_WORKER))
 
 
 def _release(record) -> None:
@@ -265,3 +283,113 @@ def _release_unreachable(record) -> None:
         _release(record)
     except Exception:  # the database is down: the key stays claimed until its TTL
         logger.warning("could not release Idempotency-Key %s", record.key, exc_info=True)
+
+
+READ_BY_A_WORKER = "stored; a worker reads it and starts its review (follow the batch page)"
+
+
+def stored(request: HttpRequest, response: HttpResponse, batch_id: int, detail: str) -> dict:
+    """The 202 body of an upload stored and read later by a worker."""
+    page = request.build_absolute_uri(reverse("reviews:batch", kwargs={"batch_id": batch_id}))
+    response["Location"] = page
+    return {
+        "batch_id": batch_id,
+        "run_id": None,
+        "status": Batch.Status.RECEIVED,
+        "detail": detail,
+        "urls": {"dashboard": page},
+    }
+
+
+def _finish_quietly(record, batch) -> None:
+    """Tie the key to the stored batch, if the database lets us now: a retry with the
+    key is then answered with it (replay)."""
+    if record is None:
+        return
+    record.batch = batch
+    try:
+        record.save(update_fields=["batch"])
+    except unreachable_errors():
+        logger.warning("Idempotency-Key %s: not tied to batch %s yet", record.key, batch.pk)
+
+
+def is_big(request: HttpRequest) -> bool:
+    """An upload over PARSE_IN_WEB_MAX_BYTES: stored as it streams in, read by a worker."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return False
+    return length > settings.PARSE_IN_WEB_MAX_BYTES and length <= settings.MAX_UPLOAD_BYTES
+
+
+def upload_big(request, response, token, as_of, dataset, idempotency_key):
+    """A big upload: its files (multipart, spooled to disk by Django as they arrive) or
+    its body (copied to a temporary file in chunks) stored without being held in memory,
+    then read by a worker (intake_tasks.accept_later), as the upload form does."""
+    with ExitStack() as stack:
+        sources, fields = big_sources(request, stack)
+        as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
+        dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+        key = refuse_unstorable(idempotency_key, "Idempotency-Key")
+        if isinstance(token, CachedToken):  # the database is down: kept in the spool
+            return keep(
+                response, sources, token, token.error, dataset=dataset, as_of=as_of, key=key
+            )
+        record = None
+        if key:
+            fingerprint = idempotency.sources_sha256(sources, dataset, as_of)
+            record, first = idempotency.claim(token.user, key, fingerprint)
+            if not first:
+                return replay(request, response, record, fingerprint)
+        try:
+            batch = store_upload(sources, created_by=token.user)
+        except UploadTooLarge as error:
+            _release(record)
+            return Status(413, {"detail": str(error)})
+        except DatabaseUnavailable as error:
+            _release_unreachable(record)
+            return keep(
+                request,
+                response,
+                sources,
+                token,
+                str(error),
+                dataset=dataset,
+                as_of=as_of,
+                key=key,
+            )
+        accept_later(batch, as_of=as_of, rate_keys=rate_identity(token, request), dataset=dataset)
+        _finish_quietly(record, batch)
+        return Status(202, stored(request, response, batch.pk, READ_BY_A_WORKER))
+
+
+def big_sources(request: HttpRequest, stack: ExitStack) -> tuple[list[Source], dict[str, str]]:
+    content_type = request.content_type or ""
+    if content_type == MULTIPART:
+        try:
+            received = request.FILES.getlist("files")
+        except MultiPartParserError as error:
+            raise HttpError(422, f"unreadable multipart body: {error}") from None
+        too_large = too_large_message(request)
+        if too_large:
+            raise HttpError(413, too_large)
+        if not received:
+            raise HttpError(422, "multipart upload without a `files` part")
+        fields = {key: request.POST.get(key, "") for key in ("as_of", "dataset")}
+        return as_sources(received), fields
+    if content_type in JSON_TYPES:
+        body = stack.enter_context(tempfile.TemporaryFile())
+        size = 0
+        while chunk := request.read(CHUNK_BYTES):
+            size += len(chunk)
+            if size > settings.MAX_UPLOAD_BYTES:
+                raise HttpError(413, "the request body is larger than MAX_UPLOAD_BYTES")
+            body.write(chunk)
+        return [Source(name=BODY_NAME, size=size, chunks=lambda: _read_back(body))], {}
+    raise HttpError(415, f"send {MULTIPART} (files) or application/json (a JSON batch)")
+
+
+def _read_back(file):
+    file.seek(0)
+    while chunk := file.read(CHUNK_BYTES):
+        yield chunk

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count
 from django.http import HttpRequest
+from django.urls import register_converter
 from ninja import Router, Status
 
 from connectors.status import connection_status
@@ -13,6 +14,22 @@ from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismi
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.common import run_urls
 from reviews.web.api.schemas import DatasetOut, DismissalIn, DismissalOut, Problem
+
+
+class AnyName:
+    """A dataset name in a path, whatever it holds: `/` (sent as is or as %2F) and line
+    breaks too (Django's `path` converter stops at a newline)."""
+
+    regex = r"[\s\S]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(AnyName, "dataset_name")
 
 router = Router(tags=["datasets"])
 
@@ -29,8 +46,95 @@ def _not_found(name: str) -> Status:
     return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
 
 
+def _run(request: HttpRequest, run: ReviewRun, counts: dict[tuple[int, str], int]) -> dict:
+    verdict = getattr(run, "verdict", None)
+    return {
+        "id": run.pk,
+        "batch_id": run.batch_id,
+        "as_of": run.as_of,
+        "status": run.status,
+        "mode": run.mode,
+        "verdict": verdict.effective_decision if verdict else None,
+        "new": counts.get((run.pk, Finding.Status.NEW), 0),
+        "open": counts.get((run.pk, Finding.Status.OPEN), 0),
+        "resolved": len(run.resolved),
+        "suppressed": len(run.suppressed),
+        "urls": run_urls(request, run.pk),
+    }
+
+
+def _dismissal(dismissal: Dismissal) -> dict:
+    return {
+        "fingerprint": dismissal.fingerprint,
+        "category": dismissal.category,
+        "kind": dismissal.kind,
+        "title": dismissal.title,
+        "reason": dismissal.reason,
+        "dismissed_by": dismissal.created_by.get_username() if dismissal.created_by else None,
+        "dismissed_at": dismissal.created_at,
+        "undone_by": dismissal.undone_by.get_username() if dismissal.undone_by else None,
+        "undone_at": dismissal.undone_at,
+    }
+
+
+@router.post(
+    "/datasets/{dataset_name:name}/dismissals",
+    auth=UPLOAD,
+    response={
+        201: DismissalOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        422: Problem,
+    },
+    url_name="dismissals",
+)
+def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
+    """Dismiss a problem (by its fingerprint) for this dataset, with a reason: later
+    reviews list it under `suppressed` and leave it out of the verdict."""
+    dataset = _dataset(name)
+    if dataset is None:
+        return _not_found(name)
+    try:
+        made = dismiss(
+            dataset,
+            _text(payload.fingerprint),
+            reason=_text(payload.reason),
+            user=request.auth.user,
+        )
+    except DismissalError as error:
+        return Status(400, {"detail": str(error)})
+    return Status(201, _dismissal(made))
+
+
+@router.delete(
+    "/datasets/{dataset_name:name}/dismissals/{fingerprint}",
+    auth=UPLOAD,
+    response={200: DismissalOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
+    url_name="dismissal",
+)
+def undo_dismissal_of(request: HttpRequest, name: str, fingerprint: str):
+    """Take a dismissal back: later reviews flag the problem again."""
+    dataset = _dataset(name)
+    if dataset is None:
+        return _not_found(name)
+    try:
+        undone = undo_dismissal(dataset, _text(fingerprint), user=request.auth.user)
+    except DismissalError as error:
+        return Status(400, {"detail": str(error)})
+    return Status(200, _dismissal(undone))
+
+
+def _text(value: str) -> str:
+    """NUL bytes and lone surrogates cannot be stored: dropped and replaced, so the
+    dismissal functions judge (and refuse, for a fingerprint) what is left."""
+    return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+# Last: a name may hold "/", so this pattern would also match the dismissal routes' paths.
 @router.get(
-    "/datasets/{name}",
+    "/datasets/{dataset_name:name}",
     auth=READ,
     response={200: DatasetOut, 401: Problem, 403: Problem, 404: Problem},
     url_name="dataset",
@@ -70,89 +174,3 @@ def get_dataset(request: HttpRequest, name: str):
             "connection": connection_status(dataset),
         },
     )
-
-
-def _run(request: HttpRequest, run: ReviewRun, counts: dict[tuple[int, str], int]) -> dict:
-    verdict = getattr(run, "verdict", None)
-    return {
-        "id": run.pk,
-        "batch_id": run.batch_id,
-        "as_of": run.as_of,
-        "status": run.status,
-        "mode": run.mode,
-        "verdict": verdict.effective_decision if verdict else None,
-        "new": counts.get((run.pk, Finding.Status.NEW), 0),
-        "open": counts.get((run.pk, Finding.Status.OPEN), 0),
-        "resolved": len(run.resolved),
-        "suppressed": len(run.suppressed),
-        "urls": run_urls(request, run.pk),
-    }
-
-
-def _dismissal(dismissal: Dismissal) -> dict:
-    return {
-        "fingerprint": dismissal.fingerprint,
-        "category": dismissal.category,
-        "kind": dismissal.kind,
-        "title": dismissal.title,
-        "reason": dismissal.reason,
-        "dismissed_by": dismissal.created_by.get_username() if dismissal.created_by else None,
-        "dismissed_at": dismissal.created_at,
-        "undone_by": dismissal.undone_by.get_username() if dismissal.undone_by else None,
-        "undone_at": dismissal.undone_at,
-    }
-
-
-@router.post(
-    "/datasets/{name}/dismissals",
-    auth=UPLOAD,
-    response={
-        201: DismissalOut,
-        400: Problem,
-        401: Problem,
-        403: Problem,
-        404: Problem,
-        422: Problem,
-    },
-    url_name="dismissals",
-)
-def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
-    """Dismiss a problem (by its fingerprint) for this dataset, with a reason: later
-    reviews list it under `suppressed` and leave it out of the verdict."""
-    dataset = _dataset(name)
-    if dataset is None:
-        return _not_found(name)
-    try:
-        made = dismiss(
-            dataset,
-            _text(payload.fingerprint),
-            reason=_text(payload.reason),
-            user=request.auth.user,
-        )
-    except DismissalError as error:
-        return Status(400, {"detail": str(error)})
-    return Status(201, _dismissal(made))
-
-
-@router.delete(
-    "/datasets/{name}/dismissals/{fingerprint}",
-    auth=UPLOAD,
-    response={200: DismissalOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem},
-    url_name="dismissal",
-)
-def undo_dismissal_of(request: HttpRequest, name: str, fingerprint: str):
-    """Take a dismissal back: later reviews flag the problem again."""
-    dataset = _dataset(name)
-    if dataset is None:
-        return _not_found(name)
-    try:
-        undone = undo_dismissal(dataset, _text(fingerprint), user=request.auth.user)
-    except DismissalError as error:
-        return Status(400, {"detail": str(error)})
-    return Status(200, _dismissal(undone))
-
-
-def _text(value: str) -> str:
-    """NUL bytes and lone surrogates cannot be stored: dropped and replaced, so the
-    dismissal functions judge (and refuse, for a fingerprint) what is left."""
-    return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")

@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviews.engine.ingest import UploadedFile
+from reviews.orchestration.blob_store import Source
 from reviews.orchestration.submit import Submission, stored_sha256
 from reviews.web.api.models import IdempotencyKey
 
@@ -22,6 +23,23 @@ KEY_TTL = timedelta(hours=24)
 def request_sha256(files: list[UploadedFile], dataset: str | None, as_of: datetime | None) -> str:
     """What makes two uploads the same request: their bytes, dataset and as-of."""
     parts = [stored_sha256(files), dataset or "", as_of.isoformat() if as_of else ""]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def sources_sha256(sources: list[Source], dataset: str | None, as_of: datetime | None) -> str:
+    """request_sha256 of files read in chunks (a big upload, never held in memory)."""
+    digests = []
+    for source in sources:
+        digest = hashlib.sha256()
+        for chunk in source.chunks():
+            digest.update(chunk)
+        digests.append(digest.hexdigest())
+    combined = (
+        digests[0]
+        if len(digests) == 1
+        else hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
+    )
+    parts = [combined, dataset or "", as_of.isoformat() if as_of else ""]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -44,6 +44,17 @@ class UploadAccepted(Schema):
     urls: RunUrls
 
 
+class UploadStored(Schema):
+    """An upload stored and read by a worker (a big one, or the database went away
+    after it was stored): the batch to follow; its run comes when the worker has read it."""
+
+    batch_id: int
+    run_id: None = None
+    status: str  # "received": stored, not read yet
+    detail: str
+    urls: dict[str, str]  # "dashboard": the batch page, which follows it to its run
+
+
 class RecordError(Schema):
     location: str  # record and field, e.g. "deals[3].amount"; empty when not about one
     message: str
