@@ -27,8 +27,9 @@ api = NinjaAPI(
 )
 api.add_router("/", batches.router)
 api.add_router("/", runs.router)
-api.add_router("/", datasets.router)
+# Before datasets: its GET /datasets/{name} takes any name, "/pull" included.
 api.add_router("/", pulls.router)
+api.add_router("/", datasets.router)
 api.add_router("/", fixplan.router)
 
 

@@ -9,6 +9,7 @@ from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, request_pull
 from connectors.status import pull_summary
 from connectors.tasks import send_pull
+from reviews.web.api import datasets  # noqa: F401  (registers the dataset_name converter)
 from reviews.web.api.auth import UPLOAD
 from reviews.web.api.schemas import Problem, PullOut
 
@@ -20,7 +21,7 @@ class PullIn(Schema):
 
 
 @router.post(
-    "/datasets/{name}/pull",
+    "/datasets/{dataset_name:name}/pull",
     auth=UPLOAD,
     response={202: PullOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem},
     url_name="dataset_pull",
