@@ -4,6 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The links in webhook alerts: the address `make run` serves on, unless SITE_URL is set
+# (a server listening on every address is reached on loopback from this machine).
+SITE_HOST := $(if $(filter 0.0.0.0 :: [::],$(HOST)),127.0.0.1,$(HOST))
+SITE_URL ?= http://$(SITE_HOST):$(PORT)
 
 # uv installs exactly what uv.lock says (itself pinned there too); `make lock` re-locks.
 UV_VERSION := $(shell sed -n 's/.*"uv==\([0-9.]*\)".*/\1/p' pyproject.toml)
@@ -32,9 +36,10 @@ run: install
 	$(PY) manage.py load_samples
 	$(PY) manage.py demo
 	@echo "revreview: http://$(HOST):$(PORT)/ (a Celery worker runs beside the web server)"
-	@# honcho supervises both (Procfile): one Ctrl-C stops them once, cleanly.
+	@# honcho supervises both (Procfile): one Ctrl-C stops them once, cleanly, and
+	@# deploy/foreground.py makes that stop exit 0 (no make "Error 130").
 	@# DEBUG on by default: the default SECRET_KEY is refused outside DEBUG.
-	DEBUG=$${DEBUG:-true} REVREVIEW_HOST=$(HOST) exec $(VENV)/bin/honcho start --port $(PORT) --procfile Procfile
+	DEBUG=$${DEBUG:-true} REVREVIEW_HOST=$(HOST) SITE_URL=$(SITE_URL) exec $(PY) deploy/foreground.py $(VENV)/bin/honcho start --port $(PORT) --procfile Procfile
 
 test: install
 	$(VENV)/bin/pytest

@@ -3,14 +3,18 @@ their attempts are records, read-only."""
 
 from __future__ import annotations
 
+import json
 import secrets
 
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from alerts import destinations
 from alerts.models import Trigger, WebhookAttempt, WebhookDelivery, WebhookSubscription
+from workspaces.admin import WorkspaceScoped
+from workspaces.models import Role
 
 
 class SubscriptionForm(forms.ModelForm):
@@ -47,9 +51,12 @@ class SubscriptionForm(forms.ModelForm):
 
 
 @admin.register(WebhookSubscription)
-class WebhookSubscriptionAdmin(admin.ModelAdmin):
+class WebhookSubscriptionAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "dataset__workspace"
+    form_role = Role.ADMIN  # webhooks are managed by the workspace's admins
+    change_role = Role.ADMIN
     form = SubscriptionForm
-    list_display = ("dataset", "url", "payload_format", "triggers", "active", "created_at")
+    list_display = ("dataset", "url", "payload_format", "trigger_list", "active", "created_at")
     list_filter = ("active", "payload_format")
     search_fields = ("dataset__name", "url")
 
@@ -60,6 +67,16 @@ class WebhookSubscriptionAdmin(admin.ModelAdmin):
                 request, f"The signing secret is {obj.secret} — copy it now; it is not shown again."
             )
         super().save_model(request, obj, form, change)
+
+    @admin.display(description="triggers")
+    def trigger_list(self, obj: WebhookSubscription) -> str:
+        return trigger_labels(obj.triggers)
+
+
+def trigger_labels(triggers: list[str]) -> str:
+    """'Changes requested, degraded', not the stored JSON list."""
+    labels = dict(Trigger.choices)
+    return ", ".join(str(labels.get(t, t)) for t in triggers) or "–"
 
 
 class AttemptInline(admin.TabularInline):
@@ -74,22 +91,23 @@ class AttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
-    list_display = ("id", "run", "subscription", "triggers", "status", "attempts", "created_at")
+class WebhookDeliveryAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "subscription__dataset__workspace"
+    list_display = ("id", "run", "subscription", "trigger_list", "status", "attempts", "created_at")
     list_filter = ("status",)
     list_select_related = ("subscription__dataset", "run")
     inlines = [AttemptInline]
     readonly_fields = (
         "subscription",
         "run",
-        "triggers",
+        "trigger_list",
         "status",
         "attempts",
         "next_attempt_at",
         "claimed_at",
         "created_at",
         "finished_at",
-        "body",
+        "body_shown",
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -97,3 +115,16 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description="triggers")
+    def trigger_list(self, obj: WebhookDelivery) -> str:
+        return trigger_labels(obj.triggers)
+
+    @admin.display(description="body")
+    def body_shown(self, obj: WebhookDelivery) -> str:
+        """The body as sent, indented and wrapped inside the page."""
+        try:
+            text = json.dumps(json.loads(obj.body), indent=2, ensure_ascii=False)
+        except ValueError:
+            text = obj.body
+        return format_html('<pre class="delivery-body">{}</pre>', text)

@@ -40,7 +40,13 @@ def create_deliveries(run_id: int) -> list[int]:
     hit = payloads.run_triggers(run)
     made = []
     now = timezone.now()
-    subscriptions = WebhookSubscription.objects.filter(dataset_id=run.batch.dataset_id, active=True)
+    # The run's dataset's subscriptions, of the run's own workspace: a webhook only ever
+    # hears of its workspace's runs.
+    subscriptions = WebhookSubscription.objects.filter(
+        dataset_id=run.batch.dataset_id,
+        dataset__workspace_id=run.batch.workspace_id,
+        active=True,
+    )
     for subscription in subscriptions:
         triggers = sorted(hit & set(subscription.triggers))
         if not triggers:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
+from reviews.engine.history import standing_sentence
 from reviews.models import ReviewRun, Severity, findings_of
 
 VERDICT_WORDS = {
@@ -54,7 +55,18 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
         "batch": {"id": run.batch_id, "external_id": run.batch.external_id or None},
         "summary": verdict.summary if verdict else run.error,
         "counts": {severity: counts[severity] for severity in Severity.values},
+        # What still stands in the dataset whatever decided the verdict (docs/history.md):
+        # alert on `state`, not only on the verdict.
+        "state": (run.standing or {}).get("state"),
+        "standing": _standing(run.standing),
     }
+
+
+def _standing(standing: dict | None) -> dict | None:
+    if not standing:
+        return None  # a run made before standing problems were kept
+    keys = ("critical", "warning", "amount", "currency", "since_run")
+    return {key: standing.get(key) for key in keys}
 
 
 def slack_escape(text: object) -> str:
@@ -84,9 +96,12 @@ def slack_text(data: dict) -> str:
     counts = ", ".join(f"{n} {severity}" for severity, n in data["counts"].items())
     dataset = data["dataset"] or "a batch"
     e = slack_escape
+    # What still stands in the dataset, right after the verdict (docs/history.md).
+    standing = standing_sentence(data.get("standing") or {}) if data["dataset"] else ""
     return (
         f"revreview: *{e(headline)}* on {e(dataset)} (run {run['id']}, {e(run['mode'])}). "
-        f"{e(data['summary'])} Findings: {e(counts)}. "
+        + (f"*{e(standing)}* " if standing else "")
+        + f"{e(data['summary'])} Findings: {e(counts)}. "
         + slack_link(run["url"], f"Open run {run['id']}")
     )
 

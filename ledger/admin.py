@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from ledger import reports
 from ledger.models import AgentModelOverride, LedgerEntry, ModelRate, UnavailableModel
+from workspaces.admin import WorkspaceScoped
 
 
 def _availability(model: str) -> str:
@@ -13,10 +14,12 @@ def _availability(model: str) -> str:
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "workspace"
     list_display = (
         "created_at",
         "run",
+        "workspace",
         "agent",
         "model_requested",
         "model_attempted",
@@ -31,7 +34,7 @@ class LedgerEntryAdmin(admin.ModelAdmin):
     )
     list_filter = ("model", "model_attempted", "agent", "outcome", "run__mode")
     date_hierarchy = "created_at"
-    list_select_related = ("run",)
+    list_select_related = ("run", "workspace")
     change_list_template = "ledger/admin/ledgerentry_change_list.html"
 
     # Append-only: the gateway writes one row per call attempt; the admin only reads.

@@ -177,13 +177,42 @@ def spent_on(day: date) -> int:
     return int(value or 0)
 
 
-def ledger_tokens(day: date) -> int:
-    """The source of truth: input + output tokens of the day's ledger entries."""
+def ledger_tokens(day: date, workspace_id: int | None = None) -> int:
+    """The source of truth: input + output tokens of the day's ledger entries (of one
+    workspace, or all)."""
     start = datetime.combine(day, time(), tzinfo=UTC)
-    totals = LedgerEntry.objects.filter(
+    entries = LedgerEntry.objects.filter(
         created_at__gte=start, created_at__lt=start + timedelta(days=1)
-    ).aggregate(input=Sum("input_tokens"), output=Sum("output_tokens"))
+    )
+    if workspace_id is not None:
+        entries = entries.filter(workspace_id=workspace_id)
+    totals = entries.aggregate(input=Sum("input_tokens"), output=Sum("output_tokens"))
     return (totals["input"] or 0) + (totals["output"] or 0)
+
+
+def workspace_exhausted_reason(workspace_id: int | None) -> str:
+    """Why a workspace's own daily budget (Workspace.daily_token_budget, set by a
+    superuser) allows no new fresh review today, or "". Counted from the ledger: a cap
+    checked when a review is served, so runs already under way may pass it by their own
+    calls; the installation's budget (above) is the hard one."""
+    if workspace_id is None:
+        return ""
+    from workspaces.models import Workspace
+
+    limit = (
+        Workspace.objects.filter(pk=workspace_id)
+        .values_list("daily_token_budget", flat=True)
+        .first()
+    )
+    if not limit:
+        return ""
+    spent = ledger_tokens(utc_today(), workspace_id)
+    if spent < limit:
+        return ""
+    return (
+        f"the workspace's daily token budget is exhausted: {spent:,} of {limit:,} tokens "
+        "used today (UTC)"
+    )
 
 
 # --- Redis -----------------------------------------------------------------------------

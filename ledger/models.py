@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from reviews.engine.specialists import NAMES as SPECIALIST_NAMES
+from workspaces.models import default_workspace_id
 
 
 class LedgerEntry(models.Model):
@@ -37,6 +38,14 @@ class LedgerEntry(models.Model):
 
     run = models.ForeignKey(
         "reviews.ReviewRun", null=True, on_delete=models.SET_NULL, related_name="ledger_entries"
+    )
+    # The run's workspace (a call without a run: the default one), kept on the row so
+    # spend by workspace is one grouped query, and it outlives a deleted run.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.PROTECT,
+        related_name="+",
+        default=default_workspace_id,
     )
     agent = models.CharField(max_length=32, db_index=True)
     model_requested = models.CharField(max_length=200)

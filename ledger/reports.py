@@ -23,6 +23,7 @@ Definitions (what each number counts):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -139,34 +140,41 @@ class SpendReport:
     by_agent: list[tuple[str, Usage]]
     # Per model, only the entries whose gateway reported a cost.
     reconciliation: list[tuple[str, Usage]] = field(default_factory=list)
+    by_workspace: list[tuple[str, Usage]] = field(default_factory=list)
 
 
-def spend_report(days: int = 30, *, today: date | None = None) -> SpendReport:
-    """The last `days` UTC days up to and including `today` (default: now)."""
+def spend_report(
+    days: int = 30, *, today: date | None = None, workspaces: Iterable[int] | None = None
+) -> SpendReport:
+    """The last `days` UTC days up to and including `today` (default: now), of the
+    ledger rows and runs of `workspaces` (ids; None: every workspace, in total)."""
     last = today or datetime.now(UTC).date()
     first = last - timedelta(days=days - 1)
-    entries = _entries_between(first, last)
+    entries = _entries_between(first, last, workspaces)
     return SpendReport(
-        days=daily_spend(first, last),
-        total=period_spend(first, last),
+        days=daily_spend(first, last, workspaces),
+        total=period_spend(first, last, workspaces),
         by_model=usage_by(entries, "model"),
         by_agent=usage_by(entries, "agent"),
+        by_workspace=usage_by(entries, "workspace__name"),
         reconciliation=usage_by(entries.filter(gateway_cost_micros__isnull=False), "model"),
     )
 
 
-def daily_spend(first_day: date, last_day: date) -> list[Spend]:
+def daily_spend(
+    first_day: date, last_day: date, workspaces: Iterable[int] | None = None
+) -> list[Spend]:
     """One Spend per UTC day from first_day to last_day inclusive, empty days too."""
     usage_per_day = {
         row.pop("day"): Usage(**row)
         for row in _usage_values(
-            _entries_between(first_day, last_day)
+            _entries_between(first_day, last_day, workspaces)
             .annotate(day=TruncDate("created_at", tzinfo=UTC))
             .values("day")
         )
     }
     runs_per_day: dict[date, list[tuple]] = defaultdict(list)
-    for run in _run_rows(first_day, last_day):
+    for run in _run_rows(first_day, last_day, workspaces):
         runs_per_day[run[0].astimezone(UTC).date()].append(run)
     spends = []
     day = first_day
@@ -176,9 +184,10 @@ def daily_spend(first_day: date, last_day: date) -> list[Spend]:
     return spends
 
 
-def period_spend(first_day: date, last_day: date) -> Spend:
-    entries = _entries_between(first_day, last_day)
-    return _spend(first_day, last_day, usage(entries), _run_rows(first_day, last_day))
+def period_spend(first_day: date, last_day: date, workspaces: Iterable[int] | None = None) -> Spend:
+    entries = _entries_between(first_day, last_day, workspaces)
+    runs = _run_rows(first_day, last_day, workspaces)
+    return _spend(first_day, last_day, usage(entries), runs)
 
 
 def usage(entries: QuerySet[LedgerEntry]) -> Usage:
@@ -203,9 +212,12 @@ def _bounds(first_day: date, last_day: date) -> tuple[datetime, datetime]:
     return start, end
 
 
-def _entries_between(first_day: date, last_day: date) -> QuerySet[LedgerEntry]:
+def _entries_between(
+    first_day: date, last_day: date, workspaces: Iterable[int] | None = None
+) -> QuerySet[LedgerEntry]:
     start, end = _bounds(first_day, last_day)
-    return LedgerEntry.objects.filter(created_at__gte=start, created_at__lt=end)
+    entries = LedgerEntry.objects.filter(created_at__gte=start, created_at__lt=end)
+    return entries if workspaces is None else entries.filter(workspace_id__in=list(workspaces))
 
 
 _USAGE_AGGREGATES = {
@@ -231,13 +243,17 @@ def _usage_values(grouped: QuerySet) -> list[dict]:
     ]
 
 
-def _run_rows(first_day: date, last_day: date) -> list[tuple]:
+def _run_rows(
+    first_day: date, last_day: date, workspaces: Iterable[int] | None = None
+) -> list[tuple]:
     """(created_at, mode, tier, status, records, cost_micros, content_key, batch_id) per
     run."""
     start, end = _bounds(first_day, last_day)
+    runs = ReviewRun.objects.filter(created_at__gte=start, created_at__lt=end)
+    if workspaces is not None:
+        runs = runs.filter(batch__workspace_id__in=list(workspaces))
     return list(
-        ReviewRun.objects.filter(created_at__gte=start, created_at__lt=end)
-        .order_by()
+        runs.order_by()
         .annotate(
             records=F("batch__companies") + F("batch__contacts") + F("batch__deals"),
             cost=Coalesce(Sum("ledger_entries__cost_micros"), 0),

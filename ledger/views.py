@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from ledger import availability, reports
 from ledger.chart import bar_chart
+from workspaces.access import workspaces_of
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -21,7 +22,13 @@ MAX_DAYS = 366
 def spend(request: HttpRequest) -> HttpResponse:
     """GET /spend/?days=30[&format=csv]"""
     days = _days(request.GET.get("days"))
-    report = reports.spend_report(days)
+    # A member sees the spend of their workspaces; a superuser, every workspace's.
+    mine = (
+        None
+        if request.user.is_superuser
+        else workspaces_of(request.user).values_list("pk", flat=True)
+    )
+    report = reports.spend_report(days, workspaces=mine)
     if request.GET.get("format") == "csv":
         return _csv(report, days)
     chart = bar_chart(

@@ -14,6 +14,8 @@ from django.utils.text import Truncator
 
 from ledger.ratelimit import request_rate_keys
 from reviews.audit import purge_runs, why_kept
+from reviews.engine.findings import MIXED
+from reviews.engine.money import format_money
 from reviews.history_admin import changelist_url, dismiss_findings
 from reviews.models import (
     VERDICT_LABELS,
@@ -28,6 +30,9 @@ from reviews.models import (
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
 from reviews.web.exports import findings_csv_response, findings_of_runs
+from workspaces.access import scope
+from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
+from workspaces.models import Role
 
 # The list pages need the width at 1366 px more than a second menu beside them.
 admin.site.enable_nav_sidebar = False
@@ -62,7 +67,8 @@ class BatchFileInline(ReadOnlyInline):
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "workspace"
     list_display = (
         "id",
         "file_name",
@@ -71,14 +77,15 @@ class BatchAdmin(admin.ModelAdmin):
         "companies",
         "contacts",
         "deals",
+        "workspace",
         "dataset",
         "runs_link",
         "created_by",
         "created_at",
     )
-    list_filter = ("status", "source", "dataset")
+    list_filter = ("status", "source", ("dataset", ScopedRelatedFilter))
     search_fields = ("=id", "external_id", "file_name", "^sha256")
-    list_select_related = ("created_by", "dataset")
+    list_select_related = ("created_by", "dataset", "workspace")
     readonly_fields = [f.name for f in Batch._meta.fields]
     inlines = (BatchFileInline,)
 
@@ -183,7 +190,8 @@ class VerdictFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReviewRun)
-class ReviewRunAdmin(admin.ModelAdmin):
+class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "batch__workspace"
     list_display = (
         "id",
         "batch_name",
@@ -196,7 +204,10 @@ class ReviewRunAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "mode", "tier", "degraded", VerdictFilter)
     search_fields = ("batch__file_name",)  # shows the box; reviews.search does the work
-    search_help_text = "Batch id or number, file name, or a record id in its findings (dl_201)."
+    search_help_text = (
+        "Batch id or number, file name, dataset, or a record id or a company, person or "
+        "deal name in its findings."
+    )
     list_select_related = ("batch", "verdict")
     readonly_fields = [
         "dashboard_link",
@@ -228,8 +239,7 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="batch", ordering="batch__file_name")
     def batch_name(self, run: ReviewRun) -> str:
-        name = run.batch.external_id or run.batch.file_name
-        return f"#{run.batch_id} {Truncator(name).chars(28)}"
+        return f"#{run.batch_id} {Truncator(run.batch.title).chars(40)}"
 
     @admin.display(description="created", ordering="created_at")
     def created(self, run: ReviewRun) -> str:
@@ -255,7 +265,7 @@ class ReviewRunAdmin(admin.ModelAdmin):
         dataset = run.batch.dataset
         if dataset is None:
             return link
-        url = reverse("reviews:dataset", args=[dataset.name])
+        url = reverse("reviews:dataset", args=[dataset.name]) + f"?workspace={dataset.workspace_id}"
         return format_html('{} · <a href="{}">dataset {}</a>', link, url, dataset.name)
 
     @admin.display(description="findings")
@@ -281,6 +291,8 @@ class ReviewRunAdmin(admin.ModelAdmin):
         # Each re-run is a request like the dashboard's: it counts against the rate limit
         # (and may be served by failback); past twice the limit the rest are refused.
         new_runs = []
+        # Only where the user may re-run (reviewer or admin of the run's workspace).
+        queryset = scope(queryset, request.user, "batch__workspace", Role.REVIEWER)
         for run in queryset.select_related("batch"):
             try:
                 new_runs.append(
@@ -326,20 +338,25 @@ class ReviewRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Finding)
-class FindingAdmin(admin.ModelAdmin):
+class FindingAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "run__batch__workspace"
+    # The money before the long columns, so it is never behind a horizontal scroll.
     list_display = (
         "id",
         "run",
         "severity",
+        "amount",
         "category",
         "kind",
-        "title",
+        "short_title",
         "records",
-        "amount_at_risk",
     )
     list_filter = ("severity", "category", "source")
     search_fields = ("title",)  # shows the box; reviews.search does the work
-    search_help_text = "A record id (dl_201), words of the title (a company name), or a kind."
+    search_help_text = (
+        "A company, person or deal name (titles name their records), a record id "
+        "(dl_201), words of the title, a kind, or the batch's id or file name."
+    )
     list_select_related = ("run",)
     # Newest first by primary key: the model's ("run", "position") order would sort 100k
     # rows through a join on every page.
@@ -357,6 +374,22 @@ class FindingAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    @admin.display(description="amount at risk", ordering="amount_at_risk")
+    def amount(self, finding: Finding) -> str:
+        """In its own currency, as the dashboard writes it ($410,000)."""
+        if finding.amount_at_risk is None:
+            return "several currencies" if finding.currency == MIXED else "–"
+        return format_html(
+            '<span class="nowrap">{}</span>',
+            format_money(finding.amount_at_risk, finding.currency or None),
+        )
+
+    @admin.display(description="title", ordering="title")
+    def short_title(self, finding: Finding) -> str:
+        return format_html(
+            '<span title="{}">{}</span>', finding.title, Truncator(finding.title).chars(110)
+        )
 
     @admin.display(description="records")
     def records(self, finding: Finding) -> str:

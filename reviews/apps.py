@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class ReviewsConfig(AppConfig):
     name = "reviews"
+
+    def ready(self) -> None:
+        from revreview import checks  # noqa: F401 (registers the start-up checks)

@@ -13,6 +13,9 @@ from django.utils.html import format_html
 
 from reviews.models import AppliedMerge, Dataset, Dismissal, Finding
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from workspaces.access import scope
+from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
+from workspaces.models import Role
 
 
 def changelist_url(model: str, **filters: object) -> str:
@@ -24,10 +27,13 @@ def changelist_url(model: str, **filters: object) -> str:
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(WorkspaceScoped, admin.ModelAdmin):
     """Editable: the team names its CRMs and chooses what decides their verdicts."""
 
-    list_display = ("name", "verdict_scope", "batches_link", "page_link", "created")
+    workspace_path = "workspace"
+    form_role = Role.ADMIN  # dataset settings are for the workspace's admins
+    change_role = Role.ADMIN
+    list_display = ("name", "workspace", "verdict_scope", "batches_link", "page_link", "created")
     list_filter = ("verdict_scope",)
     search_fields = ("name",)
     readonly_fields = ("created", "page_link")
@@ -36,7 +42,7 @@ class DatasetAdmin(admin.ModelAdmin):
     def page_link(self, dataset: Dataset) -> str:
         if dataset.pk is None:
             return "–"
-        url = reverse("reviews:dataset", args=[dataset.name])
+        url = reverse("reviews:dataset", args=[dataset.name]) + f"?workspace={dataset.workspace_id}"
         return format_html('<a href="{}">dataset page</a>', url)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
@@ -51,7 +57,8 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Dismissal)
-class DismissalAdmin(admin.ModelAdmin):
+class DismissalAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "dataset__workspace"
     """Who dismissed what, when and why. Undo goes through the same code as the
     dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
 
@@ -66,7 +73,12 @@ class DismissalAdmin(admin.ModelAdmin):
         "undone_by",
         "undone_at",
     )
-    list_filter = ("dataset", "category", "kind", ("undone_at", admin.EmptyFieldListFilter))
+    list_filter = (
+        ("dataset", ScopedRelatedFilter),
+        "category",
+        "kind",
+        ("undone_at", admin.EmptyFieldListFilter),
+    )
     search_fields = ("fingerprint", "title", "reason", "dataset__name")
     list_select_related = ("dataset", "created_by", "undone_by")
     readonly_fields = [f.name for f in Dismissal._meta.fields]
@@ -81,6 +93,7 @@ class DismissalAdmin(admin.ModelAdmin):
     @admin.action(description="Undo selected dismissals")
     def undo_selected(self, request: HttpRequest, queryset: QuerySet[Dismissal]) -> None:
         undone = 0
+        queryset = scope(queryset, request.user, "dataset__workspace", Role.REVIEWER)
         for dismissal in queryset.filter(undone_at__isnull=True).select_related("dataset"):
             try:
                 undo_dismissal(dismissal.dataset, dismissal.fingerprint, user=request.user)
@@ -95,6 +108,8 @@ def dismiss_findings(
 ) -> HttpResponse | None:
     """The findings admin's Dismiss action: asks for a reason, then dismisses each
     selected finding's fingerprint in its run's dataset."""
+    # Only where the user may dismiss (reviewer or admin of the finding's workspace).
+    queryset = scope(queryset, request.user, "run__batch__workspace", Role.REVIEWER)
     findings = list(queryset.select_related("run__batch__dataset"))
     reason = request.POST.get("dismiss_reason", "").strip()
     if request.POST.get("confirm") == "yes" and reason:
@@ -128,9 +143,11 @@ def dismiss_findings(
 
 
 @admin.register(AppliedMerge)
-class AppliedMergeAdmin(admin.ModelAdmin):
+class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
     """Merges sent to HubSpot: evidence of who asked and what HubSpot answered. Made
     through reviews.orchestration.merges only, never by hand."""
+
+    workspace_path = "dataset__workspace"
 
     list_display = (
         "requested_at",
@@ -142,7 +159,7 @@ class AppliedMergeAdmin(admin.ModelAdmin):
         "http_status",
         "requested_by",
     )
-    list_filter = ("status", "object_type", "dataset")
+    list_filter = ("status", "object_type", ("dataset", ScopedRelatedFilter))
     search_fields = ("merged_id", "primary_id", "fingerprint")
     readonly_fields = [f.name for f in AppliedMerge._meta.fields]
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.core.validators import RegexValidator
 from django.db import models
 
 from reviews.engine import findings, history
+from workspaces.models import default_workspace_id
 
 
 class Dataset(models.Model):
@@ -17,7 +20,14 @@ class Dataset(models.Model):
         NEW = "new"  # only problems new since the last sync decide the verdict
         ALL = "all"  # every open problem decides it, as a batch without a dataset
 
-    name = models.CharField(max_length=200, unique=True)
+    # A dataset's name is unique within its workspace (two teams may both sync "hubspot").
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.PROTECT,
+        related_name="datasets",
+        default=default_workspace_id,
+    )
+    name = models.CharField(max_length=200)
     verdict_scope = models.CharField(
         max_length=8, choices=VerdictScope.choices, default=VerdictScope.NEW
     )
@@ -35,6 +45,9 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="one_dataset_name_per_ws")
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -66,6 +79,14 @@ class Batch(models.Model):
     # What the export did not carry: lists with no file, and columns not read (by file).
     partial = models.JSONField(default=list, blank=True)
     ignored_columns = models.JSONField(default=dict, blank=True)
+    # Its own column (not derived through the dataset, which a batch may lack): every
+    # list, search and permission check of runs and findings filters on it.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.PROTECT,
+        related_name="batches",
+        default=default_workspace_id,
+    )
     # The syncs of one CRM; a batch without a dataset is reviewed on its own.
     dataset = models.ForeignKey(
         Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"
@@ -85,6 +106,33 @@ class Batch(models.Model):
     @property
     def counts(self) -> dict[str, int]:
         return {"companies": self.companies, "contacts": self.contacts, "deals": self.deals}
+
+    @property
+    def title(self) -> str:
+        """How pages name the batch: its own id, else its file name, with the files of a
+        CSV export folded into one name ("hubspot-{companies,contacts,deals}.csv")."""
+        return self.external_id or self.files_title
+
+    @property
+    def files_title(self) -> str:
+        return fold_names(self.file_name.split(", "))
+
+
+def fold_names(names: list[str]) -> str:
+    """'export-{companies,contacts,deals}-2026-08-01.csv' for names sharing a start and
+    an end; 'a.csv + 2 more' when they share little; the name itself when alone."""
+    if len(names) < 2:
+        return names[0] if names else ""
+    start = os.path.commonprefix(names)
+    while start and start[-1].isalnum():  # cut at a separator: never inside a word
+        start = start[:-1]
+    end = os.path.commonprefix([n[len(start) :][::-1] for n in names])[::-1]
+    while end and end[0].isalnum():
+        end = end[1:]
+    if len(start) + len(end) < 4:
+        return f"{names[0]} + {len(names) - 1} more"
+    middles = [n[len(start) : len(n) - len(end)] for n in names]
+    return f"{start}{{{','.join(middles)}}}{end}"
 
 
 class BatchFile(models.Model):
@@ -138,6 +186,10 @@ class ReviewRun(models.Model):
     )
     resolved = models.JSONField(default=list, blank=True)
     suppressed = models.JSONField(default=list, blank=True)
+    # What still stands in the dataset after this sync, whatever decided the verdict
+    # (reviews.engine.history.standing: state, critical, warning, amount, since_run);
+    # {} for runs made before it was kept. A served run carries its source's.
+    standing = models.JSONField(default=dict, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "reviews.web.api",
     "ledger",
     "alerts",
+    "workspaces",
     "connectors",
 ]
 
@@ -199,7 +200,9 @@ else:
     _queue = DATA_DIR / "broker"
     for _sub in ("queue", "processed", "control", "results"):
         (_queue / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # The host is a placeholder the filesystem transport never uses; without one kombu
+    # logs "No hostname was supplied" on every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     # kombu's filesystem transport, writing each message atomically
     # (revreview/embedded_celery.py). A URL cannot name a class, so it is set apart.
     CELERY_BROKER_TRANSPORT = "revreview.embedded_celery:AtomicFilesystemTransport"
@@ -402,6 +405,8 @@ TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
 # --- alerts (alerts/): webhooks when a dataset's run finishes ---------------------------
 
 # Where the dashboard is reached, for the run links in alerts (no request to ask).
+# `make run` sets it to the address it serves on (HOST and PORT); a start-up check
+# warns when it looks wrong for a deployment (revreview/checks.py).
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 # One deadline for a whole attempt: resolving the name, connecting, TLS, sending and
 # reading the answer, however slowly its bytes arrive (alerts/transport.py).
@@ -486,6 +491,8 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 LANGUAGE_CODE = "en-us"
+# One date format on every page, the admin's too (revreview/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["revreview.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True

@@ -1,3 +1,4 @@
+import logging
 import os
 
 from django.conf import settings
@@ -34,4 +35,14 @@ def require_secret_key() -> None:
         )
 
 
+def warn_about_site_url() -> None:
+    """Once, as the web server starts: a SITE_URL that looks wrong for a deployment
+    (revreview/checks.py) makes every link in the alerts point nowhere."""
+    from revreview.checks import site_url_check
+
+    for warning in site_url_check():
+        logging.getLogger("revreview").warning("%s %s (%s)", warning.msg, warning.hint, warning.id)
+
+
 require_secret_key()
+warn_about_site_url()

@@ -65,6 +65,36 @@ def require(problem: str | None) -> None:
         pytest.skip(problem)
 
 
+@pytest.fixture(autouse=True)
+def members_of_default_workspace(request):
+    """Tests written before workspaces make users and expect them to see what they
+    upload (into the default workspace): while a test runs, each user it makes joins the
+    default workspace, as a reviewer (a superuser as admin). A test marked
+    `own_workspaces` sets memberships itself. The app never does this: a new user is a
+    member of nothing until added."""
+    if request.node.get_closest_marker("own_workspaces"):
+        yield
+        return
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import post_save
+
+    from workspaces.models import Membership, Role, default_workspace
+
+    def join(sender, instance, created, raw=False, **kwargs) -> None:
+        if created and not raw:
+            role = Role.ADMIN if instance.is_superuser else Role.REVIEWER
+            Membership.objects.get_or_create(
+                workspace=default_workspace(), user=instance, defaults={"role": role}
+            )
+
+    user_model = get_user_model()
+    post_save.connect(join, sender=user_model, dispatch_uid="tests-default-workspace")
+    try:
+        yield
+    finally:
+        post_save.disconnect(sender=user_model, dispatch_uid="tests-default-workspace")
+
+
 @pytest.fixture
 def postgres() -> None:
     require(settings.POSTGRES_PROBLEM)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.services import ROOT
 
-PACKAGES = ("reviews", "ledger", "alerts", "revreview", "connectors")
+PACKAGES = ("reviews", "ledger", "alerts", "revreview", "workspaces", "connectors")
 
 # Lower layers never import higher ones. A module not listed sits at the app level
 # (models, admin, management commands) and is only checked for circles.

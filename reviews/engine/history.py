@@ -13,11 +13,15 @@ from decimal import Decimal
 
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.coordinator import Review, decide
-from reviews.engine.findings import RawFinding, amounts_by_currency
+from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
 
 NEW = "new"
 OPEN = "open"
+# A dataset's state after a sync (the webhook's `state`): what is still open in it.
+CLEAN = "clean"
+OPEN_WARNINGS = "open_warnings"
+OPEN_CRITICAL = "open_critical"
 
 
 def fingerprint(category: str, kind: str, record_ids: Iterable[str]) -> str:
@@ -184,10 +188,101 @@ def _plural(n: int, singular: str) -> str:
 
 def apply_scope(review: Review, comparison: Comparison, verdict_scope: str) -> Review:
     """A dataset batch's review: the verdict on the findings its dataset's scope counts
-    (suppressed ones never count), the summary with what changed since the last sync."""
-    review.decision = decide(comparison.deciding(verdict_scope))
+    (suppressed ones never count), the summary with what changed since the last sync.
+    "Most urgent" names the finding that decided the verdict first, then the most urgent
+    of those still open."""
+    deciding = comparison.deciding(verdict_scope)
+    review.decision = decide(deciding)
+    if deciding and review.findings and deciding[0] is not review.findings[0]:
+        old = f"Most urgent: {review.findings[0].title}."
+        new = (
+            f"Most urgent: {deciding[0].title} (new); most urgent still open: "
+            f"{review.findings[0].title}."
+        )
+        review.summary = review.summary.replace(old, new, 1)
     review.summary = f"{review.summary} {history_sentences(comparison)}".strip()
     return review
+
+
+def _most_severe(comparison: Comparison) -> list[Marked]:
+    """The standing findings of the highest severity present: critical, else warning."""
+    for severity in (Severity.CRITICAL, Severity.WARNING):
+        found = [m for m in comparison.findings if m.finding.severity == severity]
+        if found:
+            return found
+    return []
+
+
+def since_carried(comparison: Comparison) -> bool:
+    """Whether the longest-standing of the most severe findings came from an earlier
+    sync (an open one), so `since_run` is that sync's run, not this one. A re-upload
+    with the same as-of carries its first seen unchanged: the status tells them apart."""
+    severe = [m for m in _most_severe(comparison) if m.first_seen]
+    if not severe:
+        return False
+    oldest = min(m.first_seen for m in severe)
+    return any(m.status == OPEN for m in severe if m.first_seen == oldest)
+
+
+def standing(comparison: Comparison) -> dict:
+    """What is still open in the dataset after this sync, whatever its verdict scope
+    counted (docs/history.md, Standing problems): the critical and warning findings (new
+    or open; suppressed ones are the team's call and do not stand), the money they touch
+    per currency (each deal once, never added across currencies), and `since`, the
+    earliest first seen of the most severe of them. JSON-safe: amounts are strings.
+    `since_run` (the sync that first reported it) is for the caller to fill in: the
+    engine knows times, not runs."""
+    severe = {Severity.CRITICAL: [], Severity.WARNING: []}
+    for m in comparison.findings:
+        if m.finding.severity in severe:
+            severe[m.finding.severity].append(m)
+    critical, warning = severe[Severity.CRITICAL], severe[Severity.WARNING]
+    exposure: dict[str, Decimal] = {}
+    currencies: dict[str, str] = {}
+    for m in critical + warning:
+        exposure.update(m.finding.exposure)
+        currencies.update(m.finding.deal_currencies)
+    amounts = {
+        code or DEFAULT_CURRENCY: amount
+        for code, amount in amounts_by_currency(exposure, currencies).items()
+        if amount
+    }
+    single = len(amounts) == 1
+    firsts = [m.first_seen for m in _most_severe(comparison) if m.first_seen]
+    state = OPEN_CRITICAL if critical else OPEN_WARNINGS if warning else CLEAN
+    return {
+        "state": state,
+        "critical": len(critical),
+        "warning": len(warning),
+        "amount": str(next(iter(amounts.values()))) if single else None,
+        "currency": next(iter(amounts)) if single else ("mixed" if amounts else None),
+        "amounts": {code: str(amount) for code, amount in sorted(amounts.items())},
+        "since": min(firsts).isoformat() if firsts else None,
+        "since_run": None,
+    }
+
+
+def standing_sentence(standing: Mapping) -> str:
+    """'1 critical still open since run #11: $410,000.' ('' when nothing stands), for
+    the banner, the lists, the text report and the Slack message."""
+    if not standing or not (standing.get("critical") or standing.get("warning")):
+        return ""
+    parts = []
+    if standing.get("critical"):
+        parts.append(f"{standing['critical']:,} critical")
+    if standing.get("warning"):
+        parts.append(_plural(standing["warning"], "warning"))
+    text = " and ".join(parts) + " still open"
+    if standing.get("since_run"):
+        text += f" since run #{standing['since_run']}"
+    elif standing.get("since"):
+        text += f" since {standing['since'][:10]}"
+    amounts = {code: Decimal(value) for code, value in (standing.get("amounts") or {}).items()}
+    if not amounts and standing.get("amount") and standing.get("currency"):
+        amounts = {standing["currency"]: Decimal(standing["amount"])}  # a webhook's
+    if amounts:
+        text += f": {format_amounts(amounts)}"
+    return text + "."
 
 
 def suppressed_entry(marked: Marked) -> dict:

@@ -47,6 +47,7 @@ from reviews.llm.errors import (
     StructuredOutputError,
     Usage,
 )
+from reviews.models import ReviewRun
 
 logger = logging.getLogger(__name__)
 
@@ -237,6 +238,8 @@ def record(
     priced = model_served if model_served and rate_for(model_served) else attempted
     return LedgerEntry.objects.create(
         run_id=run_id,
+        # The run's workspace (spend by workspace); a call without a run: the default.
+        **_workspace_of(run_id),
         agent=agent,
         model_requested=model_requested,
         model_attempted=attempted,
@@ -251,6 +254,15 @@ def record(
         latency_ms=latency_ms,
         outcome=outcome,
     )
+
+
+def _workspace_of(run_id: int | None) -> dict:
+    workspace_id = (
+        ReviewRun.objects.filter(pk=run_id).values_list("batch__workspace_id", flat=True).first()
+        if run_id is not None
+        else None
+    )
+    return {} if workspace_id is None else {"workspace_id": workspace_id}
 
 
 def settle_row(

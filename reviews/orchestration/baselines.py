@@ -57,6 +57,30 @@ class HistoryContext:
     dismissed: dict[str, history.Dismissed] = field(default_factory=dict)
 
 
+def standing_of(run: ReviewRun, comparison: history.Comparison) -> dict:
+    """reviews.engine.history.standing, with `since_run`: the first sync of the dataset
+    that reported the longest-standing of its most severe findings (the run made on the
+    sync whose as-of is that first seen; this run for a batch without a dataset)."""
+    found = history.standing(comparison)
+    if found["since"] is None:
+        return found
+    found["since_run"] = run.pk
+    if run.batch.dataset_id is not None and history.since_carried(comparison):
+        first = (
+            ReviewRun.objects.filter(
+                batch__dataset_id=run.batch.dataset_id,
+                as_of=datetime.fromisoformat(found["since"]),
+                status=ReviewRun.Status.DONE,
+            )
+            .exclude(pk=run.pk)
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        found["since_run"] = first or run.baseline_run_id or run.pk
+    return found
+
+
 def history_context(run: ReviewRun) -> HistoryContext | None:
     """What the coordinator needs to compare `run` with its baseline; None for a batch
     without a dataset (it is reviewed exactly as before)."""

@@ -380,6 +380,7 @@ def save_review(
             suppressed=storable_tree([history.suppressed_entry(m) for m in comparison.suppressed])[
                 0
             ],
+            standing=baselines.standing_of(run, comparison),
         )
     budget.release_run(run.pk)  # what its calls did not use goes back to the day
     run_finished(run.pk)  # alerts, after the commit

@@ -80,6 +80,7 @@ def decide_serve(
     *,
     no_cache: bool = False,
     expected_calls: int = 1,
+    workspace_id: int | None = None,
 ) -> ServeDecision:
     """Decide how to serve one review request. `rate_keys` (ledger.ratelimit: the
     requester's user and address) are None for the CLI, which is not rate limited.
@@ -89,7 +90,8 @@ def decide_serve(
     With a model gateway, a fresh answer holds a reservation of the daily budget for
     `expected_calls` model calls (the run's staffed specialists and its coordinator), so
     a run the budget cannot afford is served by failback from the start, never fresh
-    and then left without its models."""
+    and then left without its models. Only runs of `workspace_id` are reused (None:
+    any; the tests of serving alone): one team never serves another's review."""
     if isinstance(rate_keys, str):
         raise TypeError("rate_keys is a list of keys (ledger.ratelimit.rate_keys)")
     rate = ratelimit.hit(*rate_keys) if rate_keys else None
@@ -100,7 +102,7 @@ def decide_serve(
             retry_after=rate.retry_after,
         )
     if not no_cache:
-        run_id = reusable_run(content_key, fingerprint)
+        run_id = reusable_run(content_key, fingerprint, workspace_id)
         if run_id is not None:
             return ServeDecision(ReviewRun.Mode.CACHED, reuse_run_id=run_id)
     if rate is not None and not rate.allowed:
@@ -108,16 +110,32 @@ def decide_serve(
             content_key,
             f"rate limit exceeded: {rate.count} requests this hour, limit {rate.limit}",
             retry_after=rate.retry_after,
+            workspace_id=workspace_id,
+        )
+    workspace_reason = enabled() and budget.workspace_exhausted_reason(workspace_id)
+    if workspace_reason:  # this team's own cap: failback, as for the installation's
+        return failback(
+            content_key,
+            workspace_reason,
+            retry_after=budget.seconds_until_reset(),
+            workspace_id=workspace_id,
         )
     if not enabled():  # no model will be called: nothing to reserve
         exhausted_reason = _budget_exhausted_reason()
         if exhausted_reason:
-            return failback(content_key, exhausted_reason, retry_after=budget.seconds_until_reset())
+            return failback(
+                content_key,
+                exhausted_reason,
+                retry_after=budget.seconds_until_reset(),
+                workspace_id=workspace_id,
+            )
         return ServeDecision(ReviewRun.Mode.FRESH)
     tokens = max(1, expected_calls) * budget.reservation_estimate()
     if budget.reserve(tokens) is None:
         reason = _budget_exhausted_reason(tokens) or "daily token budget: no room for the review"
-        return failback(content_key, reason, retry_after=budget.seconds_until_reset())
+        return failback(
+            content_key, reason, retry_after=budget.seconds_until_reset(), workspace_id=workspace_id
+        )
     return ServeDecision(ReviewRun.Mode.FRESH, reserved_tokens=tokens)
 
 
@@ -128,13 +146,19 @@ def models_allowed(run: ReviewRun) -> bool:
     return run.mode == ReviewRun.Mode.FRESH
 
 
-def failback(content_key: str, reason: str, *, retry_after: int | None = None) -> ServeDecision:
+def failback(
+    content_key: str,
+    reason: str,
+    *,
+    retry_after: int | None = None,
+    workspace_id: int | None = None,
+) -> ServeDecision:
     """Serve the last good run of this content; without one, reuse_run_id is None and
     the caller runs the detectors alone (no model calls)."""
     return ServeDecision(
         ReviewRun.Mode.FAILBACK,
         reason=reason,
-        reuse_run_id=last_good_run(content_key),
+        reuse_run_id=last_good_run(content_key, workspace_id),
         retry_after=retry_after,
     )
 
@@ -161,7 +185,7 @@ def _budget_exhausted_reason(needed: int | None = None) -> str:
 # someone else's findings, and a degraded run lacks a specialist.
 
 
-def _good_runs(content_key: str):
+def _good_runs(content_key: str, workspace_id: int | None = None):
     """Finished fresh runs that reviewed in full: not degraded, and no agent with an
     error note (a model pass that was due and did not judge is not worth reusing)."""
     agent_with_error = AgentRun.objects.filter(run=OuterRef("pk")).exclude(error="")
@@ -173,27 +197,28 @@ def _good_runs(content_key: str):
             degraded=False,
         )
         .exclude(Exists(agent_with_error))
+        .filter(**({} if workspace_id is None else {"batch__workspace_id": workspace_id}))
         .order_by("-finished_at", "-pk")
     )
 
 
-def reusable_run(content_key: str, fingerprint: str) -> int | None:
+def reusable_run(content_key: str, fingerprint: str, workspace_id: int | None = None) -> int | None:
     """The newest good run of this content under this configuration."""
     if not content_key or not fingerprint:
         return None
     return (
-        _good_runs(content_key)
+        _good_runs(content_key, workspace_id)
         .filter(config_fingerprint=fingerprint)
         .values_list("pk", flat=True)
         .first()
     )
 
 
-def last_good_run(content_key: str) -> int | None:
+def last_good_run(content_key: str, workspace_id: int | None = None) -> int | None:
     """The newest good run of this content under any configuration."""
     if not content_key:
         return None
-    return _good_runs(content_key).values_list("pk", flat=True).first()
+    return _good_runs(content_key, workspace_id).values_list("pk", flat=True).first()
 
 
 # --- the cache key ---------------------------------------------------------------------

@@ -63,6 +63,7 @@ def spool_upload(
     error: str,
     sender: dict[str, str] | None = None,
     dataset: str | None = None,
+    workspace_id: int | None = None,
     as_of: datetime | None = None,
     rate_keys: list[str] | None = None,
     refused: list[str] | None = None,
@@ -99,6 +100,7 @@ def spool_upload(
             "user_id": user_id,
             "sender": sender,
             "dataset": dataset,
+            "workspace_id": workspace_id,  # checked at import: the user may upload there
             "as_of": as_of.isoformat() if as_of else None,
             "rate_keys": rate_keys,
             "idempotency_key": idempotency_key,

@@ -21,6 +21,8 @@ from reviews.orchestration.submit import (
     reject,
     store_upload,
 )
+from workspaces.access import may, only_workspace, workspaces_of
+from workspaces.models import Role, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +78,18 @@ def store_one(folder: Path) -> tuple[Batch, dict]:
         user = None
         meta["refused"] = [str(refusal), *meta.get("refused", [])]
         logger.warning("spool: %s: %s", folder.name, refusal)
-    batch = store_upload(files, created_by=user)
+    workspace = meta.get("workspace_id")
+    if workspace is not None and not Workspace.objects.filter(pk=workspace).exists():
+        workspace = None
+    if user is not None and workspace is None:  # kept before uploads named one
+        workspace = only_workspace(user, Role.REVIEWER)
+    if user is not None and not may(user, getattr(workspace, "pk", workspace), Role.REVIEWER):
+        # Kept rejected, in a workspace of its own user's (never in the one it named).
+        refusal = f"{user.get_username()} may not upload to that workspace (reviewer role needed)"
+        meta["refused"] = [refusal, *meta.get("refused", [])]
+        logger.warning("spool: %s: %s", folder.name, refusal)
+        workspace = workspaces_of(user).first()
+    batch = store_upload(files, created_by=user, workspace=workspace)
     # Received then, not now: a batch without its own as-of is reviewed as of this time.
     batch.created_at = datetime.fromisoformat(meta["received_at"])
     Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)

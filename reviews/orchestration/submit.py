@@ -94,13 +94,16 @@ def submit(
     rate_keys: list[str] | None = None,
     no_cache: bool = False,
     dataset: str | None = None,
+    workspace=None,
 ) -> Submission:
     """Store, parse and (if valid) serve a review: a finished run that reuses another
     run's review, or a queued one. `dispatch=False` leaves a queued run for the caller to
     execute (the CLI runs it in-process). `rate_keys` are None where no rate limit
     applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over the
-    batch's own "dataset" key. Raises ServeRefused."""
-    batch = store_upload(files, created_by=created_by)
+    batch's own "dataset" key. `workspace` is where the batch (and its dataset) belong:
+    every request names it; None is the default workspace (tests, a one-team CLI).
+    Raises ServeRefused."""
+    batch = store_upload(files, created_by=created_by, workspace=workspace)
     try:
         return review_stored(
             batch,
@@ -180,6 +183,7 @@ def serve(
         fingerprint,
         rate_keys,
         no_cache=no_cache,
+        workspace_id=batch.workspace_id,
         expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
     if decision.is_error:
@@ -207,7 +211,7 @@ def serve(
     )
 
 
-def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batch:
+def store_upload(files: list[UploadedFile | Source], *, created_by=None, workspace=None) -> Batch:
     """Keep the upload byte for byte, before anything reads it. `files` are in memory
     (UploadedFile) or read in chunks (Source: a big upload spooled to disk). Raises
     DatabaseUnavailable when the database cannot be reached (nothing was stored)."""
@@ -228,6 +232,8 @@ def store_upload(files: list[UploadedFile | Source], *, created_by=None) -> Batc
                 sha256="",
                 size_bytes=total,
                 created_by=created_by,
+                # A Workspace or its id; None: the model's default (the default workspace).
+                **({"workspace_id": getattr(workspace, "pk", workspace)} if workspace else {}),
             )
             digests = copy_into(batch, list(zip(names, sources, strict=True)))
             batch.sha256 = _combined_sha256(digests)
@@ -312,7 +318,7 @@ def accept(
     )
     batch.content_key = serving.content_key(parsed)
     if name:
-        batch.dataset, _ = Dataset.objects.get_or_create(name=name)
+        batch.dataset, _ = Dataset.objects.get_or_create(workspace_id=batch.workspace_id, name=name)
     batch.save()
     return parsed
 
@@ -451,6 +457,7 @@ def reuse_run(
             baseline_run_id=source.baseline_run_id,
             resolved=source.resolved,
             suppressed=source.suppressed,
+            standing=source.standing,
             status=ReviewRun.Status.DONE,
             as_of=batch.as_of or source.as_of,
             created_by=created_by,

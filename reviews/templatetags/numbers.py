@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 
 from reviews.engine import money as formats
+from reviews.engine.history import standing_sentence
 
 register = template.Library()
 
@@ -48,3 +49,10 @@ def cost(value) -> str:
 def count(value) -> str:
     amount = _decimal(value)
     return "" if amount is None else formats.format_count(amount)
+
+
+@register.filter
+def standing(value: dict | None) -> str:
+    """A run's standing problems as one sentence ('' when nothing stands):
+    '1 critical still open since run #11: $410,000.'"""
+    return standing_sentence(value or {})

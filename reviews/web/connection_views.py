@@ -6,14 +6,36 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, ConnectRefused, connect, request_pull
 from connectors.tasks import send_pull
 from reviews.models import Dataset
+from reviews.web.access import get_dataset_for_user
+from workspaces.access import may
+from workspaces.models import Role
+
+
+def _dataset(request: HttpRequest, name: str) -> Dataset:
+    """A member's dataset (else 404); connecting or pulling it needs the reviewer role."""
+    dataset = get_dataset_for_user(request, name)
+    if not may(request.user, dataset.workspace_id, Role.REVIEWER) and not (
+        request.user.is_superuser
+    ):
+        raise PermissionDenied("connecting and pulling a dataset needs the reviewer role")
+    return dataset
+
+
+def _connection(request: HttpRequest, name: str) -> Connection:
+    dataset = _dataset(request, name)
+    connection = Connection.objects.filter(dataset=dataset).first()
+    if connection is None:
+        raise Http404("the dataset has no HubSpot connection")
+    return connection
 
 
 class ConnectForm(forms.Form):
@@ -29,7 +51,7 @@ class ScheduleForm(forms.Form):
 @login_required
 @require_POST
 def connect_dataset(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = _dataset(request, name)
     form = ConnectForm(request.POST)
     if not form.is_valid():
         messages.error(request, "A token and a number of hours (1 or more) are required.")
@@ -51,7 +73,7 @@ def connect_dataset(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def schedule_dataset(request: HttpRequest, name: str) -> HttpResponse:
-    connection = get_object_or_404(Connection, dataset__name=name)
+    connection = _connection(request, name)
     form = ScheduleForm(request.POST)
     if form.is_valid():
         connection.every_hours = form.cleaned_data["every_hours"]
@@ -66,7 +88,7 @@ def schedule_dataset(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def pull_now(request: HttpRequest, name: str) -> HttpResponse:
-    connection = get_object_or_404(Connection, dataset__name=name)
+    connection = _connection(request, name)
     try:
         pull = request_pull(connection, full=request.POST.get("full") == "1", by="page")
     except AlreadyPulling as error:

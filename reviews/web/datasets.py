@@ -36,6 +36,7 @@ class Sync:
     counts: Counter = field(default_factory=Counter)  # new, open, resolved, suppressed
     severities: Counter = field(default_factory=Counter)  # open problems by severity
     usd: Decimal = Decimal(0)
+    number: int = 0  # sync #1 is the dataset's oldest accepted batch in as-of order
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class Chart:
     top: int  # the y axis' maximum
     first: datetime | None  # as-of of the leftmost sync
     last: datetime | None
+    first_number: int = 0  # the sync numbers at either end, so two syncs of one day
+    last_number: int = 0  # read apart
     width: int = CHART_WIDTH
     height: int = CHART_HEIGHT
     pad: int = CHART_PAD
@@ -77,11 +80,14 @@ class Chart:
 
 
 def syncs(dataset: Dataset) -> list[Sync]:
-    """The dataset's accepted batches, newest as-of first, each with its latest run."""
+    """The dataset's accepted batches, newest as-of first, each with its latest run and
+    its sync number (1 for the oldest)."""
+    accepted = dataset.batches.filter(status=Batch.Status.ACCEPTED)
+    total = accepted.count()
     batches = list(
-        dataset.batches.filter(status=Batch.Status.ACCEPTED)
-        .annotate(latest_run=Max("runs__id"))
-        .order_by("-as_of", "-created_at")[:SYNCS_SHOWN]
+        accepted.annotate(latest_run=Max("runs__id")).order_by("-as_of", "-created_at")[
+            :SYNCS_SHOWN
+        ]
     )
     run_ids = [b.latest_run for b in batches if b.latest_run]
     runs = {
@@ -111,9 +117,9 @@ def syncs(dataset: Dataset) -> list[Sync]:
         .values_list("run_id", "micros")
     )
     result = []
-    for batch in batches:
+    for index, batch in enumerate(batches):
         run = runs.get(batch.latest_run)
-        sync = Sync(batch, run)
+        sync = Sync(batch, run, number=total - index)
         if run is not None:
             for status, severity, n in by_run[run.pk]:
                 sync.counts[status] += n
@@ -143,7 +149,14 @@ def trend(history: list[Sync]) -> Chart | None:
             for i, s in enumerate(reviewed)
         )
         lines.append(Line(severity, points, reviewed[-1].severities[severity]))
-    return Chart(lines, top, reviewed[0].batch.as_of, reviewed[-1].batch.as_of)
+    return Chart(
+        lines,
+        top,
+        reviewed[0].batch.as_of,
+        reviewed[-1].batch.as_of,
+        reviewed[0].number,
+        reviewed[-1].number,
+    )
 
 
 def kind_shares(dataset: Dataset) -> list[KindShare]:

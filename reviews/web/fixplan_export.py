@@ -15,8 +15,8 @@ from django.views.decorators.http import require_GET
 from reviews.engine.fixplan import FixPlan, Merge, plan_json
 from reviews.engine.fixtasks import Task
 from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
+from reviews.web.access import get_run_for_user
 from reviews.web.exports import safe_cell
-from reviews.web.views import _get_run
 
 KINDS = ("merges", "tasks")
 RECORD_ID = "Record ID"  # HubSpot's own header for hs_object_id, in exports and imports
@@ -141,7 +141,7 @@ def for_owner(plan: FixPlan, owner: str | None) -> FixPlan:
 @login_required
 @require_GET
 def fix_plan_json(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run(run_id)
+    run = get_run_for_user(request, run_id)
     try:
         plan = for_owner(plan_for_run(run), request.GET.get("owner"))
     except PlanUnavailable as error:
@@ -154,7 +154,7 @@ def fix_plan_json(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def fix_plan_csv(request: HttpRequest, run_id: int, kind: str) -> HttpResponse:
-    run = _get_run(run_id)
+    run = get_run_for_user(request, run_id)
     try:
         plan = for_owner(plan_for_run(run), request.GET.get("owner"))
     except PlanUnavailable as error:

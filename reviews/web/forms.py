@@ -58,6 +58,24 @@ class UploadForm(forms.Form):
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
 
+    # Where the batch goes: a choice of the user's workspaces (where they may upload),
+    # shown when there are several; with one, it is that one.
+    workspace = forms.TypedChoiceField(
+        label="Workspace", coerce=int, required=False, empty_value=None, choices=()
+    )
+
+    def __init__(self, *args, workspaces: list[tuple[int, str]] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if workspaces is None:  # the database is down: the id is checked at import
+            self.fields["workspace"] = forms.IntegerField(
+                required=False, widget=forms.HiddenInput, min_value=1
+            )
+            return
+        field = self.fields["workspace"]
+        field.choices = workspaces
+        if len(workspaces) <= 1:
+            field.widget = forms.HiddenInput()
+
     def clean_files(self) -> list[DjangoUploadedFile]:
         files = self.cleaned_data["files"]
         total = sum(f.size or 0 for f in files)

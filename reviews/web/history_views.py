@@ -5,26 +5,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from connectors.status import connection_status
-from reviews.models import Dataset, Dismissal, Finding, ReviewRun, findings_of
+from reviews.models import Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
+from reviews.web.access import get_dataset_for_user, get_finding_for_user
 from reviews.web.forms import DismissForm
-
-
-def _get_finding(run_id: int, finding_id: int) -> Finding:
-    """A finding the run shows: its own, or the reused run's for a cached run (then seen
-    as this run's: its dataset is the one a dismissal belongs to)."""
-    run = get_object_or_404(ReviewRun.objects.select_related("batch__dataset"), pk=run_id)
-    finding = get_object_or_404(findings_of(run), pk=finding_id)
-    finding.run = run
-    if run.batch.dataset is None:  # no dataset to remember a dismissal in
-        raise Http404("this run's batch belongs to no dataset")
-    return finding
 
 
 def mark_dismissed(findings: list[Finding], run: ReviewRun) -> list[Finding]:
@@ -54,6 +44,7 @@ def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -
         "f": finding,
         "run": finding.run,
         "in_dataset": True,
+        "can_act": True,  # only a reviewer got here
         "dismiss_form": DismissForm(),
         "dismiss_error": error,
         "open": True,
@@ -64,7 +55,7 @@ def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -
 @login_required
 @require_POST
 def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
-    finding = _get_finding(run_id, finding_id)
+    finding = get_finding_for_user(request, run_id, finding_id)
     form = DismissForm(request.POST)
     if not form.is_valid():
         error = form.errors.as_data()["reason"][0]
@@ -87,7 +78,7 @@ def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpR
 @login_required
 @require_POST
 def undo_finding_dismissal(request: HttpRequest, run_id: int, finding_id: int) -> HttpResponse:
-    finding = _get_finding(run_id, finding_id)
+    finding = get_finding_for_user(request, run_id, finding_id)
     try:
         undo_dismissal(finding.run.batch.dataset, finding.fingerprint, user=request.user)
     except DismissalError as error:
@@ -98,7 +89,7 @@ def undo_finding_dismissal(request: HttpRequest, run_id: int, finding_id: int) -
 @login_required
 @require_GET
 def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, name=name)
+    dataset = get_dataset_for_user(request, name)
     history = datasets.syncs(dataset)
     context = {
         "dataset": dataset,

@@ -17,7 +17,8 @@ from reviews.orchestration.merges import (
     configured_client,
     dry_run,
 )
-from reviews.web.views import _get_run
+from reviews.web.access import get_run_for_user
+from workspaces.models import Role
 
 
 @login_required
@@ -25,7 +26,8 @@ from reviews.web.views import _get_run
 def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
     if not request.user.is_staff:
         raise PermissionDenied("merges are applied by staff")
-    run = _get_run(run_id)
+    # A member's run only (else 404); merging in HubSpot changes the CRM: reviewer role.
+    run = get_run_for_user(request, run_id, Role.REVIEWER)
     client = configured_client(run.batch.dataset)
     context = {"run": run, "connected": client is not None, "applied": False, "error": ""}
     try:

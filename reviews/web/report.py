@@ -12,6 +12,7 @@ from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.gcpause import no_cyclic_gc
+from reviews.engine.history import standing_sentence
 from reviews.engine.money import format_cost, format_count, format_money
 from reviews.models import ReviewRun, findings_of
 
@@ -39,7 +40,10 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
     calls = LedgerEntry.objects.filter(run=run).order_by("created_at", "id")
     report = {
         "batch": {
-            "id": batch.external_id or None,
+            # One meaning everywhere (run JSON, API, webhook): our database id, with the
+            # batch's own id beside it (docs/output.md).
+            "id": batch.pk,
+            "external_id": batch.external_id or None,
             "sha256": batch.sha256,
             "counts": batch.counts,
             # Columns of the export that were not read, by file (extra keys).
@@ -94,6 +98,9 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             {**item, "amount_at_risk": _number(_decimal(item.get("amount_at_risk")))}
             for item in run.suppressed
         ]
+    if in_dataset and run.standing:
+        # What still stands in the dataset whatever decided the verdict (docs/history.md).
+        report["standing"] = run.standing
     if run.reason:
         report["run"]["reason"] = run.reason
     if run.status == ReviewRun.Status.FAILED:
@@ -188,16 +195,17 @@ def text_report(report: dict, file_name: str = "") -> str:
     export carries none)."""
     run, batch = report["run"], report["batch"]
     counts = batch["counts"]
-    name = batch["id"] or file_name or "without an id"
+    name = batch.get("external_id") or file_name or "without an id"
     lines = [
         _header(run),
         f"batch {name}: {format_count(counts['companies'])} companies, "
         f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
         f"verdict: {report['verdict']}",
-        "",
-        report["summary"],
-        "",
     ]
+    standing = standing_sentence(report.get("standing") or {})
+    if standing and run.get("dataset"):
+        lines.append(f"standing: {standing}")
+    lines += ["", report["summary"], ""]
     for f in report["findings"]:
         lines += _finding_lines(f)
     if run.get("resolved"):

@@ -13,6 +13,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import create_token, revoke
+from workspaces.access import workspaces_of
+from workspaces.models import Workspace
 
 
 class TokenForm(forms.Form):
@@ -25,22 +27,35 @@ class TokenForm(forms.Form):
         initial=ApiToken.Scope.values,
         widget=forms.CheckboxSelectMultiple,
     )
+    # The one workspace the token acts for: a choice when the user has several.
+    workspace = forms.ModelChoiceField(queryset=Workspace.objects.none(), empty_label=None)
+
+    def __init__(self, *args, user=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["workspace"]
+        field.queryset = workspaces_of(user)
+        if field.queryset.count() == 1:  # the only one: no choice to offer
+            field.widget = forms.HiddenInput()
+            field.required = False
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def token_list(request: HttpRequest) -> HttpResponse:
-    form = TokenForm(request.POST or None)
+    form = TokenForm(request.POST or None, user=request.user)
     secret = None
     if request.method == "POST" and form.is_valid():
         try:
-            new = create_token(request.user, form.cleaned_data["name"], form.cleaned_data["scopes"])
+            data = form.cleaned_data
+            new = create_token(
+                request.user, data["name"], data["scopes"], workspace=data.get("workspace")
+            )
         except ValueError as error:
             form.add_error("name", str(error))
         else:
             secret = new.secret
-            form = TokenForm()
-    tokens = ApiToken.objects.filter(user=request.user)
+            form = TokenForm(user=request.user)
+    tokens = ApiToken.objects.filter(user=request.user).select_related("workspace")
     context = {"form": form, "tokens": tokens, "secret": secret}
     return render(request, "reviews/tokens.html", context)
 

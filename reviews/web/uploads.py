@@ -30,11 +30,14 @@ from reviews.orchestration.submit import (
     reject,
     store_upload,
     submit,
+    unreachable_errors,
 )
 from reviews.web.forms import UploadForm
 from reviews.web.offline_auth import login_required_or_offline, offline_sender
 from reviews.web.unavailable import unavailable_page
 from reviews.web.views import refused, split_errors
+from workspaces.access import scope, workspaces_of
+from workspaces.models import Role
 
 
 @login_required_or_offline
@@ -48,22 +51,46 @@ def upload(request: HttpRequest) -> HttpResponse:
     down before its user could be loaded (reviews.web.offline_auth), is kept in the
     spool and answered 503 (reviews.orchestration.spool)."""
     if request.method == "GET":
-        return upload_page(request, UploadForm())
-    form = UploadForm(request.POST, request.FILES)
+        return upload_page(request, UploadForm(workspaces=upload_workspaces(request)))
+    offline = offline_sender(request)
+    choices, unreachable = None, None
+    if offline is None:
+        try:
+            choices = upload_workspaces(request)
+        except unreachable_errors() as error:  # down since the user was loaded: keep it
+            unreachable = DatabaseUnavailable.of(error)
+    form = UploadForm(request.POST, request.FILES, workspaces=choices)
     too_large = too_large_message(request)
     if too_large:
         form.add_error(None, too_large)
         return upload_page(request, form, status=413)
     received = request.FILES.getlist("files")
-    offline = offline_sender(request)
     if offline is not None:  # signed in, but the database could not load the user
         if not received:
             return unavailable_page()  # nothing to keep
         return keep(request, form, received, offline.user_id, offline.error, offline.sender)
+    if unreachable is not None:
+        if not received:
+            return unavailable_page()
+        return keep(request, form, received, request.user.pk, str(unreachable))
+    if not choices:  # a member who may only read, or of no workspace: nothing is stored
+        form.add_error(None, "you may upload in none of your workspaces (reviewer role needed)")
+        return upload_page(request, form, status=403)
     try:
-        return receive(request, form, received)
+        return receive(request, form, received, workspace_id=chosen(form, choices))
     except DatabaseUnavailable as error:  # nothing was stored: keep it on disk
         return keep(request, form, received, request.user.pk, str(error))
+
+
+def upload_workspaces(request: HttpRequest) -> list[tuple[int, str]]:
+    """The workspaces the user may upload to (reviewer or admin), as form choices."""
+    return list(workspaces_of(request.user, Role.REVIEWER).values_list("pk", "name"))
+
+
+def chosen(form: UploadForm, choices: list[tuple[int, str]]) -> int:
+    """The workspace picked on the form (one of `choices`), or the first of them."""
+    picked = form.cleaned_data.get("workspace") if form.is_valid() else None
+    return picked if picked in dict(choices) else choices[0][0]
 
 
 def keep(
@@ -86,6 +113,7 @@ def keep(
             sender=sender,
             error=error,
             dataset=fields.get("dataset") or None,
+            workspace_id=fields.get("workspace"),
             as_of=fields.get("as_of"),
             # `user_id` as given: with the database down, request.user cannot be loaded.
             rate_keys=request_rate_keys(request, user_id=user_id),
@@ -96,25 +124,34 @@ def keep(
     return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=spool_id)
 
 
-def receive(request: HttpRequest, form: UploadForm, received: list) -> HttpResponse:
+def receive(
+    request: HttpRequest, form: UploadForm, received: list, *, workspace_id: int
+) -> HttpResponse:
     """Store the received files, then answer: the run, the rejected batch, or the batch
     page of an upload a worker parses. Raises DatabaseUnavailable (nothing stored)."""
     if not received or not form.is_valid():
         rejected = None
         if received and not form.has_error("files", "too_large"):
-            rejected = store_upload(as_sources(received), created_by=request.user)
+            rejected = store_upload(
+                as_sources(received), created_by=request.user, workspace=workspace_id
+            )
             reject(rejected, form_errors(form))
         return upload_page(request, form, rejected=rejected, status=400)
     as_of, keys = form.cleaned_data["as_of"], request_rate_keys(request)
     dataset = form.cleaned_data["dataset"] or None
     if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
-        batch = store_upload(as_sources(received), created_by=request.user)
+        batch = store_upload(as_sources(received), created_by=request.user, workspace=workspace_id)
         accept_later(batch, as_of=as_of, rate_keys=keys, dataset=dataset)
         return redirect("reviews:batch", batch.pk)
     files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
     try:
         submission = submit(
-            files, created_by=request.user, as_of=as_of, rate_keys=keys, dataset=dataset
+            files,
+            created_by=request.user,
+            as_of=as_of,
+            rate_keys=keys,
+            dataset=dataset,
+            workspace=workspace_id,
         )
     except StoredNotRead as error:  # stored; a worker reads it once the database is back
         return redirect("reviews:batch", error.batch.pk)
@@ -152,9 +189,10 @@ def upload_page(
         "form": form,
         "rejected": rejected,
         "errors": split_errors(rejected.errors) if rejected else [],
-        "recent": recent_uploads(),
+        "recent": recent_uploads(request),
         # The user's datasets, suggested in the Dataset field.
-        "dataset_names": Dataset.objects.filter(batches__created_by=request.user)
+        "dataset_names": scope(Dataset.objects.all(), request.user, "workspace")
+        .filter(batches__created_by=request.user)
         .values_list("name", flat=True)
         .distinct()[:50],
         "max_upload_mb": settings.MAX_UPLOAD_BYTES // (1024 * 1024),
@@ -162,11 +200,13 @@ def upload_page(
     return render(request, "reviews/upload.html", context, status=status)
 
 
-def recent_uploads(limit: int = 8) -> list[Batch]:
-    """The newest uploads, each with its latest run and that run's verdict (`latest`,
-    None for a rejected batch): two queries for the list."""
+def recent_uploads(request: HttpRequest, limit: int = 8) -> list[Batch]:
+    """The newest uploads of the user's workspaces, each with its latest run and that
+    run's verdict (`latest`, None for a rejected batch): two queries for the list."""
     batches = list(
-        Batch.objects.annotate(latest_run=Max("runs__id")).order_by("-created_at")[:limit]
+        scope(Batch.objects.all(), request.user, "workspace")
+        .annotate(latest_run=Max("runs__id"))
+        .order_by("-created_at")[:limit]
     )
     runs = ReviewRun.objects.select_related("verdict").in_bulk(
         [b.latest_run for b in batches if b.latest_run]

@@ -24,7 +24,7 @@ from django.http import (
     HttpResponse,
     StreamingHttpResponse,
 )
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -38,6 +38,7 @@ from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
     Batch,
+    Dataset,
     Finding,
     ReviewRun,
     Severity,
@@ -46,23 +47,20 @@ from reviews.models import (
 from reviews.orchestration.runner import models_allowed
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_runs
+from reviews.web.access import get_batch_for_user, get_run_for_user
 from reviews.web.exports import findings_csv_response
 from reviews.web.findings_page import findings_context, shown_findings
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
 from reviews.web.report import stream_report_json
+from workspaces.access import may, scope
+from workspaces.models import Role
 
 RUNS_PER_PAGE = 25
 LEDGER_CALLS_SHOWN = 200
 
 # --- access helpers ---------------------------------------------------------------
-# Every signed-in member of the team sees every batch and run; break glass is for staff.
-
-
-def _get_run(run_id: int) -> ReviewRun:
-    runs = ReviewRun.objects.select_related(
-        "batch", "batch__dataset", "created_by", "verdict", "verdict__overridden_by"
-    )
-    return get_object_or_404(runs, pk=run_id)
+# In reviews.web.access (history_views uses them too): a run, batch or dataset outside
+# the user's workspaces is a 404; acting on one needs the reviewer role (403).
 
 
 def _require_staff(request: HttpRequest) -> None:
@@ -86,7 +84,7 @@ def refused(request: HttpRequest, error: ServeRefused) -> HttpResponse:
 @login_required
 @require_GET
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = get_object_or_404(Batch.objects.select_related("created_by"), pk=batch_id)
+    batch = get_batch_for_user(request, batch_id)
     if request.htmx and batch.status == Batch.Status.RECEIVED:
         return render(request, "reviews/batch.html#waiting", {"batch": batch})
     if request.htmx:  # read by the worker since: its run, or the page with its errors
@@ -121,7 +119,7 @@ def split_errors(errors: list[str]) -> list[tuple[str, str]]:
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run(run_id)
+    run = get_run_for_user(request, run_id)
     context = run_context(request, run)
     template = "reviews/run.html"
     if request.htmx:
@@ -154,10 +152,20 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
         "batch": run.batch,
         "verdict": verdict,
         "verdict_label": VERDICT_LABELS.get(verdict.decision, "") if verdict else "",
+        # Under scope `new`, an `approve` means the sync added no problem at all.
+        "no_new_problems": bool(
+            verdict
+            and verdict.decision == Verdict.Decision.APPROVE
+            and run.batch.dataset
+            and run.batch.dataset.verdict_scope == Dataset.VerdictScope.NEW
+        ),
         "agents": (agents := agent_rows(run)),
         "call_count": sum(a.calls for a in agents),
+        # Re-run and dismiss: reviewers and admins of the run's workspace.
+        "can_act": may(request.user, run.batch.workspace_id, Role.REVIEWER),
         "can_break_glass": bool(
             request.user.is_staff
+            and may(request.user, run.batch.workspace_id, Role.REVIEWER)
             and verdict
             and not verdict.is_overridden
             and verdict.decision != Verdict.Decision.APPROVE
@@ -232,7 +240,7 @@ def ledger_context(run: ReviewRun) -> dict:
 @login_required
 @require_POST
 def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = _get_run(run_id)
+    run = get_run_for_user(request, run_id, Role.REVIEWER)
     try:
         new_run = rerun(run, created_by=request.user, rate_keys=request_rate_keys(request))
     except ServeRefused as error:
@@ -244,8 +252,8 @@ def rerun_run(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def break_glass(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_run_for_user(request, run_id, Role.REVIEWER)
     _require_staff(request)
-    run = _get_run(run_id)
     form = BreakGlassForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Break glass needs a reason; nothing was changed.")
@@ -274,14 +282,14 @@ def run_json(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
     """The run as JSON (docs/output.md): the same document `manage.py review --format
     json` prints (compact), streamed: a run with 180k findings answers at once."""
     return StreamingHttpResponse(
-        stream_report_json(_get_run(run_id)), content_type="application/json"
+        stream_report_json(get_run_for_user(request, run_id)), content_type="application/json"
     )
 
 
 @login_required
 @require_GET
 def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
-    run = _get_run(run_id)
+    run = get_run_for_user(request, run_id)
     findings, filters = shown_findings(run, request.GET)
     name = f"run-{run.pk}-{filters}-findings.csv" if filters else f"run-{run.pk}-findings.csv"
     return findings_csv_response(findings, name)
@@ -294,7 +302,12 @@ def findings_csv(request: HttpRequest, run_id: int) -> StreamingHttpResponse:
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = filter_runs(ReviewRun.objects.select_related("batch__dataset", "verdict"), form)
+    runs = scope(
+        ReviewRun.objects.select_related("batch__dataset", "verdict"),
+        request.user,
+        "batch__workspace",
+    )
+    runs = filter_runs(runs, form)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     page.object_list = with_page_totals(page.object_list)
     template = "reviews/runs.html" + ("#results" if request.htmx else "")

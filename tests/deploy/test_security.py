@@ -116,6 +116,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         SECRET_KEY="a-production-secret-" + "x1y2z3" * 10,
         ALLOWED_HOSTS="revreview.example.com",
         CSRF_TRUSTED_ORIGINS="https://revreview.example.com",
+        SITE_URL="https://revreview.example.com",  # else revreview.W002 (revreview/checks.py)
         **overrides,
     )
     return env

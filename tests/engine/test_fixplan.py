@@ -192,7 +192,7 @@ def test_tasks_carry_the_record_owner_else_the_companys_and_sort_by_money():
         ("dl_2", "owen", "closedate", 90000),
         ("dl_1", "maya@acme.example", "amount", None),
     ]
-    assert plan.tasks[0].problem.startswith("Open deal dl_3 is")
+    assert plan.tasks[0].problem.startswith('Open deal "Deal dl_3" (dl_3) is')  # named, with its id
     assert plan.tasks[0].currency == "USD"
 
 

@@ -12,6 +12,7 @@ import pytest
 from ledger import reports
 from ledger.availability import mark_unavailable
 from ledger.models import LedgerEntry
+from reviews.engine.money import format_cost
 from reviews.llm.chain import call_with_failback
 from reviews.llm.roster import CHEAP, MID
 from reviews.llm.schemas import SpecialistReply
@@ -94,12 +95,14 @@ def test_spend_page_shows_both_costs_and_the_difference(
     table = page[page.index('id="spend-reconciliation"') :]
     table = table[: table.index("</table>")]
     cells = re.findall(r'<td class="num">([^<]*)</td>', table)
+    # Written as every cost on the pages is (reviews.engine.money.format_cost).
     assert cells == [
         "2",
-        f"{Decimal(ours) / 1_000_000:.6f}",
-        f"{Decimal(theirs) / 1_000_000:.6f}",
-        f"{Decimal(theirs - ours) / 1_000_000:.6f}",
+        format_cost(Decimal(ours) / 1_000_000),
+        format_cost(Decimal(theirs) / 1_000_000),
+        format_cost(Decimal(theirs - ours) / 1_000_000),
     ]
+    assert cells[1].startswith("$")
 
 
 def test_spend_page_names_an_unavailable_model_with_the_gateways_words(client, django_user_model):

@@ -66,7 +66,7 @@ def spend_the_budget(settings, *, in_the_ledger: bool = False) -> None:
 
 def assert_spec_shape(report: dict) -> None:
     assert set(report) == {"batch", "run", "verdict", "summary", "findings", "ledger"}
-    assert set(report["batch"]) == {"id", "sha256", "counts", "ignored_columns"}
+    assert set(report["batch"]) == {"id", "external_id", "sha256", "counts", "ignored_columns"}
     assert set(report["batch"]["counts"]) == {"companies", "contacts", "deals"}
     assert RUN_KEYS <= set(report["run"])
     assert report["run"]["mode"] in {"fresh", "cached", "failback"}
@@ -80,7 +80,10 @@ def test_review_full_sample_is_request_changes_in_spec_json(postgres):
     assert code == 1
     assert_spec_shape(report)
     assert report["verdict"] == "request_changes"
-    assert report["batch"]["id"] == "full"
+    # batch.id is our database id everywhere (run JSON, API, webhook); the batch's own
+    # id is external_id (docs/output.md).
+    assert report["batch"]["id"] == Batch.objects.get().pk
+    assert report["batch"]["external_id"] == "full"
     assert report["batch"]["counts"] == {"companies": 8, "contacts": 9, "deals": 12}
     run = report["run"]
     assert (run["mode"], run["tier"], run["status"], run["degraded"]) == (
@@ -119,7 +122,12 @@ def test_review_broken_sample_exits_2_naming_record_and_field(postgres):
     assert code == 2
     payload = json.loads(out)
     batch = Batch.objects.get()
-    assert payload["batch"] == {"id": None, "db_id": batch.pk, "sha256": batch.sha256}
+    assert payload["batch"] == {
+        "id": batch.pk,
+        "external_id": None,
+        "db_id": batch.pk,
+        "sha256": batch.sha256,
+    }
     errors = payload["errors"]
     assert any(e.startswith("companies[1].id") for e in errors)
     assert any(e.startswith("contacts[1].id") and "ct_501" in e for e in errors)

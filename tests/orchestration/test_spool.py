@@ -113,6 +113,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
         "user_id": member.pk,
         "sender": None,  # checked against the database when it was received
         "dataset": "acme-crm",
+        "workspace_id": None,  # the form had no choice; checked at import
         "as_of": "2026-08-01T09:00:00+00:00",
         "rate_keys": [f"user:{member.pk}", "ip:127.0.0.1"],
         "idempotency_key": None,

@@ -1,5 +1,6 @@
-"""manage.py spend [--days 30] [--format text|csv]: model spend per UTC day, next to the
-analyst baseline, then by model and by agent (the numbers of the /spend/ page). Days run
+"""manage.py spend [--days 30] [--format text|csv] [--workspace NAME]: model spend per UTC
+day, next to the analyst baseline, then by model, by agent and by workspace (the numbers
+of the /spend/ page), of every workspace or of the one named. Days run
 oldest first in both formats, as in the page's chart and CSV."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from decimal import Decimal
 from django.core.management.base import BaseCommand, CommandError
 
 from ledger import reports
+from workspaces.models import Workspace
 
 COLUMNS = (
     # header, width, cell(spend)
@@ -43,11 +45,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--days", type=int, default=30, help="UTC days up to today")
         parser.add_argument("--format", choices=("text", "csv"), default="text")
+        parser.add_argument("--workspace", help="only this workspace (default: all, in total)")
 
     def handle(self, *args, days: int, format: str, **options) -> None:
         if days < 1:
             raise CommandError("--days must be at least 1")
-        report = reports.spend_report(days)
+        workspaces = None
+        if options.get("workspace"):
+            found = Workspace.objects.filter(name=options["workspace"]).first()
+            if found is None:
+                raise CommandError(f"no workspace {options['workspace']!r}")
+            workspaces = [found.pk]
+        report = reports.spend_report(days, workspaces=workspaces)
         if format == "csv":
             writer = csv.writer(self.stdout, lineterminator="\n")
             writer.writerow(reports.CSV_HEADER)
@@ -59,7 +68,12 @@ class Command(BaseCommand):
         total = [cell(report.total) for _h, _w, cell in COLUMNS]
         total[0] = "total"
         self.stdout.write(_row(total))
-        for title, rows in (("model", report.by_model), ("agent", report.by_agent)):
+        by = (
+            ("model", report.by_model),
+            ("agent", report.by_agent),
+            ("workspace", report.by_workspace),
+        )
+        for title, rows in by:
             self.stdout.write("")
             self.stdout.write(
                 f"{'by ' + title:<40} {'calls':>6} {'input':>11} {'cached':>10} "

@@ -27,6 +27,7 @@ from reviews.engine.specialists.common import (
     company_domains,
     exposure_of,
     invalid_value_findings,
+    named,
 )
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
@@ -162,7 +163,7 @@ def _check_contact(contact: Contact, index: _Index) -> RawFinding | None:
         return None
     missing = _missing_companies(contact.company_id, contact.company_ids, index)
     if missing:
-        return _dangling(contact.id, missing, "Contact")
+        return _dangling(contact, missing, "Contact")
     email_domain = normalize.email_domain(contact.email)
     if not email_domain:
         return None
@@ -193,7 +194,7 @@ def _check_deal(deal: Deal, index: _Index) -> list[RawFinding]:
         elif _attached_elsewhere(deal, contact, index):
             elsewhere.append(contact)
     if missing:
-        found.append(_dangling(deal.id, missing, "Deal"))
+        found.append(_dangling(deal, missing, "Deal"))
     if elsewhere:
         found.append(_contact_elsewhere(deal, elsewhere, index))
     return found
@@ -262,14 +263,15 @@ def _related(a: str, b: str) -> bool:
     return a.endswith("." + b) or b.endswith("." + a)
 
 
-def _dangling(record_id: str, missing: list[tuple[str, str]], noun: str) -> RawFinding:
+def _dangling(record: Contact | Deal, missing: list[tuple[str, str]], noun: str) -> RawFinding:
+    record_id = record.id
     fields = sorted({field for field, _ in missing})
     listed = "; ".join(f"{field} {missing_id!r}" for field, missing_id in missing)
     return RawFinding(
         category=CATEGORY,
         kind="dangling_reference",
         severity=Severity.WARNING,
-        title=f"{noun} {record_id} references missing records ({', '.join(fields)})",
+        title=f"{noun} {named(record)} references missing records ({', '.join(fields)})",
         detail=f"{noun} {record_id} names records that are not in the batch: {listed}.",
         record_ids=[record_id],
         suggested_fix=(
@@ -292,7 +294,7 @@ def _wrong_company(
         category=CATEGORY,
         kind="contact_wrong_company",
         severity=Severity.WARNING,
-        title=f"Contact {contact.id} may be attached to the wrong company",
+        title=f"Contact {named(contact)} may be attached to the wrong company",
         detail=(
             f"Contact {contact.id} ({contact.email}) is attached to {_company(attached)}, "
             f"which has {own}, but the email domain {email_domain} belongs to "
@@ -313,7 +315,7 @@ def _missing_company(
         category=CATEGORY,
         kind="contact_missing_company",
         severity=Severity.SUGGESTION,
-        title=f"Contact {contact.id} has no company but its email matches one",
+        title=f"Contact {named(contact)} has no company but its email matches one",
         detail=(
             f"Contact {contact.id} ({contact.email}) is attached to no company; the email "
             f"domain {email_domain} belongs to {_companies(owners, index)}."
@@ -331,7 +333,7 @@ def _contact_elsewhere(deal: Deal, contacts: list[Contact], index: _Index) -> Ra
         category=CATEGORY,
         kind="deal_contact_elsewhere",
         severity=Severity.WARNING,
-        title=f"Deal {deal.id} lists contacts from another company",
+        title=f"Deal {named(deal)} lists contacts from another company",
         detail=f"Deal {deal.id} ({deal.name!r}) is at {at} but lists {listed}.",
         record_ids=sorted({deal.id, deal.company_id, *(c.id for c in contacts)} | companies),
         suggested_fix=(

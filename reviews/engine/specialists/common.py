@@ -6,7 +6,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 from reviews.engine import normalize
-from reviews.engine.batch import Batch, Company
+from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
 
@@ -27,6 +27,42 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
         for problem in batch.value_problems
         if problem.category == category
     ]
+
+
+NAMED_IN_TITLE = 3  # a title names this many records of a group, then "and N more"
+_NAME_CHARS = 80  # a name longer than this is cut in a title (the detail has it whole)
+
+
+def named(record: Company | Contact | Deal) -> str:
+    """A record as a title names it, by name and id, so a search for the company, the
+    person or the deal finds it: 'Owen Price (30117000202)', 'Fabrikam (co_1)',
+    '"Vertex — cell automation" (dl_201)'. The id alone when the record has no name.
+    Titles only: fingerprints are made of ids, never of names."""
+    if isinstance(record, Contact):
+        name = " ".join(p for p in (record.first_name, record.last_name) if p)
+    else:
+        name = record.name or ""
+    name = " ".join(name.split())
+    if not name:
+        return record.id
+    if len(name) > _NAME_CHARS:
+        name = name[: _NAME_CHARS - 1] + "…"
+    if isinstance(record, Deal):
+        name = f'"{name}"'
+    return f"{name} ({record.id})"
+
+
+def named_list(records: list) -> str:
+    """': Acme Robotics (co_1), Acme GmbH (co_10) and 2 more', in id order, to end a
+    title about a group; '' when none of them has a name (the ids are the finding's)."""
+    if not any(named(r) != r.id for r in records):
+        return ""
+    ordered = sorted(records, key=lambda r: r.id)
+    shown = [named(r) for r in ordered[:NAMED_IN_TITLE]]
+    rest = len(ordered) - len(shown)
+    if rest:
+        return ": " + ", ".join(shown) + f" and {rest} more"
+    return ": " + (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1])
 
 
 def exposure_of(batch: Batch) -> Exposure:

@@ -37,6 +37,8 @@ from reviews.engine.specialists.common import (
     exposure_of,
     invalid_value_findings,
     money,
+    named,
+    named_list,
 )
 from reviews.engine.specialists.grouping import clusters, each, groups, similar_pairs
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
@@ -155,7 +157,7 @@ def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Ite
             continue  # unrelated people's one-person businesses share gmail.com
         yield _finding(
             "company_same_domain",
-            title=f"{len(group)} companies share the domain {domain}",
+            title=f"{len(group)} companies share the domain {domain}{named_list(group)}",
             detail=f"Companies with the domain {domain}: {_list(group, _company_label)}.",
             records=group,
             suggested_fix=_merge_fix(links.keeper(group), group, "contacts and deals"),
@@ -173,7 +175,7 @@ def _company_same_name(batch: Batch, links: _Links, exposure: Exposure) -> Itera
         merge = _merge_fix(keep, group, "contacts and deals")
         yield _finding(
             "company_same_name",
-            title=f'{len(group)} companies share the name "{keep.name}"',
+            title=f'{len(group)} companies share the name "{keep.name}"{named_list(group)}',
             detail=f"Same name, different or missing domains: {_list(group, _company_label)}.",
             records=group,
             suggested_fix=f"Check whether these are one company. If so: {merge} If not "
@@ -196,7 +198,7 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
     for email, group in groups(batch.contacts, emails):
         yield _finding(
             "contact_same_email",
-            title=f"{len(group)} contacts share the email {email}",
+            title=f"{len(group)} contacts share the email {email}{named_list(group)}",
             detail=f"Contacts with the email {email}: {_list(group, _contact_label)}.",
             records=group,
             suggested_fix=_merge_fix(links.keeper(group), group, "deal associations"),
@@ -215,7 +217,8 @@ def _contact_same_person(
             merge = _merge_fix(links.keeper(group), group, "deal associations")
             yield _finding(
                 "contact_same_person",
-                title=f"{len(group)} contacts at {links.where(company_id)} may be one person",
+                title=f"{len(group)} contacts at {links.where(company_id)} may be one person"
+                f"{named_list(group)}",
                 detail=f"Same or near-same name, not the same email: "
                 f"{_list(group, _contact_label)}.",
                 records=group,
@@ -324,7 +327,7 @@ def _deal_finding(group: list[Deal], score: float, links: _Links) -> RawFinding:
     return _finding(
         "deal_entered_twice",
         severity=Severity.CRITICAL,
-        title=f'Deal "{keep.name}" entered {len(group)} times at {where}',
+        title=f"Deal {named(keep)} entered {len(group)} times at {where}",
         detail=f"Same company, same or near-same name, amount and close date: "
         f"{_list(group, _deal_label)}.",
         records=group,

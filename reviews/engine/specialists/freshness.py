@@ -23,7 +23,12 @@ from reviews.engine.batch import Batch, Company
 from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
 from reviews.engine.rules import Rules
-from reviews.engine.specialists.common import Exposure, exposure_of, invalid_value_findings
+from reviews.engine.specialists.common import (
+    Exposure,
+    exposure_of,
+    invalid_value_findings,
+    named,
+)
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
 
 CATEGORY = "freshness"
@@ -155,7 +160,7 @@ def _stale(
         category=CATEGORY,
         kind="stale_enrichment",
         severity=severity,
-        title=f"Company {company.id} was last enriched {age} days ago",
+        title=f"Company {named(company)} was last enriched {age} days ago",
         detail=(
             f"Company {_name(company)}: {field} {_day(stamp)} is {age} days before "
             f"the batch's as-of date {today}. {why}"
@@ -177,7 +182,7 @@ def _never_enriched(
         category=CATEGORY,
         kind="never_enriched",
         severity=Severity.SUGGESTION,
-        title=f"Company {company.id} has no enrichment or update date",
+        title=f"Company {named(company)} has no enrichment or update date",
         detail=(
             f"Company {_name(company)} has neither enrichedAt nor updatedAt, so its "
             f"freshness is unknown.{why}"

@@ -25,7 +25,7 @@ from statistics import median
 from reviews.engine.batch import Batch, Deal, Stage
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
-from reviews.engine.specialists.common import invalid_value_findings, money
+from reviews.engine.specialists.common import invalid_value_findings, money, named
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
 CATEGORY = "pipeline"
@@ -125,7 +125,7 @@ def _won_without_close_date(deal: Deal) -> RawFinding:
         deal,
         kind="won_without_close_date",
         severity=Severity.CRITICAL,
-        title=f"Won deal {deal.id} has no close date",
+        title=f"Won deal {named(deal)} has no close date",
         detail=(
             f"Deal {_name(deal)} is closed-won "
             f"(stage {deal.stage!r}, {money(deal.amount, deal.currency)}) "
@@ -141,7 +141,7 @@ def _won_without_amount(deal: Deal) -> RawFinding:
         deal,
         kind="won_without_amount",
         severity=Severity.CRITICAL,
-        title=f"Won deal {deal.id} has {value}",
+        title=f"Won deal {named(deal)} has {value}",
         detail=(
             f"Deal {_name(deal)} is closed-won (stage {deal.stage!r}) with {value}, "
             "so won revenue is understated."
@@ -155,7 +155,7 @@ def _negative_amount(deal: Deal) -> RawFinding:
         deal,
         kind="negative_amount",
         severity=Severity.CRITICAL,
-        title=f"Deal {deal.id} has a negative amount ({money(deal.amount, deal.currency)})",
+        title=f"Deal {named(deal)} has a negative amount ({money(deal.amount, deal.currency)})",
         detail=f"Deal {_name(deal)} has amount {deal.amount}; a deal amount cannot be below 0.",
         fix="Correct the amount (credits and refunds belong in billing, not in a deal).",
     )
@@ -167,7 +167,9 @@ def _open_past_close_date(deal: Deal, stage: Stage, today: date) -> RawFinding:
         deal,
         kind="open_past_close_date",
         severity=Severity.WARNING,
-        title=f"Open deal {deal.id} is {days} day{'s' if days != 1 else ''} past its close date",
+        title=(
+            f"Open deal {named(deal)} is {days} day{'s' if days != 1 else ''} past its close date"
+        ),
         detail=(
             f"Deal {_name(deal)} is still open (stage {deal.stage!r}) but its close date "
             f"{deal.close_date} is before the batch's as-of date {today}."
@@ -179,15 +181,15 @@ def _open_past_close_date(deal: Deal, stage: Stage, today: date) -> RawFinding:
 def _unknown_stage(batch: Batch, deal: Deal) -> RawFinding:
     pipeline = batch.pipeline_for(deal)
     known = ", ".join(stage.id for stage in pipeline.stages)
-    named = f" (deal names pipeline {deal.pipeline!r})" if deal.pipeline != pipeline.id else ""
+    names = f" (deal names pipeline {deal.pipeline!r})" if deal.pipeline != pipeline.id else ""
     return _finding(
         deal,
         kind="unknown_stage",
         severity=Severity.WARNING,
-        title=f"Deal {deal.id} has unknown stage {deal.stage!r}",
+        title=f"Deal {named(deal)} has unknown stage {deal.stage!r}",
         detail=(
             f"Deal {_name(deal)} has stage {deal.stage!r}, which is not a stage of pipeline "
-            f"{pipeline.id!r}{named}. Known stages: {known}."
+            f"{pipeline.id!r}{names}. Known stages: {known}."
         ),
         fix="Map the deal to one of the pipeline's stages, or add the stage to the pipeline.",
     )
@@ -198,7 +200,7 @@ def _missing_stage(deal: Deal) -> RawFinding:
         deal,
         kind="missing_stage",
         severity=Severity.WARNING,
-        title=f"Deal {deal.id} has no stage",
+        title=f"Deal {named(deal)} has no stage",
         detail=f"Deal {_name(deal)} has no stage, so it is in no pipeline column or forecast.",
         fix="Set the deal's stage.",
     )
@@ -227,7 +229,7 @@ def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> R
         deal,
         kind="amount_looks_like_typo",
         severity=Severity.SUGGESTION,
-        title=f"Deal {deal.id} amount {money(deal.amount, deal.currency)} looks like a typo",
+        title=f"Deal {named(deal)} amount {money(deal.amount, deal.currency)} looks like a typo",
         detail=(
             f"Deal {_name(deal)} is {money(deal.amount, deal.currency)}, {ratio:.0f}x the median "
             f"{money(typical, deal.currency)} of the {count} deals of company {company_id}."

@@ -1,5 +1,6 @@
-"""manage.py api_token USERNAME --name NAME [--scope upload] [--scope read]: print a new
-API token once (both scopes when none is given); --revoke NAME revokes one."""
+"""manage.py api_token USERNAME --name NAME [--workspace WS] [--scope upload] [--scope read]:
+print a new API token once (both scopes when none is given), acting for one workspace
+(--workspace; a user in one workspace may leave it out); --revoke NAME revokes one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviews.web.api.models import ApiToken
 from reviews.web.api.tokens import create_token, revoke_token
+from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -24,8 +26,22 @@ class Command(BaseCommand):
             choices=ApiToken.Scope.values,
             help="repeatable; both scopes when none is given",
         )
+        parser.add_argument(
+            "--workspace",
+            metavar="NAME",
+            help="the workspace the token acts for (needed when the user is in several)",
+        )
 
-    def handle(self, *args, username: str, name: str, revoke: str, scope: list[str], **options):
+    def handle(
+        self,
+        *args,
+        username: str,
+        name: str,
+        revoke: str,
+        scope: list[str],
+        workspace: str | None = None,
+        **options,
+    ):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user {username!r}")
@@ -34,13 +50,19 @@ class Command(BaseCommand):
                 raise CommandError(f"{username} has no active token named {revoke!r}")
             self.stderr.write(f"revoked {username}'s token {revoke!r}")
             return
+        chosen = None
+        if workspace:
+            chosen = Workspace.objects.filter(name=workspace).first()
+            if chosen is None:
+                raise CommandError(f"no workspace {workspace!r}")
         try:
-            new = create_token(user, name, scope or ApiToken.Scope.values)
+            new = create_token(user, name, scope or ApiToken.Scope.values, workspace=chosen)
         except ValueError as error:
             raise CommandError(str(error)) from None
         # The token alone on stdout (for scripts); what it is on stderr.
         self.stderr.write(
-            f"token {name!r} for {username} (scopes: {', '.join(new.token.scopes)}); "
+            f"token {name!r} for {username} in workspace {new.token.workspace} "
+            f"(scopes: {', '.join(new.token.scopes)}); "
             "it is shown only now:"
         )
         self.stdout.write(new.secret)

@@ -13,6 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import Dataset
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_named
 
 EXIT_BAD_INPUT = 2
 
@@ -25,14 +27,18 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--reason", help="why this is not a problem (required to dismiss)")
         parser.add_argument("--undo", action="store_true", help="take the dismissal back")
+        parser.add_argument("--workspace", help=workspace_help)
         parser.add_argument(
             "--user", help="the username recorded with it (default: the login name, if a user)"
         )
 
     def handle(self, *args, fingerprint: str, dataset: str, **options) -> None:
-        found = Dataset.objects.filter(name=dataset).first()
+        workspace = workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT)
+        found = Dataset.objects.filter(workspace=workspace, name=dataset).first()
         if found is None:
-            raise CommandError(f"no dataset named {dataset!r}", returncode=EXIT_BAD_INPUT)
+            raise CommandError(
+                f"no dataset named {dataset!r} in workspace {workspace}", returncode=EXIT_BAD_INPUT
+            )
         user = _user(options["user"])
         try:
             if options["undo"]:

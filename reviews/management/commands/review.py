@@ -32,6 +32,8 @@ from reviews.orchestration.submit import (
 )
 from reviews.web.report import run_report, stream_report_json, text_report
 from revreview.celery import app
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_named
 
 EXIT_BAD_INPUT = 2
 # No verdict: the run failed, (--worker) did not finish within --timeout, or the
@@ -59,6 +61,7 @@ class Command(BaseCommand):
             help='the dataset this batch is a sync of (wins over the batch\'s "dataset" '
             "key): it is reviewed against the dataset's previous sync",
         )
+        parser.add_argument("--workspace", help=workspace_help)
         parser.add_argument(
             "--no-cache",
             action="store_true",
@@ -75,6 +78,7 @@ class Command(BaseCommand):
                 dispatch=options["worker"],
                 no_cache=options["no_cache"],
                 dataset=options["dataset"],
+                workspace=workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT),
             )
         except (IngestError, UploadTooLarge) as error:
             self._bad_input(format, [str(error)], batch=None)
@@ -108,10 +112,16 @@ class Command(BaseCommand):
 
     def _bad_input(self, format: str, errors: list[str], batch) -> None:
         if format == "json":
-            # As in docs/output.md, batch.id is the batch's own id (unknown when parsing
-            # failed); db_id is where the stored upload is kept (/batches/<db_id>/).
+            # As everywhere (docs/output.md), batch.id is our database id, where the
+            # stored upload is kept (/batches/<id>/); external_id is the batch's own id
+            # (unknown when parsing failed).
             stored = (
-                {"id": batch.external_id or None, "db_id": batch.pk, "sha256": batch.sha256}
+                {
+                    "id": batch.pk,
+                    "external_id": batch.external_id or None,
+                    "db_id": batch.pk,  # the same as id, kept for earlier readers
+                    "sha256": batch.sha256,
+                }
                 if batch
                 else None
             )

@@ -21,7 +21,8 @@ from ninja.security import HttpBearer
 from ledger.ratelimit import request_rate_keys
 from reviews.orchestration.submit import DatabaseUnavailable, unreachable_errors
 from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import CachedToken, active_token, cached_token
+from reviews.web.api.tokens import CachedToken, active_token, cached_token, scope_problem
+from workspaces.access import role_in
 
 
 class TokenAuth(HttpBearer):
@@ -51,6 +52,12 @@ class TokenAuth(HttpBearer):
             return None
         if not found.has_scope(self.scope):
             raise AuthorizationError(message=f"this token lacks the '{self.scope}' scope")
+        if isinstance(found, ApiToken):
+            # Its user's role now, not when it was made: a member removed or demoted
+            # loses what the token could do.
+            problem = scope_problem(role_in(found.user, found.workspace_id), [self.scope])
+            if problem:
+                raise AuthorizationError(message=f"workspace {found.workspace}: {problem}")
         return found
 
 

@@ -7,6 +7,7 @@ import logging
 import tempfile
 from contextlib import ExitStack
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Annotated
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.urls import reverse
+from django.utils.http import parse_header_parameters
 from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
@@ -49,7 +51,8 @@ router = Router(tags=["batches"])
 
 JSON_TYPES = ("application/json", "text/json")
 MULTIPART = "multipart/form-data"
-BODY_NAME = "body.json"  # the stored file name of a batch sent as the request body
+BODY_NAME = "body.json"  # a JSON body's stored name when the client gave it none
+_NAME_CHARS = 200
 
 # The body is read by hand (two content types, the bytes stored as received), so the
 # OpenAPI document describes it here.
@@ -110,6 +113,14 @@ def upload_batch(
         str | None,
         Query(description="The dataset this batch is a sync of (wins over its own key)."),
     ] = None,
+    filename: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="A JSON body's file name, as the batch is listed (else the "
+            "Content-Disposition header's filename, else body.json).",
+        ),
+    ] = None,
     idempotency_key: Annotated[
         str | None,
         Header(
@@ -126,8 +137,8 @@ def upload_batch(
     Retry-After (do not send it again, it would be reviewed twice)."""
     token = request.auth
     if is_big(request):  # streamed to storage, read by a worker: never held here
-        return upload_big(request, response, token, as_of, dataset, idempotency_key)
-    files, fields = request_files(request)
+        return upload_big(request, response, token, as_of, dataset, idempotency_key, filename)
+    files, fields = request_files(request, filename)
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
     dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
     key = refuse_unstorable(idempotency_key, "Idempotency-Key")
@@ -148,6 +159,7 @@ def upload_batch(
             as_of=as_of,
             dataset=dataset,
             rate_keys=rate_identity(token, request),
+            workspace=token.workspace_id,
         )
     except ServeRefused as error:
         _release(record)
@@ -201,6 +213,7 @@ def keep(
             sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
             error=error,
             dataset=dataset,
+            workspace_id=token.workspace_id,
             as_of=as_of,
             rate_keys=rate_identity(token, request),
             idempotency_key=key,
@@ -210,7 +223,9 @@ def keep(
     return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 
-def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, str]]:
+def request_files(
+    request: HttpRequest, filename: str | None = None
+) -> tuple[list[UploadedFile], dict[str, str]]:
     """The uploaded files and the multipart form's other fields."""
     content_type = request.content_type or ""
     try:
@@ -225,12 +240,26 @@ def request_files(request: HttpRequest) -> tuple[list[UploadedFile], dict[str, s
                 raise HttpError(422, "multipart upload without a `files` part")
             return files, {key: request.POST.get(key, "") for key in ("as_of", "dataset")}
         if content_type in JSON_TYPES:
-            return [UploadedFile(name=BODY_NAME, data=request.body)], {}
+            return [UploadedFile(name=body_name(request, filename), data=request.body)], {}
     except RequestDataTooBig:
         raise HttpError(413, "the request body is larger than MAX_UPLOAD_BYTES") from None
     except MultiPartParserError as error:
         raise HttpError(422, f"unreadable multipart body: {error}") from None
     raise HttpError(415, f"send {MULTIPART} (files) or application/json (a JSON batch)")
+
+
+def body_name(request: HttpRequest, filename: str | None) -> str:
+    """The name the client gave a JSON body: `?filename=`, else the Content-Disposition
+    header's `filename` (RFC 6266, `filename*` too), else body.json. Only its last path
+    part; always read as JSON (`.json` is added to another extension)."""
+    given = filename
+    header = request.headers.get("Content-Disposition", "")
+    if not given and header:
+        given = parse_header_parameters(header)[1].get("filename")
+    name = PurePosixPath((given or "").replace("\\", "/")).name.strip()[:_NAME_CHARS]
+    if not name:
+        return BODY_NAME
+    return name if name.lower().endswith(".json") else f"{name}.json"
 
 
 def form_time(value: str | None) -> datetime | None:
@@ -258,6 +287,9 @@ def rejected(batch_id: int, errors: list[str]) -> dict:
 
 def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: str):
     """The answer of the first request that used this key."""
+    if record.batch is not None and record.batch.workspace_id != request.auth.workspace_id:
+        # The key was used by a token of another workspace: its run is not this one's.
+        return Status(422, {"detail": "this Idempotency-Key was used in another workspace"})
     if record.request_sha256 != fingerprint:
         return Status(422, {"detail": "this Idempotency-Key was used for a different upload"})
     if record.batch is None:
@@ -322,12 +354,12 @@ def is_big(request: HttpRequest) -> bool:
     return length > settings.PARSE_IN_WEB_MAX_BYTES and length <= settings.MAX_UPLOAD_BYTES
 
 
-def upload_big(request, response, token, as_of, dataset, idempotency_key):
+def upload_big(request, response, token, as_of, dataset, idempotency_key, filename=None):
     """A big upload: its files (multipart, spooled to disk by Django as they arrive) or
     its body (copied to a temporary file in chunks) stored without being held in memory,
     then read by a worker (intake_tasks.accept_later), as the upload form does."""
     with ExitStack() as stack:
-        sources, fields = big_sources(request, stack)
+        sources, fields = big_sources(request, stack, filename)
         as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
         dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
         key = refuse_unstorable(idempotency_key, "Idempotency-Key")
@@ -363,7 +395,9 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key):
         return Status(202, stored(request, response, batch.pk, READ_BY_A_WORKER))
 
 
-def big_sources(request: HttpRequest, stack: ExitStack) -> tuple[list[Source], dict[str, str]]:
+def big_sources(
+    request: HttpRequest, stack: ExitStack, filename: str | None = None
+) -> tuple[list[Source], dict[str, str]]:
     content_type = request.content_type or ""
     if content_type == MULTIPART:
         try:
@@ -385,7 +419,8 @@ def big_sources(request: HttpRequest, stack: ExitStack) -> tuple[list[Source], d
             if size > settings.MAX_UPLOAD_BYTES:
                 raise HttpError(413, "the request body is larger than MAX_UPLOAD_BYTES")
             body.write(chunk)
-        return [Source(name=BODY_NAME, size=size, chunks=lambda: _read_back(body))], {}
+        name = body_name(request, filename)
+        return [Source(name=name, size=size, chunks=lambda: _read_back(body))], {}
     raise HttpError(415, f"send {MULTIPART} (files) or application/json (a JSON batch)")
 
 

@@ -36,10 +36,15 @@ router = Router(tags=["datasets"])
 RUNS_SHOWN = 50
 
 
-def _dataset(name: str) -> Dataset | None:
+def _dataset(request: HttpRequest, name: str) -> Dataset | None:
+    """The token's workspace's dataset of that name (names are unique per workspace)."""
     if "\x00" in name:  # no stored name has one (and Postgres cannot compare it)
         return None
-    return Dataset.objects.annotate(batch_count=Count("batches")).filter(name=name).first()
+    return (
+        Dataset.objects.annotate(batch_count=Count("batches"))
+        .filter(workspace_id=request.auth.workspace_id, name=name)
+        .first()
+    )
 
 
 def _not_found(name: str) -> Status:
@@ -59,6 +64,7 @@ def _run(request: HttpRequest, run: ReviewRun, counts: dict[tuple[int, str], int
         "open": counts.get((run.pk, Finding.Status.OPEN), 0),
         "resolved": len(run.resolved),
         "suppressed": len(run.suppressed),
+        "standing": run.standing or None,
         "urls": run_urls(request, run.pk),
     }
 
@@ -93,7 +99,7 @@ def _dismissal(dismissal: Dismissal) -> dict:
 def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
     """Dismiss a problem (by its fingerprint) for this dataset, with a reason: later
     reviews list it under `suppressed` and leave it out of the verdict."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _not_found(name)
     try:
@@ -116,7 +122,7 @@ def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
 )
 def undo_dismissal_of(request: HttpRequest, name: str, fingerprint: str):
     """Take a dismissal back: later reviews flag the problem again."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _not_found(name)
     try:
@@ -142,7 +148,7 @@ def _text(value: str) -> str:
 def get_dataset(request: HttpRequest, name: str):
     """The dataset's latest syncs (new / open / resolved / suppressed counts) and the
     problems the team dismissed."""
-    dataset = _dataset(name)
+    dataset = _dataset(request, name)
     if dataset is None:
         return _not_found(name)
     runs = list(

@@ -58,7 +58,11 @@ def get_fix_plan(
     into it, the reason, what moves and what is lost) and to-do list (every other
     finding as a task on one record: owner, HubSpot property, problem, money at risk,
     link), leaving out what the dataset's team dismissed. 409 until the run is done."""
-    run = ReviewRun.objects.select_related("batch__dataset").filter(pk=run_id).first()
+    run = (
+        ReviewRun.objects.select_related("batch__dataset")
+        .filter(pk=run_id, batch__workspace_id=request.auth.workspace_id)
+        .first()
+    )
     if run is None:
         return Status(404, {"detail": f"no run {run_id}"})
     if format == "csv" and kind is None:

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from workspaces.models import default_workspace_id
+
 
 class ApiToken(models.Model):
     """A bearer token that acts as its user (never as staff) within its scopes. Only
@@ -17,6 +19,13 @@ class ApiToken(models.Model):
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    # The one workspace the token acts for (its user must still be a member).
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.CASCADE,
+        related_name="api_tokens",
+        default=default_workspace_id,
     )
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16)  # the token's first characters, to tell tokens apart

@@ -9,6 +9,7 @@ from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, request_pull
 from connectors.status import pull_summary
 from connectors.tasks import send_pull
+from reviews.models import Dataset
 from reviews.web.api import datasets  # noqa: F401  (registers the dataset_name converter)
 from reviews.web.api.auth import UPLOAD
 from reviews.web.api.schemas import Problem, PullOut
@@ -31,12 +32,12 @@ def pull_dataset(request: HttpRequest, name: str, payload: PullIn | None = None)
     the dataset's next sync. 409 while a pull of it is queued or running."""
     if "\x00" in name:
         return Status(404, {"detail": "no such dataset"})
-    connection = Connection.objects.select_related("dataset").filter(dataset__name=name).first()
+    # The token's workspace's dataset of that name (names are unique per workspace).
+    dataset = Dataset.objects.filter(workspace_id=request.auth.workspace_id, name=name).first()
+    if dataset is None:
+        return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
+    connection = Connection.objects.select_related("dataset").filter(dataset=dataset).first()
     if connection is None:
-        from reviews.models import Dataset
-
-        if not Dataset.objects.filter(name=name).exists():
-            return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
         return Status(400, {"detail": "the dataset has no HubSpot connection"})
     try:
         pull = request_pull(connection, full=bool(payload and payload.full), by="api")

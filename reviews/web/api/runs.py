@@ -24,10 +24,11 @@ Verdict = Literal["approve", "approve_with_comments", "request_changes", "break_
 MAX_LIMIT = 200
 
 
-def _run(run_id: int) -> ReviewRun | None:
+def _run(request: HttpRequest, run_id: int) -> ReviewRun | None:
+    """The run, if it is of the token's workspace (a token acts for exactly one)."""
     return (
         ReviewRun.objects.select_related("batch", "verdict", "verdict__overridden_by")
-        .filter(pk=run_id)
+        .filter(pk=run_id, batch__workspace_id=request.auth.workspace_id)
         .first()
     )
 
@@ -43,7 +44,7 @@ def _run(run_id: int) -> ReviewRun | None:
 def get_run(request: HttpRequest, run_id: RunId):
     """The run as JSON (docs/output.md). Poll it: `run.status` is queued or running until the
     review is done (or failed); then the verdict, findings and ledger are filled."""
-    run = _run(run_id)
+    run = _run(request, run_id)
     if run is None:
         return Status(404, {"detail": f"no run {run_id}"})
     return Status(200, {**run_report(run), "urls": run_urls(request, run.pk)})
@@ -69,7 +70,9 @@ def list_runs(
 ):
     """Runs, newest first."""
     runs = filter_runs(
-        ReviewRun.objects.select_related("verdict", "batch__dataset"),
+        ReviewRun.objects.select_related("verdict", "batch__dataset").filter(
+            batch__workspace_id=request.auth.workspace_id
+        ),
         RunFilterForm({"verdict": verdict or ""}),
     )
     if dataset is not None:
@@ -92,6 +95,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
         "tier": run.tier,
         "degraded": run.degraded,
         "verdict": verdict.effective_decision if verdict else None,
+        "standing": run.standing or None,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
         "urls": run_urls(request, run.pk),
@@ -114,7 +118,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
 def rerun_run(request: HttpRequest, response: HttpResponse, run_id: RunId):
     """A fresh review of the run's batch (skips the cache; counts against the rate limit
     and the budget, like the dashboard's re-run button)."""
-    run = _run(run_id)
+    run = _run(request, run_id)
     if run is None:
         return Status(404, {"detail": f"no run {run_id}"})
     token = request.auth

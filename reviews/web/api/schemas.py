@@ -67,7 +67,8 @@ class Rejected(Schema):
 
 
 class BatchInfo(Document):
-    id: str | None
+    id: int  # our database id, as in the webhook and `/batches/<id>/`
+    external_id: str | None  # the batch's own `id` (a JSON batch's), or null
     sha256: str
     counts: dict[str, int]
 
@@ -132,6 +133,20 @@ class Ledger(Document):
     calls: list[LedgerCall]
 
 
+class Standing(Document):
+    """What still stands in the dataset after the run's sync, whatever decided its
+    verdict (docs/history.md, Standing problems). Amounts are decimal strings."""
+
+    state: str  # clean, open_warnings or open_critical
+    critical: int
+    warning: int
+    amount: str | None  # in `currency` when one currency is touched, else null
+    currency: str | None  # ISO 4217, "mixed" (see `amounts`), or null
+    amounts: dict[str, str]
+    since: str | None  # first seen of the longest-standing most severe one
+    since_run: int | None  # the run of the sync that first reported it
+
+
 class RunReport(Document):
     """Spec §5, as `manage.py review --format json` prints it, plus `urls`. While the
     run is queued or running, `verdict` is null and `findings` empty."""
@@ -142,6 +157,8 @@ class RunReport(Document):
     summary: str
     findings: list[FindingInfo]
     ledger: Ledger
+    # A dataset's sync also carries `standing` (the Standing shape) and `suppressed`:
+    # extra keys, absent for a batch without a dataset (docs/output.md).
     urls: RunUrls
 
 
@@ -154,6 +171,7 @@ class RunListItem(Schema):
     tier: str
     degraded: bool
     verdict: str | None  # the effective verdict (approve after a break glass)
+    standing: Standing | None = None  # what still stands in the dataset (docs/history.md)
     created_at: datetime
     finished_at: datetime | None
     urls: RunUrls
@@ -194,6 +212,7 @@ class DatasetRun(Schema):
     open: int
     resolved: int
     suppressed: int
+    standing: Standing | None = None  # what still stands in the dataset after this sync
     urls: RunUrls
 
 

@@ -24,6 +24,8 @@ from django.utils import timezone
 
 from reviews.orchestration.spool_senders import SenderRefused
 from reviews.web.api.models import ApiToken
+from workspaces.access import only_workspace, role_in
+from workspaces.models import ROLE_RANK, Role, Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +49,45 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# The least role a scope needs: reading needs a member, uploading a reviewer.
+SCOPE_ROLES = {ApiToken.Scope.READ: Role.VIEWER, ApiToken.Scope.UPLOAD: Role.REVIEWER}
+
+
+def token_workspace(user: AbstractBaseUser, workspace: Workspace | None) -> Workspace:
+    """The workspace a new token acts for: the one named, or the user's only one.
+    Raises ValueError when none is named and the user has several (or none)."""
+    if workspace is not None:
+        return workspace
+    only = only_workspace(user)
+    if only is None:
+        raise ValueError(
+            f"{user.get_username()} is a member of several workspaces or of none: "
+            "name the workspace the token acts for"
+        )
+    return only
+
+
+def scope_problem(role: str | None, scopes) -> str | None:
+    """Why a member with `role` may not hold a token with these scopes, or None."""
+    if role is None:
+        return "the user is not a member of the workspace"
+    for scope in scopes:
+        needed = SCOPE_ROLES[scope]
+        if ROLE_RANK[role] < ROLE_RANK[needed]:
+            return f"the '{scope}' scope needs the {needed} role; the user is a {role}"
+    return None
+
+
 def create_token(
-    user: AbstractBaseUser, name: str, scopes: list[str] | tuple[str, ...] = ALL_SCOPES
+    user: AbstractBaseUser,
+    name: str,
+    scopes: list[str] | tuple[str, ...] = ALL_SCOPES,
+    *,
+    workspace: Workspace | None = None,
 ) -> NewToken:
-    """A new token for `user`. Raises ValueError for an unknown scope, an empty name or
-    a name an active token of the user already has."""
+    """A new token for `user`, acting for one workspace (`workspace`, or the user's only
+    one). Raises ValueError for an unknown scope, an empty name, a name an active token
+    of the user already has, or a workspace or scope the user's role does not allow."""
     name = name.strip()
     if not name:
         raise ValueError("a token needs a name")
@@ -60,9 +96,14 @@ def create_token(
         raise ValueError(f"scopes must be among {', '.join(ALL_SCOPES)}; got {list(scopes)}")
     if ApiToken.objects.filter(user=user, name=name, revoked_at__isnull=True).exists():
         raise ValueError(f"{user.get_username()} already has an active token named {name!r}")
+    workspace = token_workspace(user, workspace)
+    problem = scope_problem(role_in(user, workspace.pk), scopes)
+    if problem:
+        raise ValueError(f"no token in workspace {workspace}: {problem}")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,
+        workspace=workspace,
         name=name,
         prefix=secret[:SHOWN_PREFIX_LENGTH],
         digest=digest(secret),
@@ -92,7 +133,7 @@ def active_token(secret: str) -> ApiToken | None:
     if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
         return None
     token = (
-        ApiToken.objects.select_related("user")
+        ApiToken.objects.select_related("user", "workspace")
         .filter(digest=digest(secret), revoked_at__isnull=True, user__is_active=True)
         .first()
     )
@@ -113,6 +154,7 @@ class CachedToken:
     user_id: Any
     scopes: list[str]
     digest: str
+    workspace_id: Any = None
     error: str = ""  # why the database was not asked
 
     def has_scope(self, scope: str) -> bool:
@@ -125,7 +167,11 @@ def _cache_key(token_digest: str) -> str:
 
 def remember(token: ApiToken) -> None:
     # The cache is an aid for outages: a cache that fails never fails the request.
-    value = {"user_id": token.user_id, "scopes": list(token.scopes)}
+    value = {
+        "user_id": token.user_id,
+        "scopes": list(token.scopes),
+        "workspace_id": token.workspace_id,
+    }
     try:
         cache.set(_cache_key(token.digest), value, CACHE_SECONDS)
     except Exception:
@@ -153,7 +199,12 @@ def cached_token(secret: str) -> CachedToken | None:
         return None
     if value is None:
         return None
-    return CachedToken(user_id=value["user_id"], scopes=value["scopes"], digest=token_digest)
+    return CachedToken(
+        user_id=value["user_id"],
+        scopes=value["scopes"],
+        digest=token_digest,
+        workspace_id=value.get("workspace_id"),
+    )
 
 
 def check_spooled_sender(user_id: Any, sender: dict[str, str]) -> AbstractBaseUser:
@@ -162,7 +213,7 @@ def check_spooled_sender(user_id: Any, sender: dict[str, str]) -> AbstractBaseUs
     SenderRefused with the reason (reviews.orchestration.spool_senders)."""
     stale = "the API token that sent this upload was no longer valid when it was imported"
     token = (
-        ApiToken.objects.select_related("user")
+        ApiToken.objects.select_related("user", "workspace")
         .filter(digest=sender.get("token_sha256") or "")
         .first()
     )
@@ -174,4 +225,7 @@ def check_spooled_sender(user_id: Any, sender: dict[str, str]) -> AbstractBaseUs
         raise SenderRefused(f"{stale}: its user {token.user.get_username()} is inactive")
     if not token.has_scope(ApiToken.Scope.UPLOAD):
         raise SenderRefused(f"{stale}: token {token} lacks the 'upload' scope")
+    problem = scope_problem(role_in(token.user, token.workspace_id), [ApiToken.Scope.UPLOAD])
+    if problem:
+        raise SenderRefused(f"{stale}: in workspace {token.workspace}, {problem}")
     return token.user

@@ -44,7 +44,10 @@ def test_company_same_domain_three_companies_are_one_finding():
     assert finding.category == "dedup"
     assert finding.severity == "warning"
     assert finding.record_ids == ["co_201", "co_202", "co_203"]
-    assert finding.title == "3 companies share the domain vertexrobotics.example"
+    assert finding.title == (
+        "3 companies share the domain vertexrobotics.example: "
+        "Vertex Robotics (co_201), VR Inc (co_202) and Vertex (co_203)"
+    )
     assert "co_202" in finding.detail and "VR Inc" in finding.detail
     assert finding.confidence == 1.0
     # Only the open deal counts as pipeline touched.

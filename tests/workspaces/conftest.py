@@ -1,0 +1,105 @@
+"""Two workspaces with their own data, and the people who reach them: the world every
+workspace test walks. Users here join only the workspaces named (own_workspaces)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from alerts.models import WebhookSubscription
+from ledger.models import LedgerEntry
+from reviews.models import Dismissal, Finding, ReviewRun, findings_of
+from reviews.orchestration.dismissals import dismiss
+from reviews.orchestration.submit import submit
+from reviews.orchestration.tasks import start_review
+from reviews.web.api.models import ApiToken
+from reviews.web.api.tokens import create_token
+from tests.uploads import upload
+from workspaces.models import Membership, Role, Workspace
+
+A_DATASET = "alpha-crm-7781"
+B_DATASET = "beta-crm-5512"
+A_AGENT = "alpha-agent-spend"  # a ledger row of A's, shown on the spend page by agent
+
+
+def reviewed_in(workspace: Workspace, dataset: str | None) -> ReviewRun:
+    submission = submit(
+        [upload("seed-example.json")],
+        dispatch=False,
+        no_cache=True,
+        workspace=workspace,
+        dataset=dataset,
+    )
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    submission.run.refresh_from_db()
+    return submission.run
+
+
+@dataclass
+class World:
+    a: Workspace
+    b: Workspace
+    alice: object  # reviewer in A, staff
+    bob: object  # admin in B, staff
+    root: object  # superuser, member of nothing
+    run_a: ReviewRun
+    run_b: ReviewRun
+    finding_a: Finding  # one of run_a's, not dismissed
+    dismissed_a: Finding  # one of run_a's, dismissed
+    token_a: ApiToken  # alice's, acting for A
+    secrets: dict[str, str]  # actor -> API token secret (alice and root: A; bob: B)
+    hook_a: WebhookSubscription
+    hook_b: WebhookSubscription
+
+    def client(self, actor: str) -> Client:
+        client = Client()
+        if actor != "anon":
+            client.force_login(getattr(self, actor))
+        return client
+
+
+def _staff(django_user_model, name: str, **extra):
+    user = django_user_model.objects.create_user(name, password=f"{name}-pass-123", **extra)
+    user.user_permissions.set(Permission.objects.all())  # only workspaces narrow it
+    return user
+
+
+@pytest.fixture
+def world(db, django_user_model) -> World:
+    a = Workspace.objects.create(name="alpha team")
+    b = Workspace.objects.create(name="beta team")
+    alice = _staff(django_user_model, "alice", is_staff=True)
+    bob = _staff(django_user_model, "bob", is_staff=True)
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    Membership.objects.create(workspace=a, user=alice, role=Role.REVIEWER)
+    Membership.objects.create(workspace=b, user=bob, role=Role.ADMIN)
+    run_a = reviewed_in(a, A_DATASET)
+    run_b = reviewed_in(b, B_DATASET)
+    found = list(findings_of(run_a).order_by("position")[:2])
+    assert len(found) == 2, "the seed batch has findings"
+    dismiss(run_a.batch.dataset, found[1].fingerprint, reason="known", user=alice)
+    LedgerEntry.objects.create(
+        workspace=a, run=run_a, agent=A_AGENT, model_requested="m", outcome="ok"
+    )
+    token_a = create_token(alice, "alpha nightly", workspace=a)
+    secrets = {
+        "alice": token_a.secret,
+        "bob": create_token(bob, "beta nightly", workspace=b).secret,
+        "root": create_token(root, "root in alpha", workspace=a).secret,
+    }
+    hooks = [
+        WebhookSubscription.objects.create(
+            dataset=run.batch.dataset,
+            url="https://hooks.example/x",
+            secret="s",
+            triggers=["approve", "approve_with_comments", "request_changes"],
+        )
+        for run in (run_a, run_b)
+    ]
+    assert Dismissal.objects.filter(dataset__workspace=a).count() == 1
+    return World(
+        a, b, alice, bob, root, run_a, run_b, found[0], found[1], token_a.token, secrets, *hooks
+    )
