@@ -103,3 +103,27 @@ def test_the_api_pulls_and_shows_the_connection(
     assert body["connection"]["last_pull"]["status"] == "done"
     assert body["connection"]["current_pull"]["status"] == "queued"
     assert TOKEN not in str(body)
+
+
+def test_outsiders_get_404_and_viewers_403(postgres, hubspot, django_user_model, client):
+    from workspaces.models import Membership, Role, Workspace
+
+    team = Workspace.objects.create(name="alpha team")
+    dataset = Dataset.objects.create(name="acme", workspace=team)
+    outsider = django_user_model.objects.create_user("outsider", password="x-pass-12345")
+    viewer = django_user_model.objects.create_user("viewer", password="x-pass-12345")
+    Membership.objects.filter(user__in=[outsider, viewer]).delete()
+    Membership.objects.create(workspace=team, user=viewer, role=Role.VIEWER)
+    urls = [
+        reverse(name, args=["acme"])
+        for name in ("reviews:dataset_connect", "reviews:dataset_pull", "reviews:dataset_schedule")
+    ]
+    client.force_login(outsider)
+    assert [client.post(u, {"token": TOKEN, "every_hours": 1}).status_code for u in urls] == [
+        404,
+        404,
+        404,
+    ]
+    client.force_login(viewer)
+    assert client.post(urls[0], {"token": TOKEN, "every_hours": 1}).status_code == 403
+    assert not Connection.objects.filter(dataset=dataset).exists()
