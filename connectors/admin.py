@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.contrib import admin
 
 from connectors.models import Connection, Pull
+from workspaces.admin import WorkspaceScoped
 
 
 @admin.register(Connection)
-class ConnectionAdmin(admin.ModelAdmin):
+class ConnectionAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "dataset__workspace"
     list_display = ("dataset", "portal_id", "every_hours", "active", "next_pull_at", "last_full_at")
     list_filter = ("active",)
     search_fields = ("dataset__name", "portal_id")
@@ -30,7 +32,8 @@ class ConnectionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Pull)
-class PullAdmin(admin.ModelAdmin):
+class PullAdmin(WorkspaceScoped, admin.ModelAdmin):
+    workspace_path = "connection__dataset__workspace"
     list_display = (
         "pk",
         "connection",

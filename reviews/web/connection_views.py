@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
@@ -30,11 +30,11 @@ def _dataset(request: HttpRequest, name: str) -> Dataset:
     return dataset
 
 
-def _connection(request: HttpRequest, name: str) -> Connection:
-    dataset = _dataset(request, name)
-    connection = Connection.objects.filter(dataset=dataset).first()
+def _connection(request: HttpRequest, name: str) -> Connection | None:
+    """The dataset's connection; None (with a message) when it has none."""
+    connection = Connection.objects.filter(dataset=_dataset(request, name)).first()
     if connection is None:
-        raise Http404("the dataset has no HubSpot connection")
+        messages.error(request, "The dataset has no HubSpot connection: connect it first.")
     return connection
 
 
@@ -75,7 +75,9 @@ def connect_dataset(request: HttpRequest, name: str) -> HttpResponse:
 def schedule_dataset(request: HttpRequest, name: str) -> HttpResponse:
     connection = _connection(request, name)
     form = ScheduleForm(request.POST)
-    if form.is_valid():
+    if connection is None:
+        pass
+    elif form.is_valid():
         connection.every_hours = form.cleaned_data["every_hours"]
         connection.active = form.cleaned_data["active"]
         connection.save(update_fields=["every_hours", "active"])
@@ -89,6 +91,8 @@ def schedule_dataset(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def pull_now(request: HttpRequest, name: str) -> HttpResponse:
     connection = _connection(request, name)
+    if connection is None:
+        return redirect("reviews:dataset", name)
     try:
         pull = request_pull(connection, full=request.POST.get("full") == "1", by="page")
     except AlreadyPulling as error:

@@ -93,7 +93,7 @@ def test_the_api_pulls_and_shows_the_connection(
 
     connect(dataset, TOKEN)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(url, {"full": True}, content_type="application/json", **auth)
+        response = client.post(f"{url}?full=true", **auth)
     assert response.status_code == 202, response.content
     assert response.json()["kind"] == "full"
     Pull.objects.create(connection=dataset.connection, kind="incremental")  # one queued

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Router, Status
 
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, request_pull
@@ -17,19 +17,16 @@ from reviews.web.api.schemas import Problem, PullOut
 router = Router(tags=["datasets"])
 
 
-class PullIn(Schema):
-    full: bool = False  # a full pull, not incremental
-
-
 @router.post(
     "/datasets/{dataset_name:name}/pull",
     auth=UPLOAD,
     response={202: PullOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem},
     url_name="dataset_pull",
 )
-def pull_dataset(request: HttpRequest, name: str, payload: PullIn | None = None):
-    """Pull the dataset's HubSpot portal now; a worker pulls, stores and reviews it as
-    the dataset's next sync. 409 while a pull of it is queued or running."""
+def pull_dataset(request: HttpRequest, name: str, full: bool = False):
+    """Pull the dataset's HubSpot portal now (`?full=true`: a full pull); a worker
+    pulls, stores and reviews it as the dataset's next sync. 409 while a pull of it is
+    queued or running."""
     if "\x00" in name:
         return Status(404, {"detail": "no such dataset"})
     # The token's workspace's dataset of that name (names are unique per workspace).
@@ -40,7 +37,7 @@ def pull_dataset(request: HttpRequest, name: str, payload: PullIn | None = None)
     if connection is None:
         return Status(400, {"detail": "the dataset has no HubSpot connection"})
     try:
-        pull = request_pull(connection, full=bool(payload and payload.full), by="api")
+        pull = request_pull(connection, full=full, by="api")
     except AlreadyPulling as error:
         return Status(409, {"detail": str(error)})
     send_pull(pull)
