@@ -127,7 +127,7 @@ def post(delivery: WebhookDelivery, resolver: destinations.Resolver) -> tuple[An
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "revreview-webhooks/1",
-        "X-Revreview-Event": "run.finished",
+        "X-Revreview-Event": "weekly_digest" if delivery.digest else "run.finished",
         "X-Revreview-Delivery": str(delivery.pk),
         signing.HEADER: signing.sign(delivery.subscription.secret, body, now=time.time()),
     }

@@ -14,6 +14,9 @@ class Trigger(models.TextChoices):
     REQUEST_CHANGES = "request_changes"
     DEGRADED = "degraded"  # a specialist failed; the verdict was reached without it
     FAILED = "failed"  # the run itself failed
+    # Weekly: the dataset's tuning proposals and root causes of recurring problems
+    # (docs/history.md); not tied to a run.
+    WEEKLY_DIGEST = "weekly_digest"
 
 
 def default_triggers() -> list[str]:
@@ -57,7 +60,11 @@ class WebhookDelivery(models.Model):
     subscription = models.ForeignKey(
         WebhookSubscription, on_delete=models.CASCADE, related_name="deliveries"
     )
-    run = models.ForeignKey("reviews.ReviewRun", on_delete=models.CASCADE, related_name="+")
+    # The run it alerts about; none for a weekly digest (then `digest` names its week).
+    run = models.ForeignKey(
+        "reviews.ReviewRun", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    digest = models.CharField(max_length=10, blank=True)  # ISO week, "2026-W48"
     triggers = models.JSONField(default=list)  # what of the subscription's list the run hit
     body = models.TextField()  # the JSON sent, as sent
     status = models.CharField(
@@ -75,7 +82,12 @@ class WebhookDelivery(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["subscription", "run"], name="one_webhook_delivery_per_run"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["subscription", "digest"],
+                condition=~models.Q(digest=""),
+                name="one_webhook_digest_per_week",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -42,6 +42,9 @@ class Dataset(models.Model):
         help_text="The HubSpot account's Hub ID: tasks in the fix plan link to its records.",
     )
     created = models.DateTimeField(auto_now_add=True)
+    # Apply by itself a tuning proposal whose replay hides only dismissed findings
+    # (docs/history.md); the version says so and one click reverts it.
+    auto_apply_proposals = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]
@@ -212,6 +215,10 @@ class ReviewRun(models.Model):
     # (ledger.budget.reserve_for_run); its calls draw on them, the rest is released
     # when it finishes.
     reserved_tokens = models.PositiveIntegerField(default=0)
+    # The dataset's review policy version the run used (None: the engine's rules as set).
+    policy_version = models.ForeignKey(
+        "PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -436,6 +443,65 @@ class Dismissal(models.Model):
     @property
     def is_active(self) -> bool:
         return self.undone_at is None
+
+
+class PolicyVersion(models.Model):
+    """One version of a dataset's review policy (reviews.engine.policy.Policy as data):
+    who made it, when and why. The newest is the dataset's policy; a restore is a new
+    version with an older one's policy."""
+
+    class Source(models.TextChoices):
+        MANUAL = "manual"
+        PROPOSAL = "proposal"  # a tuning proposal applied by a person
+        AUTO = "auto"  # a proposal applied by itself (its replay hid only dismissed ones)
+        RESTORE = "restore"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="policies")
+    number = models.PositiveIntegerField()
+    policy = models.JSONField(default=dict)
+    reason = models.TextField()
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.MANUAL)
+    proposal = models.CharField(max_length=300, blank=True)  # the proposal's id
+    replay = models.JSONField(default=dict, blank=True)  # the proposal's replay
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="policy_versions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number"], name="one_policy_version_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id} policy v{self.number}"
+
+
+class DismissedProposal(models.Model):
+    """A tuning proposal the team turned down: not proposed again for its dataset."""
+
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="dismissed_proposals"
+    )
+    proposal = models.CharField(max_length=300)
+    reason = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "proposal"], name="one_dismissed_proposal")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.proposal} turned down in {self.dataset_id}"
 
 
 # Its own module (reviews/applied_merges.py), registered with the app through here.

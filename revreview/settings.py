@@ -320,6 +320,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(HUBSPOT_PULL_CHECK_SECONDS),
         "options": {"expires": float(HUBSPOT_PULL_CHECK_SECONDS)},
     },
+    # docs/history.md: tuning proposals and root causes, once a week (made once per week)
+    "weekly-digest": {"task": "alerts.weekly_digest", "schedule": 6 * 3600.0},
+    # docs/history.md: datasets that opted in apply proposals that hide only dismissed ones
+    "auto-tune": {"task": "reviews.auto_tune", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
@@ -363,6 +367,10 @@ HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.
 HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))
+
+# Tuning a dataset's policy (docs/history.md): proposals are replayed over this many of
+# the dataset's newest stored syncs.
+TUNE_REPLAY_SYNCS = envint("TUNE_REPLAY_SYNCS", 12)
 
 # --- the model pass (reviews/llm/) -------------------------------------------------
 

@@ -4,6 +4,7 @@ database (docs/history.md), loaded as plain data for reviews.engine.history."""
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -39,14 +40,25 @@ def choose_baseline(batch: Batch) -> ReviewRun | None:
     )
 
 
-def serving_key(config_fingerprint: str, batch: Batch, baseline: ReviewRun | None) -> str:
-    """A dataset run may only be served from a run with the same dataset, baseline and
-    standing dismissals: its statuses and suppressions depend on them. A batch without
-    a dataset keeps the plain configuration fingerprint."""
+def serving_key(
+    config_fingerprint: str, batch: Batch, baseline: ReviewRun | None, policy_version=None
+) -> str:
+    """A dataset run may only be served from a run with the same dataset, baseline,
+    standing dismissals and review policy version (its values too): its findings,
+    statuses and suppressions depend on them. A batch without a dataset keeps the plain
+    configuration fingerprint."""
     if batch.dataset_id is None:
         return config_fingerprint
     dismissed = ",".join(sorted(active_dismissals(batch.dataset_id)))
-    text = f"{config_fingerprint}|{batch.dataset_id}|{baseline.pk if baseline else ''}|{dismissed}"
+    policy = (
+        f"{policy_version.pk}:{json.dumps(policy_version.policy, sort_keys=True)}"
+        if policy_version is not None
+        else ""
+    )
+    text = (
+        f"{config_fingerprint}|{batch.dataset_id}|{baseline.pk if baseline else ''}|{dismissed}"
+        f"|{policy}"
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -25,6 +25,8 @@ from reviews.engine import coordinator, history
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
+from reviews.engine.policy import apply as apply_policy
+from reviews.engine.policy import rules_for
 from reviews.engine.risk import SPECIALISTS_PER_TIER
 from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
 from reviews.engine.storable import storable, storable_tree
@@ -40,7 +42,7 @@ from reviews.llm.judge import (
     staff_for_tier,
 )
 from reviews.models import AgentRun, ReviewRun, Verdict
-from reviews.orchestration import baselines, handoff, serving
+from reviews.orchestration import baselines, handoff, policies, serving
 from reviews.orchestration.dismissals import prompt_dismissals
 from reviews.orchestration.findings_store import storable_amount, write_findings
 from reviews.orchestration.heartbeat import beating
@@ -76,7 +78,7 @@ def staff_run(run_id: int) -> list[str]:
         roster = list(NAMES)
     else:
         try:
-            counts = candidate_counts(load_parsed(run.batch), settings.REVIEW_RULES)
+            counts = candidate_counts(load_parsed(run.batch), policies.rules_of(run.policy_version))
         except Exception:  # the specialist tasks will meet and record the failure
             logger.exception("run %s: counting candidates failed", run_id)
             counts = {}
@@ -122,13 +124,19 @@ def run_specialist(run_id: int, agent: str) -> bool:
         return False
     with beating(run_id, agent):
         try:
-            run = ReviewRun.objects.select_related("batch").get(pk=run_id)
+            run = ReviewRun.objects.select_related("batch", "policy_version").get(pk=run_id)
             parsed = load_parsed(run.batch)
-            findings = detector(agent)(parsed, settings.REVIEW_RULES)
+            # The dataset's policy the run recorded: its Rules, then its filter (kinds
+            # off, severities changed), both pure engine functions.
+            policy = policies.of_version(run.policy_version)
+            findings = apply_policy(
+                detector(agent)(parsed, rules_for(settings.REVIEW_RULES, policy)), policy
+            )
         except Exception as error:  # includes Celery's SoftTimeLimitExceeded
             fail_agent(run_id, agent, error)
             return specialists_finished(run_id)
         judged = model_pass(run, agent, parsed, findings)
+        judged.findings = apply_policy(judged.findings, policy)  # a model's too
     price_findings(judged.findings, parsed)  # the model's own findings need theirs too
     try:
         # A savepoint: a refused write (text the database cannot hold) leaves the
@@ -190,7 +198,7 @@ def model_pass(
         return Judged(findings, note=_no_judgement("the run's deadline had passed"))
     try:
         near = SPECIALISTS[agent].near_misses(
-            parsed, settings.REVIEW_RULES, int(settings.LLM_NEAR_MISS_LIMIT)
+            parsed, policies.rules_of(run.policy_version), int(settings.LLM_NEAR_MISS_LIMIT)
         )
         result = judge_specialist(model_context, agent, findings, near, parsed)
     except Exception as error:  # the soft time limit, or a bug: the rules stand
@@ -294,7 +302,8 @@ def _coordinate(run: ReviewRun) -> None:
         context.dismissed if context else None,
     )
     if context:
-        review = history.apply_scope(review, comparison, context.verdict_scope)
+        scope = policies.of_version(run.policy_version).verdict_scope or context.verdict_scope
+        review = history.apply_scope(review, comparison, scope)
     save_review(
         run,
         review,

@@ -25,7 +25,7 @@ from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.engine.storable import storable
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun, Verdict
-from reviews.orchestration import baselines, serving
+from reviews.orchestration import baselines, policies, serving
 from reviews.orchestration.blob_store import Source, copy_into
 from reviews.orchestration.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.tasks import ACCEPT_UPLOAD, send_start
@@ -176,8 +176,11 @@ def serve(
     failback with a last good run) or a queued run (fresh, or failback reviewed by the
     detectors alone). Raises ServeRefused when the request is refused."""
     baseline = baselines.choose_baseline(batch)
-    fingerprint = baselines.serving_key(serving.config_fingerprint(), batch, baseline)
-    risk = classify_risk(parsed, settings.REVIEW_RULES)
+    policy_version, _ = policies.current(batch.dataset)
+    fingerprint = baselines.serving_key(
+        serving.config_fingerprint(), batch, baseline, policy_version
+    )
+    risk = classify_risk(parsed, policies.rules_of(policy_version))
     decision = serving.decide_serve(
         batch.content_key,
         fingerprint,
@@ -208,6 +211,7 @@ def serve(
         fingerprint=fingerprint,
         baseline=baseline,
         reserved_tokens=decision.reserved_tokens if mode == ReviewRun.Mode.FRESH else 0,
+        policy_version=policy_version,
     )
 
 
@@ -381,6 +385,7 @@ def create_run(
     fingerprint: str = "",
     baseline: ReviewRun | None = None,
     reserved_tokens: int = 0,
+    policy_version=None,
 ) -> ReviewRun:
     """A queued run for the tasks. A failback run is reviewed by the detectors alone
     (serving.models_allowed)."""
@@ -392,6 +397,7 @@ def create_run(
             config_fingerprint=fingerprint,
             baseline_run=baseline,
             reserved_tokens=reserved_tokens,
+            policy_version=policy_version,
             tier=tier,
             as_of=parsed.as_of,
             created_by=created_by,
@@ -451,6 +457,8 @@ def reuse_run(
             # The configuration the served findings were made under (for a cached run,
             # today's; for a failback run, possibly an older one).
             config_fingerprint=source.config_fingerprint,
+            # ... and the dataset policy version they were made under.
+            policy_version_id=source.policy_version_id,
             tier=source.tier,
             specialists=source.specialists,
             # A served run carries the statuses of the run it reuses (docs/history.md).

@@ -101,3 +101,20 @@ def sweep() -> None:
             len(plan.coordinate),
             ", ".join(plan.failed) or "none",
         )
+
+
+@shared_task(name="reviews.auto_tune", soft_time_limit=1800, time_limit=1860)
+def auto_tune() -> int:
+    """Apply, for each dataset that opted in (Dataset.auto_apply_proposals), the tuning
+    proposals whose replay hides only dismissed findings (docs/history.md). Returns how
+    many policy versions it made; a dataset that fails is logged and skipped."""
+    from reviews.models import Dataset
+    from reviews.orchestration import policies
+
+    made = 0
+    for dataset in Dataset.objects.filter(auto_apply_proposals=True):
+        try:
+            made += len(policies.auto_apply(dataset))
+        except Exception:
+            logger.exception("auto-tuning dataset %s failed", dataset.pk)
+    return made

@@ -6,6 +6,7 @@ from reviews.web import (
     history_views,
     merge_views,
     tokens,
+    tuning_views,
     uploads,
     views,
 )
@@ -56,6 +57,16 @@ urlpatterns = [
         name="dataset_schedule",
     ),
     path("datasets/<path:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
+    path("datasets/<path:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
+    path("datasets/<path:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"),
+    path(
+        "datasets/<path:name>/tuning/dismiss/",
+        tuning_views.dismiss_proposal,
+        name="dismiss_proposal",
+    ),
+    path(
+        "datasets/<path:name>/policy/restore/", tuning_views.restore_policy, name="restore_policy"
+    ),
     path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),

@@ -87,6 +87,18 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     return findings
 
 
+def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
+    """Each dated company's age in whole days at the as-of date: the value
+    stale_enrichment compares with rules.stale_enrichment_days (tuning reads it)."""
+    today = batch.as_of.date()
+    found: dict[str, int] = {}
+    for company in batch.companies:
+        stamp, _ = _stamp(company)
+        if stamp is not None:
+            found[company.id] = (today - _local_date(stamp, batch.as_of)).days
+    return found
+
+
 def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Companies that turn stale within rules.stale_soon_days: worth refreshing now if
     they carry open deals."""

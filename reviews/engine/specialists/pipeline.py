@@ -223,6 +223,22 @@ def _amount_typos(batch: Batch, rules: Rules) -> list[RawFinding]:
     return found
 
 
+def typo_factors(batch: Batch, rules: Rules) -> dict[str, Decimal]:
+    """Each deal's amount over its company's median (companies with at least
+    rules.amount_typo_min_deals positive amounts): the value amount_looks_like_typo
+    compares with rules.amount_typo_factor (tuning reads it)."""
+    by_company: dict[str, list[Deal]] = defaultdict(list)
+    for deal in batch.deals:
+        if deal.company_id and deal.amount and deal.amount > 0:
+            by_company[deal.company_id].append(deal)
+    found: dict[str, Decimal] = {}
+    for deals in by_company.values():
+        if len(deals) >= rules.amount_typo_min_deals:
+            typical = median(deal.amount for deal in deals)
+            found |= {deal.id: deal.amount / typical for deal in deals}
+    return found
+
+
 def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> RawFinding:
     ratio = deal.amount / typical
     return _finding(

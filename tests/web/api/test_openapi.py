@@ -32,6 +32,9 @@ ENDPOINTS = {
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
     ("POST", "/api/v1/datasets/{name}/pull"),
+    ("GET", "/api/v1/datasets/{name}/tuning"),
+    ("POST", "/api/v1/datasets/{name}/policy/apply"),
+    ("POST", "/api/v1/datasets/{name}/policy/restore"),
 }
 # Examples per operation: with 7 operations, a few hundred requests in all.
 EXAMPLES = 50

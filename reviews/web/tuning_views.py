@@ -1,0 +1,102 @@
+"""The dataset page's review policy and tuning section (docs/history.md): the policy, its
+history with diffs, proposals with their replay (apply / dismiss), root causes, restore.
+Thin views over reviews.orchestration.policies. The section is its own partial
+(templates/reviews/_tuning.html), loaded by htmx after the page: tuning parses the
+stored syncs."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from reviews.engine.policy import PolicyError
+from reviews.models import Dataset
+from reviews.orchestration import policies
+from reviews.web.access import get_dataset_for_user, require_role
+from workspaces.models import Role
+
+
+def _context(dataset: Dataset) -> dict:
+    version, policy = policies.current(dataset)
+    found = policies.tune_dataset(dataset)
+    found.pop("_objects")
+    return {
+        "dataset": dataset,
+        "version": version,
+        "policy": policy.to_data(),
+        "history": policies.history(dataset),
+        "proposals": found["proposals"],
+        "root_causes": found["root_causes"],
+    }
+
+
+@login_required
+@require_GET
+def tuning(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_dataset_for_user(request, name)
+    return render(request, "reviews/_tuning.html", _context(dataset))
+
+
+def _acting(request: HttpRequest, name: str) -> Dataset:
+    """The user's dataset of that name, if they hold the reviewer role in its workspace
+    (changing a policy is the reviewer's as dismissing is; 403 otherwise)."""
+    dataset = get_dataset_for_user(request, name)
+    require_role(request, dataset.workspace_id, Role.REVIEWER)
+    return dataset
+
+
+def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "") -> HttpResponse:
+    if error:
+        messages.error(request, error)
+    elif note:
+        messages.success(request, note)
+    url = redirect("reviews:dataset", dataset.name).url
+    return redirect(f"{url}?workspace={dataset.workspace_id}")
+
+
+@login_required
+@require_POST
+def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = _acting(request, name)
+    try:
+        version = policies.apply_proposal(
+            dataset,
+            request.POST.get("proposal", ""),
+            reason=request.POST.get("reason", ""),
+            user=request.user,
+        )
+    except PolicyError as error:
+        return _done(request, dataset, error=str(error))
+    return _done(
+        request, dataset, note=f"Policy version {version.number} applies to the next sync."
+    )
+
+
+@login_required
+@require_POST
+def dismiss_proposal(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = _acting(request, name)
+    policies.dismiss_proposal(
+        dataset,
+        request.POST.get("proposal", ""),
+        reason=request.POST.get("reason", ""),
+        user=request.user,
+    )
+    return _done(request, dataset, note="Proposal dismissed; it is not proposed again.")
+
+
+@login_required
+@require_POST
+def restore_policy(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = _acting(request, name)
+    try:
+        number = int(request.POST.get("version", ""))
+        version = policies.restore(
+            dataset, number, reason=request.POST.get("reason", ""), user=request.user
+        )
+    except (ValueError, PolicyError) as error:
+        return _done(request, dataset, error=str(error))
+    return _done(request, dataset, note=f"Version {number} restored as version {version.number}.")

@@ -1,0 +1,194 @@
+"""Tuning from a simulated dataset's weeks (docs/history.md): a team dismissing one rule's
+findings for a reason a threshold expresses, a team dismissing criticals, a planted
+source of duplicates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import orjson
+import pytest
+
+from reviews.engine.history import fingerprint_of
+from reviews.engine.ingest import UploadedFile, parse_upload
+from reviews.engine.policy import EMPTY, Policy, critical_kinds
+from reviews.engine.rules import Rules
+from reviews.engine.specialists import SPECIALISTS
+from reviews.engine.tune import (
+    MIN_DISMISSALS,
+    detect,
+    hides_only_dismissed,
+    observe,
+    propose,
+    replay,
+    root_causes,
+)
+from reviews.samplegen.sync import generate_syncs
+
+YEARLY = 400  # the team re-enriches yearly: a company enriched up to 400 days ago is fine
+
+
+def parsed(batch: dict):
+    data = orjson.dumps(batch)
+    return parse_upload(
+        [UploadedFile("sync.json", data)], as_of=None, received_at=datetime.now(UTC)
+    )
+
+
+@pytest.fixture(scope="module")
+def weeks():
+    """Six syncs of one CRM, parsed; the sixth is 'the next sync' after tuning."""
+    return [parsed(batch) for batch, _ in generate_syncs(1_500, seed=26, syncs=6)]
+
+
+@pytest.fixture(scope="module")
+def history(weeks):
+    """What the team saw in the first five syncs: every finding, with its measure."""
+    return [observe(batch, Rules(), EMPTY) for batch in weeks[:5]]
+
+
+def yearly_team(history) -> set[str]:
+    """Dismisses each stale_enrichment finding at most YEARLY days old when first seen."""
+    first: dict[str, object] = {}
+    for sync in history:
+        for seen in sync:
+            first.setdefault(seen.fingerprint, seen)
+    return {
+        fp
+        for fp, seen in first.items()
+        if seen.kind == "stale_enrichment" and seen.measure is not None and seen.measure <= YEARLY
+    }
+
+
+def test_a_threshold_explains_the_dismissals_and_replay_proves_it(weeks, history):
+    dismissed = yearly_team(history)
+    assert len(dismissed) >= MIN_DISMISSALS
+    [proposal] = propose(history, dismissed)
+    assert proposal.kind == "stale_enrichment"
+    value = proposal.policy.rules["stale_enrichment_days"]
+    assert Rules().stale_enrichment_days < value <= YEARLY + 5  # ages a day a sync
+    result = replay(weeks[:5], Rules(), EMPTY, proposal.policy, dismissed)
+    assert result["syncs"] == 5 and len(result["per_sync"]) == 5
+    assert result["dismissed_hidden"] >= 0.9 * result["dismissed_total"]
+    assert result["kept_hidden"] == 0 and result["kept_total"] > 0
+    assert result["added"] == 0
+    assert hides_only_dismissed(result)
+    assert proposal.as_dict()["policy"] == {"stale_enrichment_days": str(value)}
+
+    # Applied: the next sync's stale findings drop; every other finding is unchanged.
+    nxt = weeks[5]
+    before = detect(nxt, Rules(), EMPTY, SPECIALISTS)
+    after = detect(nxt, Rules(), proposal.policy, SPECIALISTS)
+    key = {fingerprint_of(f): f.severity for f in before if f.kind != "stale_enrichment"}
+    assert {fingerprint_of(f): f.severity for f in after if f.kind != "stale_enrichment"} == key
+    stale_before = [f for f in before if f.kind == "stale_enrichment"]
+    stale_after = [f for f in after if f.kind == "stale_enrichment"]
+    assert 0 < len(stale_after) < len(stale_before)
+    ages = {s.fingerprint: s.measure for s in observe(nxt, Rules(), EMPTY)}
+    assert all(ages[fingerprint_of(f)] > value for f in stale_after)
+    assert {fingerprint_of(f) for f in stale_before if ages[fingerprint_of(f)] > value} == {
+        fingerprint_of(f) for f in stale_after
+    }
+
+
+def test_no_proposal_touches_a_critical_kind(history):
+    criticals = {s.fingerprint for sync in history for s in sync if s.severity == "critical"}
+    kinds = {s.kind for sync in history for s in sync if s.severity == "critical"}
+    assert kinds and len(criticals) >= MIN_DISMISSALS
+    proposals = propose(history, criticals | yearly_team(history))
+    assert [p.kind for p in proposals] == ["stale_enrichment"]
+    for proposal in proposals:
+        touched = set(proposal.policy.off) | set(proposal.policy.severity)
+        assert not touched & critical_kinds()
+
+
+def test_a_kind_dismissed_every_time_is_proposed_off_and_severity_when_mixed(history):
+    never = {s.fingerprint for sync in history for s in sync if s.kind == "never_enriched"}
+    assert len(never) >= MIN_DISMISSALS
+    [proposal] = propose(history, never)
+    assert proposal.policy == Policy(off=frozenset({"never_enriched"}))
+    assert proposal.as_dict()["policy"] == {"never_enriched.enabled": False}
+
+
+def test_a_planted_source_of_duplicates_is_named_first():
+    syncs = []
+    records: dict[str, dict[str, str]] = {}
+    for week in range(8):
+        sync = []
+        for n in range(5):
+            ids = (f"c{week}-{n}a", f"c{week}-{n}b")
+            source = "INTEGRATION / ZoomInfo" if n < 4 else "FORM"
+            for i in ids:
+                records[i] = {"record_source": source, "owner": f"owner{n % 3}"}
+            sync.append(("contact_same_email", ids))
+        sync.append(("deal_missing_amount", (f"d{week}",)))
+        records[f"d{week}"] = {"pipeline": "default", "owner": f"owner{week}"}
+        syncs.append(sync)
+    for n in range(400):  # the CRM's other contacts: ZoomInfo is a small source overall
+        source = "INTEGRATION / ZoomInfo" if n % 10 == 0 else ("FORM" if n % 2 else "IMPORT")
+        records[f"other{n}"] = {"record_source": source, "owner": f"owner{n % 3}"}
+    records |= {f"deal{n}": {"pipeline": "default"} for n in range(100)}
+    causes = root_causes(syncs, records)
+    first = causes[0]
+    assert (first["kind"], first["field"], first["value"]) == (
+        "contact_same_email",
+        "record_source",
+        "INTEGRATION / ZoomInfo",
+    )
+    assert first["count"] == 32 and first["share"] == 0.8
+    assert "32 of 40 contact_same_email findings in the last 8 syncs" in first["text"]
+    assert first["advice"]
+    assert not any(c["field"] == "owner" for c in causes)  # spread over owners: not named
+    # every deal is in the one pipeline: no cause, however many findings it holds
+    assert not any(c["field"] == "pipeline" for c in causes)
+
+
+def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
+    """amount_looks_like_typo is made when amount >= factor x median: the proposed factor
+    passes every dismissed ratio and stays under every kept one."""
+    from reviews.engine.tune import Seen
+
+    def seen(n: int, ratio: str) -> Seen:
+        return Seen(f"fp{n}", "amount_looks_like_typo", "suggestion", (f"d{n}",), Decimal(ratio))
+
+    dismissed = [seen(n, r) for n, r in enumerate(["100", "120.5", "130", "150", "180", "199"])]
+    kept = [seen(10 + n, r) for n, r in enumerate(["400", "950"])]
+    [proposal] = propose([dismissed + kept], {s.fingerprint for s in dismissed})
+    factor = proposal.policy.rules["amount_typo_factor"]
+    assert Decimal("199") < factor < Decimal("400")
+    assert factor == Decimal("299.50")
+
+
+def test_record_fields_join_the_source_and_its_detail():
+    from reviews.engine.tune import record_fields
+
+    batch = parsed(
+        {
+            "exportedAt": "2026-08-01T09:00:00Z",
+            "companies": [{"id": "c1", "name": "Acme"}],
+            "contacts": [
+                {
+                    "id": "p1",
+                    "email": "a@acme.test",
+                    "record_source": "INTEGRATION",
+                    "record_source_detail": "ZoomInfo",
+                    "owner": "dana",
+                }
+            ],
+            "deals": [{"id": "d1", "name": "Big", "pipeline": "sales"}],
+        }
+    )
+    fields = record_fields(batch)
+    assert fields["p1"] == {"record_source": "INTEGRATION / ZoomInfo", "owner": "dana"}
+    assert fields["d1"] == {"pipeline": "sales"}
+
+
+def test_replay_lists_the_findings_a_lower_threshold_would_add(weeks):
+    """A policy that lowers stale_enrichment_days raises findings the team never saw."""
+    lower = Policy(rules={"stale_enrichment_days": 100})
+    result = replay(weeks[:2], Rules(), EMPTY, lower, set())
+    assert result["added"] > 0 and result["dismissed_hidden"] == result["kept_hidden"] == 0
+    assert 0 < len(result["added_findings"]) <= 20
+    assert {f["kind"] for f in result["added_findings"]} == {"stale_enrichment"}
+    assert sum(s["added"] for s in result["per_sync"]) >= result["added"]
