@@ -20,7 +20,15 @@ router = Router(tags=["datasets"])
 @router.post(
     "/datasets/{dataset_name:name}/pull",
     auth=UPLOAD,
-    response={202: PullOut, 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem},
+    response={
+        202: PullOut,
+        400: Problem,
+        401: Problem,
+        403: Problem,
+        404: Problem,
+        409: Problem,
+        422: Problem,
+    },
     url_name="dataset_pull",
 )
 def pull_dataset(request: HttpRequest, name: str, full: bool = False):
