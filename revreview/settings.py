@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "ledger",
     "alerts",
     "workspaces",
+    "connectors",
 ]
 
 MIDDLEWARE = [
@@ -285,6 +286,25 @@ CELERY_RESULT_EXPIRES = 3600
 # Nothing reads task results: progress lives in the database (no chord, see tasks.py).
 CELERY_TASK_IGNORE_RESULT = True
 
+# --- HubSpot connections (docs/connectors.md) ------------------------------------------
+HUBSPOT_API_BASE_URL = env("HUBSPOT_API_BASE_URL", "https://api.hubapi.com")
+# Fernet keys, comma-separated, newest first; unset: one derived from SECRET_KEY.
+HUBSPOT_TOKEN_KEYS = env("HUBSPOT_TOKEN_KEYS", "")
+# The most of a portal's API limits (per interval and per day) a pull uses.
+HUBSPOT_RATE_SHARE = float(envdecimal("HUBSPOT_RATE_SHARE", "0.5"))
+HUBSPOT_SEARCH_PER_SECOND = float(envdecimal("HUBSPOT_SEARCH_PER_SECOND", "5"))
+HUBSPOT_TIMEOUT_SECONDS = float(envdecimal("HUBSPOT_TIMEOUT_SECONDS", "30"))
+HUBSPOT_MAX_RETRIES = envint("HUBSPOT_MAX_RETRIES", 5)
+HUBSPOT_BACKOFF_SECONDS = float(envdecimal("HUBSPOT_BACKOFF_SECONDS", "1"))
+HUBSPOT_PULL_EVERY_HOURS = envint("HUBSPOT_PULL_EVERY_HOURS", 24)
+HUBSPOT_FULL_PULL_EVERY_DAYS = envint("HUBSPOT_FULL_PULL_EVERY_DAYS", 7)
+HUBSPOT_PULL_OVERLAP_MINUTES = envint("HUBSPOT_PULL_OVERLAP_MINUTES", 10)
+HUBSPOT_PULL_RETRY_MINUTES = envint("HUBSPOT_PULL_RETRY_MINUTES", 30)
+HUBSPOT_PULL_RETRY_LIMIT = envint("HUBSPOT_PULL_RETRY_LIMIT", 3)
+HUBSPOT_PULL_STALE_MINUTES = envint("HUBSPOT_PULL_STALE_MINUTES", 15)
+HUBSPOT_PULL_CHECK_SECONDS = envint("HUBSPOT_PULL_CHECK_SECONDS", 300)
+HUBSPOT_PULL_TIME_LIMIT = envint("HUBSPOT_PULL_TIME_LIMIT", 6 * 3600)
+
 # Beat (embedded in the worker with -B) sends the sweep of runs whose worker died.
 CELERY_BEAT_SCHEDULE = {
     "sweep": {
@@ -294,6 +314,12 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(SWEEP_INTERVAL_SECONDS)},
     },
     "sweep-webhook-deliveries": {"task": "alerts.sweep_webhook_deliveries", "schedule": 60.0},
+    # Starts the HubSpot pulls that are due (connectors/tasks.py), resumes stalled ones.
+    "hubspot-pulls": {
+        "task": "connectors.start_due_pulls",
+        "schedule": float(HUBSPOT_PULL_CHECK_SECONDS),
+        "options": {"expires": float(HUBSPOT_PULL_CHECK_SECONDS)},
+    },
     # docs/history.md: tuning proposals and root causes, once a week (made once per week)
     "weekly-digest": {"task": "alerts.weekly_digest", "schedule": 6 * 3600.0},
     # docs/history.md: datasets that opted in apply proposals that hide only dismissed ones
@@ -339,11 +365,8 @@ except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
-# Applying a fix plan's merges (reviews/orchestration/merges.py), until a dataset's own
-# HubSpot connection holds them: the API and a private app's token (never logged).
-HUBSPOT_API_URL = env("HUBSPOT_API_URL", "https://api.hubapi.com").rstrip("/")
-HUBSPOT_ACCESS_TOKEN = env("HUBSPOT_ACCESS_TOKEN")
-HUBSPOT_TIMEOUT_SECONDS = envint("HUBSPOT_TIMEOUT_SECONDS", 30)
+# Applying a fix plan's merges (reviews/orchestration/merges.py) goes through the
+# dataset's HubSpot connection (HUBSPOT_API_BASE_URL, its token: docs/connectors.md).
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.
 HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))

@@ -32,6 +32,8 @@ if not REDIS_PROBLEM:
 
 # Unit tests run tasks in-process; the integration tests start a real worker.
 CELERY_TASK_ALWAYS_EAGER = True
+# Nothing in a test reaches HubSpot: a test that pulls points this at its stand-in.
+HUBSPOT_API_BASE_URL = "http://127.0.0.1:9"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Whitenoise warns at every test client's first request when STATIC_ROOT is missing
 # (collectstatic fills it for `make run` and the Docker image, not for tests).

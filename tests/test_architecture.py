@@ -10,15 +10,23 @@ from pathlib import Path
 
 from tests.services import ROOT
 
-PACKAGES = ("reviews", "ledger", "alerts", "revreview", "workspaces")
+PACKAGES = ("reviews", "ledger", "alerts", "revreview", "workspaces", "connectors")
 
 # Lower layers never import higher ones. A module not listed sits at the app level
 # (models, admin, management commands) and is only checked for circles.
 LAYERS = {
     "reviews.engine": 0,
+    # The HubSpot client and the pull's steps: plain Python like the engine (no Django).
+    "connectors.hubspot": 0,
     "reviews.samplegen": 1,
     "reviews.llm": 1,
     "reviews.orchestration": 2,
+    # A connection's rows and tasks sit beside the orchestration they feed; the
+    # connectors' models, admin and commands are app-level, like reviews'.
+    "connectors.pulls": 2,
+    "connectors.tokens": 2,
+    "connectors.tasks": 2,
+    "connectors.status": 2,
     "reviews.web": 3,
 }
 
@@ -124,6 +132,30 @@ def test_the_engine_runs_without_django():
         "import importlib, sys\n"
         "sys.modules['django'] = None\n"  # any `import django...` now raises ImportError
         f"for name in {engine!r}: importlib.import_module(name)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_hubspot_client_runs_without_django():
+    """connectors/hubspot/ (the client, the snapshot, the pull's steps) imports the
+    engine and nothing of Django."""
+    plain = sorted(m for m in project_modules() if m.startswith("connectors.hubspot"))
+    assert "connectors.hubspot.client" in plain
+    leaks = [
+        f"{source} imports {target}"
+        for source, targets in import_graph().items()
+        if source.startswith("connectors.hubspot")
+        for target in targets
+        if not target.startswith(("connectors.hubspot", "reviews.engine"))
+    ]
+    assert leaks == []
+    script = (
+        "import importlib, sys\n"
+        "sys.modules['django'] = None\n"
+        f"for name in {plain!r}: importlib.import_module(name)\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60

@@ -12,8 +12,8 @@ timeout, a double click, two workers) must not merge twice.
 `client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
 that raises MergeRefused (HubSpot answered no) or MergeUnanswered (no answer: timeout,
 connection lost, 5xx); one that also has `portal_id()` is checked to open the portal the
-dataset syncs before anything is sent. HttpMergeClient is a minimal one over httpx; the HubSpot
-connector's client (paging, rate limits, retries) takes its place when it exists."""
+dataset syncs before anything is sent. HttpMergeClient is one over the connectors' HubSpot
+client, with the token of the dataset's HubSpot connection (configured_client)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import httpx
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from connectors import tokens
+from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
+from connectors.models import Connection
 from reviews.engine.fixplan import Merge
 from reviews.models import AppliedMerge, Dataset, ReviewRun
 from reviews.orchestration.fixplan import plan_for_run
@@ -259,55 +261,52 @@ def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
 
 
 class HttpMergeClient:
-    """HubSpot's merge endpoint over httpx: a bearer token (never logged), a timeout."""
+    """HubSpot's merge endpoint through the connectors' HubSpot client (paced by the
+    portal's rate-limit headers; the token never logged). A merge is sent once: no
+    answer, or a 5xx, is MergeUnanswered; a 4xx is MergeRefused."""
 
     def __init__(self, base_url: str, token: str, *, timeout: float = 30.0) -> None:
-        self._http = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
+        limits = Limits(
+            share=settings.HUBSPOT_RATE_SHARE,
+            max_retries=settings.HUBSPOT_MAX_RETRIES,
+            backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,
+            timeout_seconds=timeout,
         )
+        self._client = HubSpotClient(base_url, token, limits)
 
     def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
-        body = {"primaryObjectId": primary_id, "objectIdToMerge": object_id_to_merge}
         try:
-            response = self._http.post(f"/crm/v3/objects/{object_type}/merge", json=body)
-        except httpx.HTTPError as error:  # timeouts, lost connections: no answer
-            raise MergeUnanswered(f"no answer from HubSpot: {type(error).__name__}") from None
-        answer = _json(response)
-        if response.status_code >= 500:
-            raise MergeUnanswered(f"HubSpot answered {response.status_code}", response.status_code)
-        if response.status_code >= 400:
-            raise MergeRefused(response.status_code, answer)
-        return answer
+            return self._client.merge(object_type, primary_id, object_id_to_merge)
+        except HubSpotError as error:
+            raise _merge_error(error) from None
 
     def portal_id(self) -> str:
         """The portal (Hub ID) the token opens: GET /account-info/v3/details."""
         try:
-            response = self._http.get("/account-info/v3/details")
-        except httpx.HTTPError as error:
-            raise MergeUnanswered(f"no answer from HubSpot: {type(error).__name__}") from None
-        if response.status_code >= 400:
-            raise MergeRefused(response.status_code, _json(response))
-        return str(_json(response).get("portalId", ""))
+            return str(self._client.account_details().get("portalId", ""))
+        except HubSpotError as error:
+            raise _merge_error(error) from None
 
     def close(self) -> None:
-        self._http.close()
+        self._client.close()
 
 
-def configured_client() -> HttpMergeClient | None:
-    """The client of this deployment's HubSpot settings, or None without a token."""
-    if not settings.HUBSPOT_ACCESS_TOKEN:
+def _merge_error(error: HubSpotError) -> Exception:
+    if error.status is None:
+        return MergeUnanswered(f"no answer from HubSpot: {error.message}")
+    if error.status >= 500:
+        return MergeUnanswered(f"HubSpot answered {error.status}", error.status)
+    return MergeRefused(error.status, error.body)
+
+
+def configured_client(dataset: Dataset | None) -> HttpMergeClient | None:
+    """A client with the dataset's HubSpot connection (its token, decrypted here), or
+    None when the dataset has none (connect it: docs/connectors.md)."""
+    connection = Connection.objects.filter(dataset=dataset).first() if dataset else None
+    if connection is None:
         return None
     return HttpMergeClient(
-        settings.HUBSPOT_API_URL,
-        settings.HUBSPOT_ACCESS_TOKEN,
+        settings.HUBSPOT_API_BASE_URL,
+        tokens.decrypt(connection.token_sealed),
         timeout=settings.HUBSPOT_TIMEOUT_SECONDS,
     )
-
-
-def _json(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return {"text": response.text[:2000]}

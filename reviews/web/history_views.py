@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from connectors.status import connection_status
 from reviews.models import Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
@@ -98,5 +99,6 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
         "dismissals": dataset.dismissals.filter(undone_at__isnull=True).select_related(
             "created_by"
         )[:50],
+        "connection": connection_status(dataset),
     }
     return render(request, "reviews/dataset.html", context)

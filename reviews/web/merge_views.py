@@ -28,7 +28,7 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
         raise PermissionDenied("merges are applied by staff")
     # A member's run only (else 404); merging in HubSpot changes the CRM: reviewer role.
     run = get_run_for_user(request, run_id, Role.REVIEWER)
-    client = configured_client()
+    client = configured_client(run.batch.dataset)
     context = {"run": run, "connected": client is not None, "applied": False, "error": ""}
     try:
         if request.method == "POST":
@@ -38,7 +38,9 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
             elif not chosen:
                 context["error"] = "Tick at least one merge."
             elif client is None:
-                context["error"] = "No HubSpot connection: HUBSPOT_ACCESS_TOKEN is not set."
+                context["error"] = (
+                    "No HubSpot connection: connect the dataset to its portal on its page."
+                )
             else:
                 # The requests to HubSpot run here, one merge after another: a plan's
                 # merges are few; each is claimed before it is sent (never twice).

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from reviews.web import (
+    connection_views,
     fixplan_export,
     history_views,
     merge_views,
@@ -45,6 +46,18 @@ urlpatterns = [
         history_views.undo_finding_dismissal,
         name="undo_dismissal",
     ),
+    # Before the dataset page: its <path:name> would take these too.
+    path(
+        "datasets/<path:name>/hubspot/connect/",
+        connection_views.connect_dataset,
+        name="dataset_connect",
+    ),
+    path(
+        "datasets/<path:name>/hubspot/schedule/",
+        connection_views.schedule_dataset,
+        name="dataset_schedule",
+    ),
+    path("datasets/<path:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
     path("datasets/<path:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
     path("datasets/<path:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"),
     path(

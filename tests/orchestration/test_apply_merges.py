@@ -41,6 +41,18 @@ def sync(batch: dict, as_of) -> ReviewRun:
     return run
 
 
+def connect_acme(settings, url: str, token: str = TOKEN) -> None:
+    """Dataset acme's HubSpot connection, with `token` sealed, to the stand-in at `url`."""
+    from connectors import tokens
+    from connectors.models import Connection
+
+    settings.HUBSPOT_API_BASE_URL = url
+    Connection.objects.update_or_create(
+        dataset=Dataset.objects.get(name="acme"),
+        defaults={"token_sealed": tokens.encrypt(token), "portal_id": PORTAL},
+    )
+
+
 @pytest.fixture
 def run(postgres):
     return sync(BATCH, AS_OF)

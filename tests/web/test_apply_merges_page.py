@@ -13,7 +13,7 @@ from django.urls import reverse
 from reviews.models import AppliedMerge
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
 from tests.orchestration.hubspot_standin import HubSpotStandIn
-from tests.orchestration.test_apply_merges import PAIRS, TOKEN, sync
+from tests.orchestration.test_apply_merges import PAIRS, TOKEN, connect_acme, sync
 
 pytestmark = pytest.mark.django_db
 
@@ -24,10 +24,9 @@ def run(postgres):
 
 
 @pytest.fixture
-def hubspot(settings):
+def hubspot(settings, run):
     with HubSpotStandIn(BATCH, token=TOKEN) as stand_in:
-        settings.HUBSPOT_API_URL = stand_in.url
-        settings.HUBSPOT_ACCESS_TOKEN = TOKEN
+        connect_acme(settings, stand_in.url)
         yield stand_in
 
 
@@ -84,8 +83,7 @@ def test_cli_dry_runs_by_default_and_applies_with_a_staff_user(run, hubspot, dja
     assert again.count("already recorded") == 3 and len(hubspot.requests) == 3
 
 
-def test_cli_apply_needs_a_token(run, settings, django_user_model):
+def test_cli_apply_needs_a_connection(run, settings, django_user_model):
     django_user_model.objects.create_user("ops", is_staff=True)
-    settings.HUBSPOT_ACCESS_TOKEN = ""
-    with pytest.raises(CommandError, match="HUBSPOT_ACCESS_TOKEN"):
+    with pytest.raises(CommandError, match="no HubSpot connection"):
         apply_cli("--run", str(run.pk), "--user", "ops", "--apply")

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from reviews.models import AppliedMerge
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
 from tests.orchestration.hubspot_standin import HubSpotStandIn
-from tests.orchestration.test_apply_merges import TOKEN, sync
+from tests.orchestration.test_apply_merges import TOKEN, connect_acme, sync
 from tests.web.test_browser import browser, log_in, page, screenshot  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -20,8 +20,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def test_staff_apply_one_merge_after_the_dry_run(page, settings, postgres, redis_url):  # noqa: F811
     run = sync(BATCH, AS_OF)
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
-        settings.HUBSPOT_API_URL = hubspot.url
-        settings.HUBSPOT_ACCESS_TOKEN = TOKEN
+        connect_acme(settings, hubspot.url)
         log_in(page)
         page.goto(f"/runs/{run.pk}/")
         expect(page.locator("#merge-plan-csv")).to_have_attribute(

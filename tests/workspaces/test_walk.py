@@ -45,6 +45,22 @@ class Route:
     reached: tuple[int, ...] = (200, 201, 202, 302)
 
 
+def _connected(w: World, url: str) -> str:
+    """A's dataset with a HubSpot connection (to nowhere: tests.settings), so a pull of it
+    can be asked for (it is queued; no test worker runs it)."""
+    from connectors import tokens
+    from connectors.models import Connection
+    from reviews.models import Dataset
+
+    if not hasattr(w, "a"):  # the walk's list of routes, made without a world
+        return url
+    dataset = Dataset.objects.get(workspace=w.a, name=A_DATASET)
+    Connection.objects.get_or_create(
+        dataset=dataset, defaults={"token_sealed": tokens.encrypt("pat-walk"), "portal_id": "1"}
+    )
+    return url
+
+
 def run_link(w: World) -> str:
     return f"/runs/{w.run_a.pk}/"
 
@@ -79,6 +95,19 @@ ROUTES: dict[str, Route] = {
         lambda w: f"/datasets/{A_DATASET}/policy/restore/",
         "post",
         data=lambda w: {"version": "0", "reason": "walk"},
+    ),
+    "reviews:dataset_connect": Route(
+        ACTION,
+        lambda w: f"/datasets/{A_DATASET}/hubspot/connect/",
+        "post",
+        data=lambda w: {"token": "pat-walk", "every_hours": 24},
+    ),
+    "reviews:dataset_pull": Route(ACTION, lambda w: f"/datasets/{A_DATASET}/hubspot/pull/", "post"),
+    "reviews:dataset_schedule": Route(
+        ACTION,
+        lambda w: f"/datasets/{A_DATASET}/hubspot/schedule/",
+        "post",
+        data=lambda w: {"every_hours": 12},
     ),
     "reviews:rerun": Route(ACTION, lambda w: f"/runs/{w.run_a.pk}/rerun/", "post"),
     "reviews:break_glass": Route(
@@ -122,6 +151,9 @@ ROUTES: dict[str, Route] = {
     "api:rerun": Route(ACTION, lambda w: f"/api/v1/runs/{w.run_a.pk}/rerun", "post"),
     "api:fix_plan": Route(OBJECT, lambda w: f"/api/v1/runs/{w.run_a.pk}/fix-plan"),
     "api:dataset": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}"),
+    "api:dataset_pull": Route(
+        ACTION, lambda w: _connected(w, f"/api/v1/datasets/{A_DATASET}/pull"), "post"
+    ),
     "api:dismissals": Route(
         ACTION,
         lambda w: f"/api/v1/datasets/{A_DATASET}/dismissals",

@@ -10,6 +10,8 @@ as CSV headers (internal names); values are read as the API writes them."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from reviews.engine.ingest.columns import KINDS, kind_of, map_properties
 from reviews.engine.ingest.errors import ErrorList
 from reviews.engine.ingest.hubspot_records import Table
@@ -111,7 +113,7 @@ def _table(where: str, kind: str, objects: object, errors: ErrorList) -> Table |
         if "updatedAt" not in fields and obj.get("updatedAt"):
             fields["updatedAt"] = obj["updatedAt"]
         _associations(obj.get("associations"), fields)
-        used = {key for key in properties if key in _mapped_names(kind, properties)}
+        used = _mapped_names(kind, tuple(properties))
         extra = {k: v for k, v in properties.items() if k not in used and v not in (None, "")}
         for key in extra:
             ignored.setdefault(key)
@@ -120,9 +122,12 @@ def _table(where: str, kind: str, objects: object, errors: ErrorList) -> Table |
     return table
 
 
-def _mapped_names(kind: str, properties: dict) -> set[str]:
-    mapped = map_properties(KINDS[kind], {k: k for k in properties})
-    return {value for value in mapped.values() if value.__class__ is str}
+@lru_cache(maxsize=256)
+def _mapped_names(kind: str, names: tuple[str, ...]) -> frozenset[str]:
+    """The property names that fill a field: once per set of names (an API dump's
+    objects mostly share one), not once per property of every object."""
+    mapped = map_properties(KINDS[kind], {k: k for k in names})
+    return frozenset(value for value in mapped.values() if value.__class__ is str)
 
 
 def _associations(associations: object, fields: dict) -> None:

@@ -1,7 +1,7 @@
 """manage.py apply_merges --run ID --user NAME [--fingerprint FP ...] [--apply]: show
 (the default: a dry run) or send a run's merges to HubSpot (docs/output.md#applying-
 merges). Each record is merged at most once, whatever is run again; every answer is
-recorded as an AppliedMerge. Needs a staff user and HUBSPOT_ACCESS_TOKEN to --apply.
+recorded as an AppliedMerge. Needs a staff user and the dataset's HubSpot connection to --apply.
 
 Exit codes: 0 every merge would go / went through, 1 one failed or went unanswered,
 2 bad input (no such run or user, not staff, no token, an unknown fingerprint)."""
@@ -47,9 +47,11 @@ class Command(BaseCommand):
             raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
         try:
             if apply:
-                client = configured_client()
+                client = configured_client(found.batch.dataset)
                 if client is None:
-                    raise MergeNotAllowed("HUBSPOT_ACCESS_TOKEN is not set")
+                    raise MergeNotAllowed(
+                        "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
+                    )
                 steps = apply_merges(found, fingerprint, user=person, client=client)
             else:
                 steps = dry_run(found, fingerprint, user=person)

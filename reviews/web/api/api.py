@@ -10,7 +10,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from reviews.orchestration.submit import unreachable_errors
-from reviews.web.api import batches, datasets, fixplan, runs, tuning
+from reviews.web.api import batches, datasets, fixplan, pulls, runs, tuning
 from reviews.web.unavailable import UNAVAILABLE, retry_after
 
 logger = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ api = NinjaAPI(
 api.add_router("/", batches.router)
 api.add_router("/", runs.router)
 # Before datasets: its GET route's name may hold "/" and would match these paths.
+api.add_router("/", pulls.router)
 api.add_router("/", tuning.router)
 api.add_router("/", datasets.router)
 api.add_router("/", fixplan.router)

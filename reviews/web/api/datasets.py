@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from django.urls import register_converter
 from ninja import Router, Status
 
+from connectors.status import connection_status
 from reviews.engine.ingest import IngestError
 from reviews.models import Dataset, Dismissal, Finding, ReviewRun
 from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
@@ -248,5 +249,6 @@ def get_dataset(request: HttpRequest, name: str):
             "batches": dataset.batch_count,
             "runs": [_run(request, run, counts) for run in runs],
             "dismissals": [_dismissal(d) for d in standing],
+            "connection": connection_status(dataset),
         },
     )

@@ -220,6 +220,44 @@ class DatasetRun(Schema):
     urls: RunUrls
 
 
+class PullOut(Schema):
+    """One pull of a connected HubSpot portal (docs/connectors.md)."""
+
+    id: int
+    kind: str  # full | incremental
+    status: str  # queued | running | done | failed
+    requested_by: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    records: int  # in the snapshot
+    changed: int  # fetched by this pull
+    removed: int  # archived or merged away since the last snapshot
+    requests: int
+    waited_seconds: float  # waiting on HubSpot's rate limits
+    fetch_seconds: float  # asking HubSpot (waits included), before storing the snapshot
+    duration_seconds: float | None
+    step: str
+    error: str  # why it failed
+    batch_id: int | None
+    run_id: int | None
+
+
+class ConnectionOut(Schema):
+    """The dataset's HubSpot connection; never the token."""
+
+    portal_id: str
+    company_currency: str
+    time_zone: str
+    token: str  # a hint of which token: its first and last four characters
+    every_hours: int
+    full_every_days: int
+    active: bool
+    next_pull_at: datetime | None
+    last_full_at: datetime | None
+    last_pull: PullOut | None
+    current_pull: PullOut | None
+
+
 class DatasetOut(Schema):
     name: str
     verdict_scope: str  # new: only new problems decide the verdict; all: every one
@@ -227,6 +265,7 @@ class DatasetOut(Schema):
     batches: int
     runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
     dismissals: list[DismissalOut]  # standing ones, newest first
+    connection: ConnectionOut | None = None  # its HubSpot portal, when connected
 
 
 class MergeOut(Schema):

@@ -31,6 +31,7 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
+    ("POST", "/api/v1/datasets/{name}/pull"),
     ("GET", "/api/v1/datasets/{name}/tuning"),
     ("POST", "/api/v1/datasets/{name}/policy/apply"),
     ("POST", "/api/v1/datasets/{name}/policy/restore"),

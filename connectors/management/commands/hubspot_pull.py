@@ -1,0 +1,72 @@
+"""manage.py hubspot_pull --dataset NAME [--full] [--format json|text]: pull the dataset's
+portal now, review the snapshot in this process, and print the run report exactly as
+`manage.py review` does, with its exit codes: 0 approve / approve_with_comments,
+1 request_changes, 2 bad input or a refused request (no connection, a pull already
+running, a snapshot the reader refused), 3 not reviewed (the pull failed: its reason on
+stderr; or the run failed)."""
+
+from __future__ import annotations
+
+import sys
+from itertools import chain
+
+from django.core.management.base import BaseCommand, CommandError
+
+from connectors.models import Connection
+from connectors.pulls import AlreadyPulling, execute_pull, request_pull
+from reviews.management.commands.review import (
+    EXIT_BAD_INPUT,
+    EXIT_NOT_REVIEWED,
+    _run_in_process,
+    _write_chunks,
+)
+from reviews.management.commands.review import Command as ReviewCommand
+from reviews.orchestration.parsed import forget_parsed
+from reviews.web.report import run_report, stream_report_json, text_report
+
+
+class Command(BaseCommand):
+    help = "Pull a connected HubSpot portal now, review it and print the verdict."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--full", action="store_true", help="a full pull, not incremental")
+        parser.add_argument("--format", choices=("json", "text"), default="text")
+
+    def handle(self, *args, dataset: str, full: bool, format: str, **options) -> None:
+        connection = (
+            Connection.objects.select_related("dataset").filter(dataset__name=dataset).first()
+        )
+        if connection is None:
+            raise CommandError(
+                f"dataset {dataset!r} has no HubSpot connection: run hubspot_connect first",
+                returncode=EXIT_BAD_INPUT,
+            )
+        try:
+            pull = request_pull(connection, full=full, by="cli")
+        except AlreadyPulling as error:
+            raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
+        pull, submission = execute_pull(pull.pk, dispatch=False)
+        if pull is None:
+            raise CommandError("the pull was taken by a worker", returncode=EXIT_BAD_INPUT)
+        if submission is None:
+            raise CommandError(f"pull {pull.pk} failed: {pull.error}", returncode=EXIT_NOT_REVIEWED)
+        if not submission.accepted:
+            ReviewCommand._bad_input(self, format, submission.errors, batch=submission.batch)
+        self.stderr.write(
+            f"pull {pull.pk} ({pull.kind}): {pull.records:,} records, {pull.changed:,} fetched, "
+            f"{pull.removed:,} removed, {pull.requests:,} requests in "
+            f"{pull.duration_seconds or 0:.1f} s ({pull.waited_seconds:.1f} s waiting on limits)"
+        )
+        run = submission.run
+        if not run.is_finished:
+            run = _run_in_process(run)
+        forget_parsed()
+        if format == "json":
+            _write_chunks(self.stdout, chain(stream_report_json(run), [b"\n"]))
+        else:
+            self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+        verdict = getattr(run, "verdict", None)
+        if verdict is None:
+            sys.exit(EXIT_NOT_REVIEWED)
+        sys.exit(1 if verdict.effective_decision == "request_changes" else 0)

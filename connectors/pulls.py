@@ -1,0 +1,351 @@
+"""Connecting a dataset to a HubSpot portal, and pulling it: the rows around the
+Django-free client and pull (connectors/hubspot/).
+
+A pull's snapshot is stored and reviewed exactly like an upload: one CRM API JSON file
+(reviews/engine/ingest/api_json.py reads it) kept by store_upload (sha256, compressed),
+reviewed by review_stored as a sync of the dataset, as of the pull's start. Nothing of
+a pull reaches a batch until every answer is in: a pull that fails leaves no batch, and
+its answers so far (PullChunk rows) for the retry to resume from."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from connectors import notify, tokens
+from connectors.hubspot import snapshot as snap
+from connectors.hubspot.client import (
+    DailyLimitReached,
+    HubSpotClient,
+    HubSpotError,
+    Limits,
+    TokenRefused,
+)
+from connectors.hubspot.pull import run_pull
+from connectors.models import Connection, Pull, PullChunk
+from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.engine.ingest.pipelines import pipelines_from_hubspot
+from reviews.models import Dataset
+from reviews.orchestration.parsed import stored_files
+from reviews.orchestration.pipelines import store_pipelines
+from reviews.orchestration.submit import Submission, review_stored, store_upload
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_FILE = "hubspot-snapshot.json"
+
+
+class ConnectRefused(Exception):
+    """HubSpot refused the token (its message), or the dataset cannot be connected."""
+
+
+class AlreadyPulling(Exception):
+    def __init__(self, pull: Pull) -> None:
+        super().__init__(f"dataset {pull.connection.dataset.name} is being pulled (pull {pull.pk})")
+        self.pull = pull
+
+
+def client_for(token: str) -> HubSpotClient:
+    limits = Limits(
+        share=settings.HUBSPOT_RATE_SHARE,
+        search_per_second=settings.HUBSPOT_SEARCH_PER_SECOND,
+        max_retries=settings.HUBSPOT_MAX_RETRIES,
+        backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,
+        timeout_seconds=settings.HUBSPOT_TIMEOUT_SECONDS,
+    )
+    return HubSpotClient(settings.HUBSPOT_API_BASE_URL, token, limits)
+
+
+def connect(
+    dataset: Dataset, token: str, *, every_hours: int | None = None, user=None
+) -> Connection:
+    """Check the token with one call (account details) and keep it, encrypted, with what
+    the call said. Raises ConnectRefused with HubSpot's message."""
+    token = token.strip()
+    if not token:
+        raise ConnectRefused("no token given")
+    every = every_hours or settings.HUBSPOT_PULL_EVERY_HOURS
+    if every < 1:
+        raise ConnectRefused("--every: at least 1 hour")
+    # The call is outside any transaction: a slow HubSpot holds no database lock.
+    try:
+        with client_for(token) as client:
+            details = client.account_details()
+    except HubSpotError as error:
+        raise ConnectRefused(f"HubSpot refused the token: {error.message}") from None
+    portal = str(details.get("portalId") or "")
+    if not portal:
+        raise ConnectRefused("HubSpot's account details name no portal")
+    values = {
+        "token_sealed": tokens.encrypt(token),
+        "token_hint": f"{token[:4]}…{token[-4:]}" if len(token) > 12 else "…",
+        "portal_id": portal,
+        "company_currency": str(details.get("companyCurrency") or "")[:8],
+        "time_zone": str(details.get("timeZone") or "")[:64],
+        "account": details,
+        "every_hours": every,
+        "active": True,
+        "next_pull_at": timezone.now(),
+        "connected_by": user,
+    }
+    with transaction.atomic():
+        connection, created = Connection.objects.update_or_create(dataset=dataset, defaults=values)
+        if not created and connection.portal_id != portal:
+            connection.last_full_at = None  # another portal: start with a full pull
+            connection.save(update_fields=["last_full_at"])
+        if hasattr(dataset, "hubspot_portal_id"):  # datasets that name their portal
+            Dataset.objects.filter(pk=dataset.pk).update(hubspot_portal_id=portal)
+    logger.info("dataset %s connected to HubSpot portal %s", dataset.name, portal)
+    return connection
+
+
+def request_pull(connection: Connection, *, full: bool = False, by: str = "schedule") -> Pull:
+    """A queued pull, or the failed one awaiting its retry put back in the queue (it
+    resumes). Raises AlreadyPulling when one is queued or running."""
+    waiting = connection.pulls.filter(status=Pull.Status.FAILED, progress__resumable=True).first()
+    kind = Pull.Kind.FULL if full or connection.full_due() else Pull.Kind.INCREMENTAL
+    try:
+        with transaction.atomic():
+            if waiting is not None and not (full and waiting.kind != Pull.Kind.FULL):
+                Pull.objects.filter(pk=waiting.pk).update(status=Pull.Status.QUEUED)
+                waiting.refresh_from_db()
+                return waiting
+            if waiting is not None:  # a full pull asked for: the resumable one is dropped
+                _give_up(waiting)
+            return Pull.objects.create(connection=connection, kind=kind, requested_by=by)
+    except IntegrityError:
+        open_pull = connection.pulls.filter(
+            status__in=[Pull.Status.QUEUED, Pull.Status.RUNNING]
+        ).first()
+        raise AlreadyPulling(open_pull) from None
+
+
+class DbCheckpoint:
+    """A pull's answers as PullChunk rows, written with the progress after them in one
+    transaction. Answers are held in memory and written while the client waits on a rate
+    limit (and at the end of each step), so the writes cost the pull no time of its own;
+    a pull that stops loses at most the answers since its last wait."""
+
+    def __init__(self, pull: Pull, client: HubSpotClient) -> None:
+        self.pull = pull
+        self.client = client
+        self.base_requests = pull.requests
+        self.position = pull.chunks.aggregate(n=Max("position"))["n"] or 0
+        self.pending: list[PullChunk] = []
+        self.latest: tuple[str, dict] | None = None
+        client.while_waiting = self.flush
+
+    def chunks(self) -> list[tuple[str, object]]:
+        return [(c.step, c.data) for c in self.pull.chunks.order_by("position")]
+
+    def progress(self) -> dict:
+        return self.pull.progress.get("checkpoint", {})
+
+    def record(self, step: str, data: object, progress: dict) -> None:
+        if data is not None:
+            self.position += 1
+            self.pending.append(
+                PullChunk(pull=self.pull, position=self.position, step=step, data=data)
+            )
+        self.latest = (step, progress)
+        if data is None:  # a step is done
+            self.flush()
+
+    def flush(self) -> None:
+        if self.latest is None:
+            return
+        step, progress = self.latest
+        with transaction.atomic():
+            PullChunk.objects.bulk_create(self.pending)
+            self.pull.progress = {**self.pull.progress, "checkpoint": progress}
+            Pull.objects.filter(pk=self.pull.pk).update(
+                progress=self.pull.progress,
+                step=step,
+                heartbeat_at=timezone.now(),
+                requests=self.base_requests + self.client.requests,
+            )
+        self.pending, self.latest = [], None
+
+
+def claim(pull_id: int) -> Pull | None:
+    """Take a queued pull (or a running one whose worker went silent): None when someone
+    else has it."""
+    stale = timezone.now() - timedelta(minutes=settings.HUBSPOT_PULL_STALE_MINUTES)
+    now = timezone.now()
+    taken = (
+        Pull.objects.filter(pk=pull_id)
+        .filter(
+            Q(status=Pull.Status.QUEUED) | Q(status=Pull.Status.RUNNING, heartbeat_at__lt=stale)
+        )
+        .update(status=Pull.Status.RUNNING, heartbeat_at=now)
+    )
+    if not taken:
+        return None
+    pull = Pull.objects.select_related("connection__dataset").get(pk=pull_id)
+    if pull.started_at is None:
+        Pull.objects.filter(pk=pull_id).update(started_at=now)
+        pull.started_at = now
+    return pull
+
+
+def execute_pull(pull_id: int, *, dispatch: bool = True) -> tuple[Pull | None, Submission | None]:
+    """Pull, store and review. `dispatch=False` leaves the run queued for the caller (the
+    CLI reviews in its own process). Returns (the pull, the submission) or (None, None)
+    when the pull was not this caller's to run."""
+    pull = claim(pull_id)
+    if pull is None:
+        logger.info("pull %s is not queued, or someone else runs it", pull_id)
+        return None, None
+    connection = pull.connection
+    Pull.objects.filter(pk=pull.pk).update(attempts=pull.attempts + 1)
+    base = (pull.requests, pull.waited_seconds)  # of the attempts before this one
+    previous, since = None, None
+    if pull.kind == Pull.Kind.INCREMENTAL:
+        previous, since = _last_snapshot(connection)
+        if previous is None:  # nothing to build on: a full pull
+            Pull.objects.filter(pk=pull.pk).update(kind=Pull.Kind.FULL)
+            pull.kind = Pull.Kind.FULL
+    client = None
+    try:
+        client = client_for(tokens.decrypt(connection.token_sealed))
+        checkpoint = DbCheckpoint(pull, client)
+        since_ms = int(since.timestamp() * 1000) if since else 0
+        began = time.monotonic()
+        result = run_pull(client, checkpoint, previous=previous, since_ms=since_ms)
+        base = (*base, time.monotonic() - began)
+    except (HubSpotError, tokens.TokenUnreadable) as error:
+        if client is not None and client.while_waiting is not None:
+            client.while_waiting()  # keep the answers that came before the failure
+        _fail(pull, client, error, base)
+        return _reloaded(pull), None
+    finally:
+        if client is not None:
+            client.close()
+    return _finish(pull, client, result, since, base, dispatch=dispatch)
+
+
+def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch: bool):
+    connection = pull.connection
+    data = json.dumps(snap.document(result.snapshot), separators=(",", ":")).encode()
+    # The dataset's workspace, not the default one: a pull is a sync of that dataset.
+    batch = store_upload(
+        [UploadedFile(name=SNAPSHOT_FILE, data=data)], workspace=connection.dataset.workspace_id
+    )
+    # Before the review: this sync's deal stages are read with the portal's pipelines.
+    remember_pipelines(connection.dataset, result.pipelines)
+    submission = review_stored(
+        batch,
+        files=[UploadedFile(name=SNAPSHOT_FILE, data=data)],
+        as_of=pull.started_at,
+        dataset=connection.dataset.name,
+        dispatch=dispatch,
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        pull.chunks.all().delete()
+        Pull.objects.filter(pk=pull.pk).update(
+            status=Pull.Status.DONE if submission.accepted else Pull.Status.FAILED,
+            error="" if submission.accepted else "; ".join(submission.errors)[:2000],
+            finished_at=now,
+            since=since,
+            requests=base[0] + client.requests,
+            waited_seconds=base[1] + client.waited,
+            fetch_seconds=pull.fetch_seconds + base[2],
+            in_flight_seconds=pull.in_flight_seconds + client.in_flight,
+            records=sum(len(v) for v in result.snapshot.values()),
+            changed=result.changed,
+            removed=result.removed,
+            batch=batch,
+            run=submission.run,
+            progress={},
+        )
+        updates = {"next_pull_at": pull.started_at + timedelta(hours=connection.every_hours)}
+        if pull.kind == Pull.Kind.FULL:
+            updates["last_full_at"] = pull.started_at
+        Connection.objects.filter(pk=connection.pk).update(**updates)
+    logger.info(
+        "pull %s of %s: %d records, batch %s", pull.pk, connection.dataset.name, len(data), batch.pk
+    )
+    return _reloaded(pull), submission
+
+
+def _fail(pull: Pull, client: HubSpotClient | None, error: Exception, base: tuple) -> None:
+    """Record why; keep the answers for a retry unless the token is the problem (a new
+    token may be another portal's) or the retries are spent."""
+    now = timezone.now()
+    attempts = pull.attempts + 1
+    retry = not isinstance(error, TokenRefused | tokens.TokenUnreadable) and (
+        attempts < settings.HUBSPOT_PULL_RETRY_LIMIT
+    )
+    reason = str(error)
+    if isinstance(error, TokenRefused):
+        reason = (
+            f"HubSpot refused the token ({error.status}): {error.message} "
+            "— connect the dataset again"
+        )
+    elif isinstance(error, DailyLimitReached):
+        reason = f"rate limit: {error.message}"
+    pull.refresh_from_db()
+    with transaction.atomic():
+        if not retry:
+            pull.chunks.all().delete()
+        Pull.objects.filter(pk=pull.pk).update(
+            status=Pull.Status.FAILED,
+            error=reason[:2000],
+            finished_at=now,
+            requests=base[0] + (client.requests if client else 0),
+            waited_seconds=base[1] + (client.waited if client else 0),
+            progress={**pull.progress, "resumable": retry} if retry else {},
+        )
+        wait = timedelta(minutes=settings.HUBSPOT_PULL_RETRY_MINUTES)
+        if not retry:
+            wait = timedelta(hours=pull.connection.every_hours)
+        Connection.objects.filter(pk=pull.connection_id).update(next_pull_at=now + wait)
+    logger.warning("pull %s of %s failed: %s", pull.pk, pull.connection.dataset.name, reason)
+    transaction.on_commit(lambda: notify.pull_failed(pull.pk), robust=True)
+
+
+def _give_up(pull: Pull) -> None:
+    pull.chunks.all().delete()
+    Pull.objects.filter(pk=pull.pk).update(progress={})
+
+
+def _reloaded(pull: Pull) -> Pull:
+    return Pull.objects.select_related("connection__dataset", "run").get(pk=pull.pk)
+
+
+def _last_snapshot(connection: Connection):
+    """(the last good pull's snapshot, the modified-since time of the next pull)."""
+    last = (
+        connection.pulls.filter(status=Pull.Status.DONE, batch__isnull=False)
+        .order_by("-started_at")
+        .first()
+    )
+    if last is None:
+        return None, None
+    (stored,) = [f for f in stored_files(last.batch) if f.name == SNAPSHOT_FILE] or [None]
+    if stored is None:
+        return None, None
+    since = last.started_at - timedelta(minutes=settings.HUBSPOT_PULL_OVERLAP_MINUTES)
+    return snap.from_document(json.loads(stored.data)), since
+
+
+def remember_pipelines(dataset: Dataset, response: dict) -> None:
+    """The portal's deal pipelines (GET /crm/v3/pipelines/deals, as answered) become the
+    dataset's, as an uploaded pipelines response would (docs/input.md). One that cannot
+    be read is logged and left out: the sync is still reviewed, by the export's state
+    columns and the default pipeline, and says so (batch.stage_source)."""
+    try:
+        pipelines = pipelines_from_hubspot(response)
+    except IngestError as error:
+        logger.warning("dataset %s: HubSpot's pipelines were not read: %s", dataset.pk, error)
+        return
+    if pipelines:
+        store_pipelines(dataset, pipelines, how="connector")

@@ -1,0 +1,55 @@
+"""A dataset's connection as the page and the API show it: never the token."""
+
+from __future__ import annotations
+
+from connectors.models import Connection, Pull
+from reviews.models import Dataset
+
+
+def pull_summary(pull: Pull | None) -> dict | None:
+    if pull is None:
+        return None
+    return {
+        "id": pull.pk,
+        "kind": pull.kind,
+        "status": pull.status,
+        "requested_by": pull.requested_by,
+        "started_at": pull.started_at,
+        "finished_at": pull.finished_at,
+        "records": pull.records,
+        "changed": pull.changed,
+        "removed": pull.removed,
+        "requests": pull.requests,
+        "waited_seconds": round(pull.waited_seconds, 1),
+        "fetch_seconds": round(pull.fetch_seconds, 1),
+        "duration_seconds": pull.duration_seconds,
+        "step": pull.step,
+        "error": pull.error,
+        "batch_id": pull.batch_id,
+        "run_id": pull.run_id,
+    }
+
+
+def connection_status(dataset: Dataset) -> dict | None:
+    """None when the dataset has no HubSpot connection."""
+    connection = Connection.objects.filter(dataset=dataset).first()
+    if connection is None:
+        return None
+    pulls = list(connection.pulls.order_by("-created_at")[:2])
+    last = next((p for p in pulls if p.status in (Pull.Status.DONE, Pull.Status.FAILED)), None)
+    current = next(
+        (p for p in pulls if p.status in (Pull.Status.QUEUED, Pull.Status.RUNNING)), None
+    )
+    return {
+        "portal_id": connection.portal_id,
+        "company_currency": connection.company_currency,
+        "time_zone": connection.time_zone,
+        "token": connection.token_hint,  # "pat-…a1b2": which token, not the token
+        "every_hours": connection.every_hours,
+        "full_every_days": connection.full_every_days,
+        "active": connection.active,
+        "next_pull_at": connection.next_pull_at,
+        "last_full_at": connection.last_full_at,
+        "last_pull": pull_summary(last),
+        "current_pull": pull_summary(current),
+    }

@@ -1,0 +1,200 @@
+"""The HubSpot client against the loopback stand-in: paging, the rate-limit headers, 429
+as HubSpot sends it, 5xx and timeouts, the search cap, a refused token. No Django."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from connectors.hubspot.client import (
+    DailyLimitReached,
+    HubSpotClient,
+    HubSpotError,
+    Limits,
+    TokenRefused,
+)
+from tests.connectors.standin import Portal, StandIn
+
+TOKEN = "pat-na1-good"
+
+
+def fast_limits(**more) -> Limits:
+    return Limits(**{"share": 1.0, "backoff_seconds": 0.01, "timeout_seconds": 5, **more})
+
+
+def companies(portal: Portal, n: int, *, start: int = 1) -> None:
+    for i in range(start, start + n):
+        portal.put("companies", str(i), {"name": f"Company {i}", "domain": f"c{i}.example"})
+
+
+def test_list_pages_with_after_until_the_last_page():
+    portal = Portal()
+    companies(portal, 250)
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        pages = list(client.list_pages("companies", ["name", "domain"]))
+    assert [len(objects) for objects, _ in pages] == [100, 100, 50]
+    assert [after for _, after in pages] == ["101", "201", ""]
+    assert pages[0][0][0]["properties"]["name"] == "Company 1"
+    assert client.requests == 3
+
+
+def test_list_pages_resume_from_a_cursor():
+    portal = Portal()
+    companies(portal, 250)
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        pages = list(client.list_pages("companies", ["name"], after="201"))
+    assert [len(objects) for objects, _ in pages] == [50]
+
+
+def test_keeps_within_its_share_of_the_interval_limit_and_never_sees_429():
+    portal = Portal()
+    companies(portal, 1200)
+    portal.max_per_interval, portal.interval_ms = 4, 400
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits(share=0.5)) as client:
+        started = time.monotonic()
+        pages = list(client.list_pages("companies", ["name"]))
+        took = time.monotonic() - started
+    assert len(pages) == 12
+    assert [status for *_, status in portal.log].count(429) == 0
+    # 2 requests per 0.4 s once the headers told it the limit (4 per 400 ms, half of it)
+    assert took >= 0.4 * 4
+    assert client.waited >= 0.4 * 4
+
+
+def test_slows_down_when_other_integrations_use_the_portal_limit():
+    portal = Portal()
+    companies(portal, 300)
+    portal.max_per_interval, portal.interval_ms = 10, 300
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits(share=0.5)) as client:
+        client._pace(False)  # learn nothing yet
+        portal.sent.extend([time.monotonic()] * 7)  # another app's 7 requests
+        list(client.list_pages("companies", ["name"]))
+    assert client.waited > 0
+
+
+def test_429_with_hubspots_headers_and_body_waits_the_interval_then_goes_on():
+    portal = Portal()
+    companies(portal, 5)
+    portal.interval_ms = 200
+    portal.fail_next = [429]
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        (page,) = list(client.list_pages("companies", ["name"]))
+    assert len(page[0]) == 5
+    assert [s for *_, s in portal.log] == [429, 200]
+    assert client.waited == pytest.approx(0.2)
+
+
+def test_429_waits_retry_after_when_given():
+    portal = Portal()
+    companies(portal, 1)
+    portal.max_per_interval = 1
+    portal.retry_after = "0.3"
+    slept: list[float] = []
+    with StandIn(portal) as api:
+        client = HubSpotClient(api.url, TOKEN, fast_limits(max_waits=1), sleep=slept.append)
+        client.list_pages("companies", ["name"]).__next__()
+        with pytest.raises(DailyLimitReached):  # the limit never clears: slept is a no-op
+            client.request("GET", "/crm/v3/objects/companies")
+    assert 0.3 == pytest.approx(slept[1], abs=0.01)
+
+
+def test_a_daily_429_stops_at_once():
+    portal = Portal()
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits(share=0.5)) as client:
+        portal.daily_used = portal.daily - 10
+        with pytest.raises(DailyLimitReached, match="daily API requests left"):
+            client.account_details()
+
+
+def test_5xx_retried_with_backoff_then_answers():
+    portal = Portal()
+    companies(portal, 3)
+    portal.fail_next = [500, 502, 503]
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        (page,) = list(client.list_pages("companies", ["name"]))
+    assert len(page[0]) == 3
+    assert client.waited == pytest.approx(0.01 + 0.02 + 0.04)
+
+
+def test_5xx_past_the_retries_is_an_error_with_the_status():
+    portal = Portal()
+    portal.fail_next = [500] * 4
+    with (
+        StandIn(portal) as api,
+        HubSpotClient(api.url, TOKEN, fast_limits(max_retries=3)) as client,
+    ):
+        with pytest.raises(HubSpotError, match="500"):
+            client.account_details()
+
+
+def test_a_timeout_is_retried():
+    import httpx
+
+    calls = []
+
+    def handler(request):
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.ReadTimeout("slow", request=request)
+        return httpx.Response(200, json={"portalId": 1})
+
+    client = HubSpotClient(
+        "http://hubspot.test", TOKEN, fast_limits(), transport=httpx.MockTransport(handler)
+    )
+    assert client.account_details() == {"portalId": 1}
+    assert len(calls) == 2
+
+
+def test_a_refused_token_raises_with_hubspots_message_and_never_the_token():
+    portal = Portal()
+    with StandIn(portal) as api, HubSpotClient(api.url, "pat-na1-wrong", fast_limits()) as client:
+        with pytest.raises(TokenRefused) as caught:
+            client.account_details()
+    assert "Authentication credentials not found" in str(caught.value)
+    assert caught.value.category == "INVALID_AUTHENTICATION"
+    assert "pat-na1-wrong" not in str(caught.value)
+
+
+def test_search_windows_past_the_10000_result_cap():
+    portal = Portal()
+    portal.search_per_second = 1000
+    base = portal.clock_ms
+    for i in range(1, 10_451):
+        portal.put("companies", str(i), {"name": f"C{i}"}, stamp=str(base + i // 3))
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        seen: dict[str, dict] = {}
+        windows = set()
+        for objects, window, _ in client.search_modified(
+            "companies", "hs_lastmodifieddate", base, ["name"]
+        ):
+            seen.update((o["id"], o) for o in objects)
+            windows.add(window)
+    assert len(seen) == 10_450
+    assert len(windows) == 2
+    assert not any(status == 400 for *_, status in portal.log)
+
+
+def test_search_is_paced_by_its_own_limit():
+    portal = Portal()
+    portal.search_per_second = 2
+    for i in range(1, 1001):
+        portal.put("companies", str(i), {"name": f"C{i}"})
+    with (
+        StandIn(portal) as api,
+        HubSpotClient(api.url, TOKEN, fast_limits(search_per_second=2)) as client,
+    ):
+        pages = list(client.search_modified("companies", "hs_lastmodifieddate", 0, ["name"]))
+    assert len(pages) == 5
+    assert [s for *_, s in portal.log].count(429) == 0
+    assert client.waited >= 1.0
+
+
+def test_associations_batch_read_marks_the_primary():
+    portal = Portal()
+    portal.put("deals", "1", {"dealname": "D"})
+    portal.link("deals", "1", "companies", "7")
+    portal.link("deals", "1", "companies", "8", primary=True)
+    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+        found = client.associations("deals", "companies", ["1", "2"])
+    assert found == {"1": [["7", False], ["8", True]]}

@@ -1,0 +1,76 @@
+"""manage.py hubspot_connect and hubspot_pull against the loopback stand-in: exit codes
+and output as `manage.py review` gives them."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from connectors.models import Connection, Pull
+from reviews.models import ReviewRun
+from tests.connectors.portals import problem_portal
+from tests.connectors.standin import StandIn
+
+pytestmark = pytest.mark.django_db
+TOKEN = "pat-na1-good"
+
+
+@pytest.fixture
+def hubspot(settings):
+    portal = problem_portal(size=5)
+    with StandIn(portal) as api:
+        settings.HUBSPOT_API_BASE_URL = api.url
+        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
+        settings.HUBSPOT_RATE_SHARE = 1.0
+        yield api
+
+
+def run(command: str, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        call_command(command, *args, stdout=out, stderr=err)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code
+    except CommandError as error:
+        code, err = error.returncode, io.StringIO(str(error))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_connect_then_pull_prints_the_report_with_reviews_exit_code(postgres, hubspot):
+    code, out, _ = run("hubspot_connect", "--dataset", "acme", "--token", TOKEN, "--every", "6")
+    assert code == 0 and "portal 4242" in out and TOKEN not in out
+    assert Connection.objects.get().every_hours == 6
+    code, out, err = run("hubspot_pull", "--dataset", "acme", "--format", "json")
+    report = json.loads(out)
+    assert report["run"]["dataset"] == "acme"
+    assert {f["kind"] for f in report["findings"]} >= {"company_same_domain", "contact_same_email"}
+    assert code == (1 if report["verdict"] == "request_changes" else 0)
+    assert "records" in err and TOKEN not in out + err
+    run_row = ReviewRun.objects.get()
+    assert report["run"]["as_of"] == run_row.as_of.isoformat().replace("+00:00", "Z")
+    code, out, _ = run("hubspot_pull", "--dataset", "acme", "--format", "text")
+    assert code in (0, 1) and "batch hubspot-snapshot.json" in out
+    assert list(Pull.objects.values_list("kind", flat=True)) == ["incremental", "full"]
+
+
+def test_connect_with_a_refused_token_exits_2_with_hubspots_message(postgres, hubspot):
+    code, _, err = run("hubspot_connect", "--dataset", "acme", "--token", "pat-na1-nope")
+    assert code == 2
+    assert "Authentication credentials not found" in err
+    assert not Connection.objects.exists()
+
+
+def test_pull_without_a_connection_exits_2(postgres, hubspot):
+    code, _, err = run("hubspot_pull", "--dataset", "nobody")
+    assert code == 2 and "hubspot_connect" in err
+
+
+def test_a_failed_pull_exits_3_with_its_reason(postgres, hubspot):
+    run("hubspot_connect", "--dataset", "acme", "--token", TOKEN)
+    hubspot.portal.tokens.clear()
+    code, _, err = run("hubspot_pull", "--dataset", "acme")
+    assert code == 3 and "refused the token" in err
