@@ -74,3 +74,27 @@ def test_a_failed_pull_exits_3_with_its_reason(postgres, hubspot):
     hubspot.portal.tokens.clear()
     code, _, err = run("hubspot_pull", "--dataset", "acme")
     assert code == 3 and "refused the token" in err
+
+
+def test_a_dataset_name_in_two_workspaces_needs_workspace(postgres, hubspot):
+    from workspaces.models import Workspace, default_workspace
+
+    sales = Workspace.objects.create(name="sales")
+    assert run("hubspot_connect", "--dataset", "acme", "--token", TOKEN)[0] == 0
+    assert Connection.objects.get().dataset.workspace == default_workspace()  # one team
+    code, _, err = run("hubspot_pull", "--dataset", "acme", "--workspace", "sales")
+    assert code == 2 and "'sales' has no HubSpot connection" in err
+    in_sales = ("--dataset", "acme", "--workspace", "sales")
+    assert run("hubspot_connect", *in_sales, "--token", TOKEN)[0] == 0
+    assert sorted(Connection.objects.values_list("dataset__workspace__name", flat=True)) == sorted(
+        [default_workspace().name, "sales"]
+    )
+    for args in (["hubspot_pull"], ["hubspot_connect", "--token", TOKEN]):
+        code, _, err = run(*args, "--dataset", "acme")
+        assert code == 2 and "'sales'" in err and repr(default_workspace().name) in err
+        assert "--workspace" in err
+    code, out, _ = run("hubspot_pull", *in_sales, "--format", "json")
+    assert code in (0, 1) and json.loads(out)["run"]["dataset"] == "acme"
+    assert Pull.objects.get().connection.dataset.workspace == sales
+    code, _, err = run("hubspot_pull", "--dataset", "acme", "--workspace", "nowhere")
+    assert code == 2 and "no workspace 'nowhere'" in err

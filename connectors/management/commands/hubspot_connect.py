@@ -1,6 +1,8 @@
-"""manage.py hubspot_connect --dataset NAME --token TOKEN [--every HOURS]: connect a
-dataset to its HubSpot portal (docs/connectors.md). The token is checked with one call
-and kept encrypted; a refused token exits 2 with HubSpot's message."""
+"""manage.py hubspot_connect --dataset NAME [--workspace NAME] --token TOKEN [--every HOURS]:
+connect a dataset to its HubSpot portal (docs/connectors.md). Without --workspace: the
+workspace that has a dataset of that name (several: exit 2 naming them), else the
+default. The token is checked with one call and kept encrypted; a refused token exits 2
+with HubSpot's message."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ from django.db import transaction
 from connectors.pulls import ConnectRefused, connect
 from reviews.models import Dataset
 from reviews.orchestration.submit import dataset_name
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_holding
+from workspaces.models import Workspace
 
 EXIT_REFUSED = 2
 
@@ -19,6 +24,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", required=True)
+        parser.add_argument("--workspace", help=workspace_help)
         parser.add_argument("--token", required=True, help="the private app's access token")
         parser.add_argument("--every", type=int, help="hours between pulls (default 24)")
 
@@ -27,8 +33,14 @@ class Command(BaseCommand):
             name = dataset_name(dataset)
         except Exception as error:  # IngestError: the name's problem
             raise CommandError(str(error), returncode=EXIT_REFUSED) from None
+        workspace = workspace_holding(
+            options.get("workspace"),
+            Workspace.objects.filter(pk__in=Dataset.objects.filter(name=name).values("workspace")),
+            f"dataset {name!r}",
+            returncode=EXIT_REFUSED,
+        )
         with transaction.atomic():
-            target, _ = Dataset.objects.get_or_create(name=name)
+            target, _ = Dataset.objects.get_or_create(name=name, workspace=workspace)
         try:
             connection = connect(target, token, every_hours=every)
         except ConnectRefused as error:

@@ -1,9 +1,10 @@
-"""manage.py hubspot_pull --dataset NAME [--full] [--format json|text]: pull the dataset's
-portal now, review the snapshot in this process, and print the run report exactly as
-`manage.py review` does, with its exit codes: 0 approve / approve_with_comments,
-1 request_changes, 2 bad input or a refused request (no connection, a pull already
-running, a snapshot the reader refused), 3 not reviewed (the pull failed: its reason on
-stderr; or the run failed)."""
+"""manage.py hubspot_pull --dataset NAME [--workspace NAME] [--full] [--format json|text]:
+pull the dataset's portal now (without --workspace: the one connected dataset of that name;
+several workspaces have one: exit 2 naming them), review the snapshot in this process,
+and print the run report exactly as `manage.py review` does, with its exit codes:
+0 approve / approve_with_comments, 1 request_changes, 2 bad input or a refused request
+(no connection, a pull already running, a snapshot the reader refused), 3 not reviewed
+(the pull failed: its reason on stderr; or the run failed)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from reviews.management.commands.review import (
 from reviews.management.commands.review import Command as ReviewCommand
 from reviews.orchestration.parsed import forget_parsed
 from reviews.web.report import run_report, stream_report_json, text_report
+from workspaces.cli import HELP as workspace_help
+from workspaces.cli import workspace_holding
+from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -30,16 +34,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", required=True)
+        parser.add_argument("--workspace", help=workspace_help)
         parser.add_argument("--full", action="store_true", help="a full pull, not incremental")
         parser.add_argument("--format", choices=("json", "text"), default="text")
 
     def handle(self, *args, dataset: str, full: bool, format: str, **options) -> None:
-        connection = (
-            Connection.objects.select_related("dataset").filter(dataset__name=dataset).first()
+        connections = Connection.objects.select_related("dataset").filter(dataset__name=dataset)
+        workspace = workspace_holding(
+            options.get("workspace"),
+            Workspace.objects.filter(pk__in=connections.values("dataset__workspace")),
+            f"connected dataset {dataset!r}",
+            returncode=EXIT_BAD_INPUT,
         )
+        connection = connections.filter(dataset__workspace=workspace).first()
         if connection is None:
             raise CommandError(
-                f"dataset {dataset!r} has no HubSpot connection: run hubspot_connect first",
+                f"dataset {dataset!r} of workspace {workspace.name!r} has no HubSpot connection: "
+                "run hubspot_connect first",
                 returncode=EXIT_BAD_INPUT,
             )
         try:
