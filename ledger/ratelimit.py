@@ -1,8 +1,10 @@
 """Per-client rate limit: review requests per hour, counted for each of a request's
-keys (its user and its address, rate_keys()) against the same limit; the key furthest
-over decides. The dashboard, the admin and the API pass the same keys, so a user past
-the limit on one path is past it on the others, and so is an address whoever signs in
-from it.
+keys (its user and its address, rate_keys(), and the workspace it acts in,
+with_workspace()) against the key's limit: RATE_LIMIT_PER_HOUR for a user or an address,
+RATE_LIMIT_PER_WORKSPACE_PER_HOUR for a workspace (shared by all its members); the key
+furthest over its limit decides. The dashboard, the admin and the API pass the same
+keys, so a user past the limit on one path is past it on the others, and so is an address
+whoever signs in from it, and a workspace whichever of its members asks.
 
 A fixed window (the clock hour, UTC): one counter per key and hour, INCR and EXPIRE in
 one MULTI. Simple and atomic; the price is that a client can send up to twice the
@@ -54,32 +56,63 @@ class RateDecision:
         return bool(self.limit) and self.count > HARD_FACTOR * self.limit
 
 
+WORKSPACE_FACTOR = 10  # RATE_LIMIT_PER_WORKSPACE_PER_HOUR unset: 10 x RATE_LIMIT_PER_HOUR
+WORKSPACE_PREFIX = "workspace:"
+
+
 def limit_per_hour() -> int:
     return int(settings.RATE_LIMIT_PER_HOUR)
 
 
+def workspace_limit_per_hour() -> int:
+    """The limit of one workspace, all its members together; unset (None): WORKSPACE_FACTOR
+    x the per-user limit (so 0 there leaves workspaces unlimited too)."""
+    configured = getattr(settings, "RATE_LIMIT_PER_WORKSPACE_PER_HOUR", None)
+    if configured is None:
+        return WORKSPACE_FACTOR * limit_per_hour()
+    return int(configured)
+
+
+def limit_of(key: str) -> int:
+    return workspace_limit_per_hour() if key.startswith(WORKSPACE_PREFIX) else limit_per_hour()
+
+
 def rate_keys(user_id: int | None, address: str | None) -> list[str]:
     """What one review request counts against: its user and its address. The same for
-    every path a request takes (page, admin, API); a path that adds a key (a workspace)
-    passes it to hit() beside these."""
+    every path a request takes (page, admin, API); serving adds the workspace
+    (with_workspace)."""
     keys = [f"user:{user_id}"] if user_id is not None else []
     return keys + ([f"ip:{address}"] if address else [])
 
 
+def with_workspace(keys: list[str] | None, workspace_id: int | None) -> list[str] | None:
+    """`keys` and the workspace the request acts in (its batch's). Added where the request
+    is served (reviews.orchestration.serving), so every path counts it, requests queued or
+    spooled with only a user and an address among them."""
+    if not keys or workspace_id is None:
+        return keys
+    key = f"{WORKSPACE_PREFIX}{workspace_id}"
+    return keys if key in keys else [*keys, key]
+
+
 def hit(*keys: str, now: float | None = None) -> RateDecision:
     """Count one request against each of `keys` and say whether it is within the limit:
-    the decision of the key with the most requests this window."""
+    the decision of the key furthest over its own limit (limit_of) this window. A key
+    whose limit is 0 (unlimited) is not counted."""
     now = time.time() if now is None else now
     window = int(now // WINDOW_SECONDS)
     retry_after = max(1, (window + 1) * WINDOW_SECONDS - int(now))
-    limit = limit_per_hour()
-    if limit <= 0 or not keys:
+    limited = [(key, limit) for key in keys if (limit := limit_of(key)) > 0]
+    if not limited:
         return RateDecision(allowed=True, count=0, limit=0, retry_after=retry_after)
     try:
-        count = max(_incr([f"{KEY_PREFIX}rate:{key}:{window}" for key in keys]))
+        counts = _incr([f"{KEY_PREFIX}rate:{key}:{window}" for key, _ in limited])
     except redis.RedisError as error:
         logger.warning("rate limit counter unavailable, allowing %s: %r", keys, error)
+        limit = min(limit for _, limit in limited)
         return RateDecision(allowed=True, count=0, limit=limit, retry_after=retry_after)
+    pairs = zip(counts, (limit for _, limit in limited), strict=True)
+    count, limit = max(pairs, key=lambda pair: pair[0] / pair[1])
     return RateDecision(allowed=count <= limit, count=count, limit=limit, retry_after=retry_after)
 
 

@@ -410,6 +410,13 @@ DAILY_TOKEN_BUDGET = envint("DAILY_TOKEN_BUDGET", 2_000_000)
 BUDGET_RESERVATION_TOKENS = envint("BUDGET_RESERVATION_TOKENS", 8_000)
 # Review requests per client address per clock hour; 0 = unlimited.
 RATE_LIMIT_PER_HOUR = envint("RATE_LIMIT_PER_HOUR", 60)
+# Review requests per workspace (all its members, dashboard and API) per clock hour;
+# unset: 10 x RATE_LIMIT_PER_HOUR; 0 = unlimited (ledger/ratelimit.py).
+RATE_LIMIT_PER_WORKSPACE_PER_HOUR = (
+    envint("RATE_LIMIT_PER_WORKSPACE_PER_HOUR", 0)
+    if os.environ.get("RATE_LIMIT_PER_WORKSPACE_PER_HOUR")
+    else None
+)
 # 0: the client is REMOTE_ADDR; n: the n-th address from the right of X-Forwarded-For.
 TRUSTED_PROXY_COUNT = envint("TRUSTED_PROXY_COUNT", 0)
 

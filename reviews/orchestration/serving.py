@@ -83,7 +83,8 @@ def decide_serve(
     workspace_id: int | None = None,
 ) -> ServeDecision:
     """Decide how to serve one review request. `rate_keys` (ledger.ratelimit: the
-    requester's user and address) are None for the CLI, which is not rate limited.
+    requester's user and address; `workspace_id`'s key is added) are None for the CLI,
+    which is not rate limited.
     `no_cache` (--no-cache, the re-run button) skips the cache but not the budget or
     the rate limit.
 
@@ -94,7 +95,8 @@ def decide_serve(
     any; the tests of serving alone): one team never serves another's review."""
     if isinstance(rate_keys, str):
         raise TypeError("rate_keys is a list of keys (ledger.ratelimit.rate_keys)")
-    rate = ratelimit.hit(*rate_keys) if rate_keys else None
+    keys = ratelimit.with_workspace(rate_keys, workspace_id)  # its members share a limit
+    rate = ratelimit.hit(*keys) if keys else None
     if rate is not None and rate.far_over:
         return ServeDecision(
             ERROR,

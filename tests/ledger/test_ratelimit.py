@@ -3,7 +3,16 @@
 import pytest
 from django.test import RequestFactory
 
-from ledger.ratelimit import RateDecision, client_ip, hit, legacy_rate_keys, rate_keys
+from ledger.ratelimit import (
+    WORKSPACE_FACTOR,
+    RateDecision,
+    client_ip,
+    hit,
+    legacy_rate_keys,
+    limit_of,
+    rate_keys,
+    with_workspace,
+)
 
 HOUR_START = 1_800_000_000 - 1_800_000_000 % 3600  # a clock hour, as a Unix time
 
@@ -104,3 +113,32 @@ def test_client_ip_falls_back_to_remote_addr_for_a_bad_header(settings):
     assert client_ip(request_from("10.0.0.5", "not-an-address")) == "10.0.0.5"
     assert client_ip(request_from("10.0.0.5", "")) == "10.0.0.5"
     assert client_ip(request_from("10.0.0.5", " 2001:DB8::1 ")) == "2001:db8::1"
+
+
+def test_a_workspace_key_has_its_own_limit_shared_by_its_members(redis_url, settings):
+    settings.RATE_LIMIT_PER_HOUR = 5
+    settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = 3
+    at = HOUR_START + 10
+    assert with_workspace(rate_keys(7, "192.0.2.1"), 5) == ["user:7", "ip:192.0.2.1", "workspace:5"]
+    assert with_workspace(["user:7", "workspace:5"], 5) == ["user:7", "workspace:5"]  # once
+    assert with_workspace(None, 5) is None and with_workspace(["user:7"], None) == ["user:7"]
+    alice = with_workspace(rate_keys(7, "192.0.2.1"), 5)
+    bob = with_workspace(rate_keys(8, "198.51.100.9"), 5)
+    assert [hit(*alice, now=at).allowed, hit(*bob, now=at).allowed] == [True, True]
+    assert hit(*alice, now=at) == RateDecision(allowed=True, count=3, limit=3, retry_after=3590)
+    # Bob's second request: well within his own limit, past the workspace's.
+    assert hit(*bob, now=at) == RateDecision(allowed=False, count=4, limit=3, retry_after=3590)
+    # Bob in another workspace: his own count only; the first workspace is not counted.
+    assert hit(*with_workspace(rate_keys(8, "198.51.100.9"), 6), now=at).count == 3
+    assert hit("workspace:5", now=at).count == 5
+
+
+def test_the_workspace_limit_defaults_to_a_multiple_of_the_users(settings):
+    settings.RATE_LIMIT_PER_HOUR = 4
+    settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = None
+    assert limit_of("workspace:1") == WORKSPACE_FACTOR * 4 and limit_of("user:1") == 4
+    settings.RATE_LIMIT_PER_HOUR = 0  # unlimited: workspaces too, unless set
+    assert limit_of("workspace:1") == 0
+    settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = 0
+    settings.RATE_LIMIT_PER_HOUR = 4
+    assert limit_of("workspace:1") == 0 and hit("workspace:1").limit == 0

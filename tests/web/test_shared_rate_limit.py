@@ -14,6 +14,7 @@ from reviews.models import ReviewRun
 from reviews.web.api.tokens import create_token
 from tests.uploads import DATA
 from tests.web.conftest import reviewed
+from workspaces.models import Membership, Role, Workspace, default_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -37,13 +38,14 @@ def api_upload(token: str, address: str, capture) -> int:
     return response.status_code
 
 
-def page_upload(user, address: str, capture) -> int:
+def page_upload(user, address: str, capture, workspace: int | None = None) -> int:
     client = Client(REMOTE_ADDR=address)
     client.force_login(user)
+    chosen = {} if workspace is None else {"workspace": workspace}
     with capture(execute=True):
         response = client.post(
             reverse("reviews:upload"),
-            {"files": SimpleUploadedFile("seed-example.json", SEED)},
+            {"files": SimpleUploadedFile("seed-example.json", SEED), **chosen},
         )
     return response.status_code
 
@@ -107,3 +109,28 @@ def test_an_unlimited_setting_limits_neither_path(settings, redis_url, django_us
         for _ in range(4)
     }
     assert codes == {202}
+
+
+def test_the_members_of_a_workspace_share_its_limit_across_paths(
+    settings, redis_url, django_user_model, django_capture_on_commit_callbacks
+):
+    settings.RATE_LIMIT_PER_HOUR = 100  # the users and addresses stay well within theirs
+    settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = 1  # 1 fresh, 2 by failback or cache, 3 refused
+    capture = django_capture_on_commit_callbacks
+    alice = django_user_model.objects.create_user("alice", password="alice-pass-12")
+    bob = django_user_model.objects.create_user("bob", password="bob-pass-1234")
+    sales = Workspace.objects.create(name="sales")
+    Membership.objects.create(workspace=sales, user=bob, role=Role.REVIEWER)
+    token = create_token(alice, "nightly", workspace=default_workspace()).secret
+    assert api_upload(token, HOME, capture) == 202
+    # Bob's uploads in another workspace are not counted against the first one.
+    assert [page_upload(bob, OFFICE, capture, sales.pk) for _ in range(2)] == [302, 302]
+    assert page_upload(bob, OFFICE, capture, default_workspace().pk) == 302
+    assert set(ReviewRun.objects.values_list("batch__workspace", flat=True)) == {
+        sales.pk,
+        default_workspace().pk,
+    }
+    # Alice's API and Bob's dashboard: the workspace's third request of the hour.
+    assert api_upload(token, CAFE, capture) == 429
+    assert page_upload(bob, OFFICE, capture, default_workspace().pk) == 429
+    assert page_upload(bob, OFFICE, capture, sales.pk) == 429  # sales' own third
