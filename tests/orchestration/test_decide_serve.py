@@ -129,3 +129,18 @@ def test_decide_serve_without_client_address_is_not_rate_limited(postgres, redis
     settings.RATE_LIMIT_PER_HOUR = 1
     modes = {decide_serve(key_of(seed_batch()), config_fingerprint(), None).mode for _ in range(5)}
     assert modes == {ReviewRun.Mode.FRESH}
+
+
+def test_decide_serve_counts_the_workspace_of_two_key_requests(postgres, redis_url, settings):
+    """A request spooled or queued with only its user and address (before the workspace
+    key) still counts against the workspace it is served in."""
+    settings.RATE_LIMIT_PER_HOUR = 100
+    settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = 1
+    key, fingerprint = key_of(seed_batch()), config_fingerprint()
+    alice, bob = ["user:1", "ip:203.0.113.7"], ["user:2", "ip:198.51.100.1"]
+    modes = [decide_serve(key, fingerprint, who, workspace_id=41).mode for who in (alice, bob)]
+    assert modes == [ReviewRun.Mode.FRESH, ReviewRun.Mode.FAILBACK]
+    assert decide_serve(key, fingerprint, alice, workspace_id=41).reason == (
+        "rate limit: 3 requests this hour, limit 1"
+    )
+    assert decide_serve(key, fingerprint, bob, workspace_id=42).mode == ReviewRun.Mode.FRESH
