@@ -25,7 +25,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.history import fingerprint_of
 from reviews.engine.policy import EMPTY, Policy, apply, critical_kinds, critical_rules, rules_for
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import REGISTRY, SPECIALISTS, freshness, pipeline
+from reviews.engine.specialists import REGISTRY, SPECIALISTS, dedup, freshness, pipeline
 
 # Thresholds of tuning itself (docs/history.md), Rules-like constants.
 MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
@@ -40,9 +40,11 @@ ADDED_SHOWN = 20  # findings a replay lists of those a proposal would add
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """The value a detector compares with a Rules field, per record: a finding is made
+    """The value a detector compares with a Rules field, per record (or per group of
+    records, keyed by the finding's sorted record ids joined by ","): a finding is made
     when value > rule (or >= with `inclusive`), so raising the rule hides the findings
-    measuring at most the new value (below it, when inclusive)."""
+    measuring at most the new value (below it, when inclusive). A finding with no value
+    (an exact duplicate no ratio hides) is never counted as hidden."""
 
     rule: str
     values: Callable[[Batch, Rules], Mapping[str, int | Decimal]]
@@ -52,7 +54,10 @@ class Measure:
 MEASURES: dict[str, Measure] = {
     "stale_enrichment": Measure("stale_enrichment_days", freshness.ages),
     "amount_looks_like_typo": Measure("amount_typo_factor", pipeline.typo_factors, True),
+    "contact_same_person": Measure("person_name_fuzzy_ratio", dedup.person_ratios, True),
 }
+# deal_entered_twice's ratio, amount tolerance and date window are never proposed: the
+# kind is critical (policy.critical_rules), so _threshold refuses them.
 
 
 @dataclass(slots=True)
@@ -119,7 +124,11 @@ def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
     seen = []
     for finding in detect(batch, rules, policy, SPECIALISTS):
         values = measured.get(finding.kind, {})
-        measures = [values[r] for r in finding.record_ids if r in values]
+        group = ",".join(sorted(finding.record_ids))
+        if group in values:
+            measures = [values[group]]
+        else:
+            measures = [values[r] for r in finding.record_ids if r in values]
         seen.append(
             Seen(
                 fingerprint_of(finding),
@@ -194,12 +203,15 @@ def _threshold(
             return None
         if isinstance(getattr(Rules(), measure.rule), int):
             value = int(value) if int(value) > limit else int(limit) + 1
+            if above is not None and value > above:  # no whole number fits between
+                return None
     try:
         Rules().with_overrides({measure.rule: value})
     except ValueError:
         return None
     why = (
-        f"{hidden} of {len(gone)} dismissed {kind} findings measure at most {value} "
+        f"{hidden} of {len(gone)} dismissed {kind} findings measure "
+        f"{'below' if measure.inclusive else 'at most'} {value} "
         f"({measure.rule}); of the {len(kept)} kept, "
         + (f"the smallest measures {kept_values[0]}" if kept_values else "none is measured")
     )

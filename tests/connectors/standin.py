@@ -7,11 +7,16 @@ Serves, on 127.0.0.1 and a free port:
   <= 200 a page; 400 past the 10,000th result; its own per-second limit, no headers)
 - POST /crm/v4/associations/{from}/{to}/batch/read  (<= 1,000 inputs)
 - GET  /crm/v3/pipelines/deals
+- POST /crm/v3/objects/{type}/merge  ({"primaryObjectId", "objectIdToMerge"}: Portal.merge,
+  200 with the surviving object; 400 when either record is not there, e.g. merged already)
 Every other answer carries X-HubSpot-RateLimit-{Daily,Daily-Remaining,
 Interval-Milliseconds,Max,Remaining}; past `max_per_interval` requests in a rolling
 interval it answers 429 with HubSpot's body (policyName TEN_SECONDLY_ROLLING). A wrong
 or revoked token gets 401 with HubSpot's body. `fail_next` queues status codes to answer
-next (500, 502, 503, 429), `revoke_after` revokes the token after that many requests."""
+next (500, 502, 503, 429), `revoke_after` revokes the token after that many requests,
+`slow_next` holds the next answers that many seconds each after doing the work (a client
+that gives up first has had its request carried out all the same). `merges` lists the
+merges done, (type, primary, merged)."""
 
 from __future__ import annotations
 
@@ -56,6 +61,8 @@ class Portal:
         self.revoke_after: int | None = None
         self.requests = 0
         self.log: list[tuple[str, str, int]] = []  # (method, path, status)
+        self.slow_next: list[float] = []
+        self.merges: list[tuple[str, str, str]] = []
 
     # --- changing the portal ----------------------------------------------------------
 
@@ -206,6 +213,8 @@ class _Handler(BaseHTTPRequestHandler):
             portal.requests += 1
             status, payload, headers = self._route(portal, method, url, body, search)
             portal.log.append((method, url.path, status))
+            slow = portal.slow_next.pop(0) if portal.slow_next else 0.0
+        time.sleep(slow)
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json;charset=utf-8")
@@ -308,6 +317,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return 200, {"results": portal.pipelines}, headers
             if parts[:3] == ["crm", "v3", "objects"] and method == "GET" and len(parts) == 4:
                 return 200, self._list(portal, parts[3], query), headers
+            if parts[:3] == ["crm", "v3", "objects"] and parts[4:] == ["merge"]:
+                return self._merge(portal, parts[3], body) + (headers,)
             if parts[:3] == ["crm", "v3", "objects"] and search:
                 return self._search(portal, parts[3], body) + (headers,)
             if parts[:3] == ["crm", "v4", "associations"] and parts[-2:] == ["batch", "read"]:
@@ -359,6 +370,16 @@ class _Handler(BaseHTTPRequestHandler):
         if after + limit < len(matches):
             out["paging"] = {"next": {"after": str(after + limit)}}
         return 200, out
+
+    def _merge(self, portal: Portal, object_type: str, body: dict):
+        primary, merged = str(body["primaryObjectId"]), str(body["objectIdToMerge"])
+        objects = portal.objects[object_type]
+        for rid in (primary, merged):
+            if rid not in objects or objects[rid]["archived"] or primary == merged:
+                return 400, _error(f"Object {rid} cannot be merged", "VALIDATION_ERROR")
+        portal.merge(object_type, primary, merged)
+        portal.merges.append((object_type, primary, merged))
+        return 200, _object(portal, object_type, primary, list(objects[primary]["properties"]))
 
     def _links(self, portal: Portal, from_type: str, to_type: str, body: dict):
         inputs = body["inputs"]

@@ -12,7 +12,7 @@ import pytest
 
 from reviews.engine.history import fingerprint_of
 from reviews.engine.ingest import UploadedFile, parse_upload
-from reviews.engine.policy import EMPTY, Policy, critical_kinds
+from reviews.engine.policy import EMPTY, Policy, critical_kinds, critical_rules
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import SPECIALISTS
 from reviews.engine.tune import (
@@ -192,3 +192,140 @@ def test_replay_lists_the_findings_a_lower_threshold_would_add(weeks):
     assert 0 < len(result["added_findings"]) <= 20
     assert {f["kind"] for f in result["added_findings"]} == {"stale_enrichment"}
     assert sum(s["added"] for s in result["per_sync"]) >= result["added"]
+
+
+# --- fuzzy ratios: contact_same_person is tuned, deal_entered_twice (critical) never ----
+
+NEAR = [  # two different people with near-same names (ratio 92-97 under the default 92)
+    ("Jon", "Joan", "Baker"),
+    ("Ann", "Anne", "Lewis"),
+    ("Eric", "Erik", "Sandoval"),
+    ("Sara", "Sarah", "Whitfield"),
+    ("Katherine", "Catherine", "Osei"),
+]
+TYPO = [  # one person typed twice (ratio above 98)
+    ("Maximilian", "Maximillian", "Featherstonehaugh"),
+    ("Alexandra", "Alexandria", "Montgomery-Smythe"),
+]
+
+
+def fuzzy_crm(companies: int) -> dict:
+    """Per company: a near-name pair of two people, then an exact-name pair (Dana Kim
+    twice; even companies) or a one-letter typo of a long name (odd ones), and a deal
+    entered twice with a one-letter typo."""
+    batch: dict = {"exportedAt": "2026-08-01T09:00:00Z", "companies": [], "contacts": []}
+    batch["deals"] = []
+    for k in range(companies):
+        co = f"co{k}"
+        batch["companies"].append({"id": co, "name": f"Firm {k}", "domain": f"firm{k}.test"})
+        near, typo = NEAR[k % len(NEAR)], TYPO[k // 2 % len(TYPO)]
+        people = [("near_a", near[0], near[2]), ("near_b", near[1], near[2])]
+        if k % 2:
+            people += [("typo_a", typo[0], typo[2]), ("typo_b", typo[1], typo[2])]
+        else:
+            people += [("exact_a", "Dana", "Kim"), ("exact_b", "Dana", "Kim")]
+        for tag, first, last in people:
+            batch["contacts"].append(
+                {
+                    "id": f"ct{k}_{tag}",
+                    "email": f"{tag}@firm{k}.test",
+                    "firstName": first,
+                    "lastName": last,
+                    "companyId": co,
+                }
+            )
+        for n, name in enumerate(("Platform expansion", "Platform expansions")):
+            batch["deals"].append(
+                {
+                    "id": f"dl{k}_{n}",
+                    "name": name,
+                    "amount": 50000,
+                    "stage": "appointmentscheduled",
+                    "closeDate": "2026-09-30",
+                    "companyId": co,
+                }
+            )
+    return batch
+
+
+@pytest.fixture(scope="module")
+def fuzzy_weeks():
+    return [parsed(fuzzy_crm(8)), parsed(fuzzy_crm(10))]
+
+
+@pytest.fixture(scope="module")
+def fuzzy_history(fuzzy_weeks):
+    return [observe(batch, Rules(), EMPTY) for batch in fuzzy_weeks]
+
+
+def persons(history, tag: str) -> set[str]:
+    return {
+        s.fingerprint
+        for sync in history
+        for s in sync
+        if s.kind == "contact_same_person" and all(f"_{tag}_" in r for r in s.record_ids)
+    }
+
+
+def test_the_near_name_pairs_a_team_dismisses_get_a_higher_ratio(fuzzy_weeks, fuzzy_history):
+    near, exact, typo = (persons(fuzzy_history, t) for t in ("near", "exact", "typo"))
+    assert (len(near), len(exact), len(typo)) == (10, 5, 5)
+    measured = {s.fingerprint: s.measure for sync in fuzzy_history for s in sync}
+    assert all(measured[fp] is None for fp in exact)  # no ratio hides an exact name
+    assert all(Decimal(92) <= measured[fp] < Decimal(97) for fp in near)
+    assert all(measured[fp] > Decimal(98) for fp in typo)
+
+    [proposal] = propose(fuzzy_history, near)
+    assert proposal.kind == "contact_same_person"
+    ratio = proposal.policy.rules["person_name_fuzzy_ratio"]
+    assert ratio == 97  # between the largest dismissed (96.55) and the smallest kept (98.18)
+    assert proposal.why.startswith("10 of 10 dismissed contact_same_person findings")
+    result = replay(fuzzy_weeks, Rules(), EMPTY, proposal.policy, near)
+    assert result["dismissed_total"] == 10
+    assert result["dismissed_hidden"] >= 0.9 * result["dismissed_total"]
+    assert result["kept_hidden"] == 0 and result["kept_total"] > 0 and result["added"] == 0
+    assert hides_only_dismissed(result)
+    # applied: the exact pairs and the typos are still found, the near names are not
+    after = detect(fuzzy_weeks[1], Rules(), proposal.policy, SPECIALISTS)
+    found = {fingerprint_of(f) for f in after if f.kind == "contact_same_person"}
+    assert found == (exact | typo) and not found & near
+
+
+def test_exact_names_dismissed_are_not_counted_as_hidden(fuzzy_weeks, fuzzy_history):
+    """A team dismissing exact-name pairs too: the ratio proposal counts only the near
+    names it really hides, and replay agrees."""
+    near, exact = persons(fuzzy_history, "near"), persons(fuzzy_history, "exact")
+    [proposal] = propose(fuzzy_history, near | exact)
+    assert proposal.policy.rules == {"person_name_fuzzy_ratio": 97}
+    assert proposal.why.startswith("10 of 15 dismissed contact_same_person findings")
+    result = replay(fuzzy_weeks, Rules(), EMPTY, proposal.policy, near | exact)
+    assert (result["dismissed_hidden"], result["dismissed_total"]) == (10, 15)
+    assert result["kept_hidden"] == 0
+
+
+def test_a_team_dismissing_fuzzy_deal_pairs_gets_no_proposal(fuzzy_history):
+    """deal_entered_twice is critical: its ratio, tolerance and window are never proposed."""
+    deals = {
+        s.fingerprint for sync in fuzzy_history for s in sync if s.kind == "deal_entered_twice"
+    }
+    assert len(deals) == 10 >= MIN_DISMISSALS
+    assert {"deal_name_fuzzy_ratio", "deal_amount_tolerance_pct"} <= critical_rules()
+    assert "deal_close_date_window_days" in critical_rules()
+    assert propose(fuzzy_history, deals) == []
+
+
+def test_no_whole_ratio_between_dismissed_and_kept_is_no_ratio_proposal():
+    """person_name_fuzzy_ratio is a whole number: 96.40 dismissed and 96.80 kept leave
+    none between them (97 would hide the kept pair), so the proposal is a severity."""
+    from reviews.engine.tune import Seen
+
+    def seen(n: int, ratio: str) -> Seen:
+        ids = (f"a{n}", f"b{n}")
+        return Seen(f"fp{n}", "contact_same_person", "warning", ids, Decimal(ratio))
+
+    dismissed = [seen(n, r) for n, r in enumerate(["93.10", "94.00", "95.50", "96", "96.40"])]
+    kept = [seen(10, "96.80")]
+    [proposal] = propose([dismissed + kept], {s.fingerprint for s in dismissed})
+    assert proposal.policy == Policy(severity={"contact_same_person": "suggestion"})
+    [proposal] = propose([dismissed + [seen(10, "97.20")]], {s.fingerprint for s in dismissed})
+    assert proposal.policy.rules == {"person_name_fuzzy_ratio": 97}

@@ -21,7 +21,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TypeVar
@@ -244,9 +244,29 @@ def _person_clusters(block: list[Contact], rules: Rules) -> list[tuple[list[Cont
     person, and chaining would glue a large account's similar names into one blob."""
     by_name = _person_keys(block)
     found = [(group, 100.0) for group in by_name.values() if len(group) > 1]
+    return found + list(_fuzzy_person_pairs(by_name, rules))
+
+
+def _fuzzy_person_pairs(
+    by_name: dict[str, list[Contact]], rules: Rules
+) -> Iterator[tuple[list[Contact], float]]:
+    """The contacts of each pair of different names scoring at least
+    rules.person_name_fuzzy_ratio, with the ratio (below 100: the names differ)."""
     keys = sorted(by_name)
     for i, j, score in similar_pairs(keys, rules.person_name_fuzzy_ratio, rules.fuzzy_window):
-        found.append((by_name[keys[i]] + by_name[keys[j]], score))
+        yield by_name[keys[i]] + by_name[keys[j]], score
+
+
+def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
+    """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
+    its name ratio, rounded down to a hundredth: the value the rule compares with
+    rules.person_name_fuzzy_ratio (tuning reads it). Exact-name groups are left out:
+    no ratio hides them."""
+    found: dict[str, Decimal] = {}
+    for _, block in groups(batch.contacts, each(batch.contacts, "company_id")):
+        for group, score in _fuzzy_person_pairs(_person_keys(block), rules):
+            ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+            found[",".join(_ids(group))] = ratio
     return found
 
 
