@@ -39,7 +39,7 @@ from django.conf import settings
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from ledger.models import BudgetDay, LedgerEntry
+from ledger.models import BudgetDay, LedgerEntry, requester
 from ledger.redis_client import KEY_PREFIX, get_client
 
 logger = logging.getLogger(__name__)
@@ -177,15 +177,17 @@ def spent_on(day: date) -> int:
     return int(value or 0)
 
 
-def ledger_tokens(day: date, workspace_id: int | None = None) -> int:
+def ledger_tokens(day: date, workspace_id: int | None = None, user_id: int | None = None) -> int:
     """The source of truth: input + output tokens of the day's ledger entries (of one
-    workspace, or all)."""
+    workspace and/or one requesting user (ledger.models.requester), or all)."""
     start = datetime.combine(day, time(), tzinfo=UTC)
     entries = LedgerEntry.objects.filter(
         created_at__gte=start, created_at__lt=start + timedelta(days=1)
     )
     if workspace_id is not None:
         entries = entries.filter(workspace_id=workspace_id)
+    if user_id is not None:
+        entries = entries.annotate(requester_id=requester()).filter(requester_id=user_id)
     totals = entries.aggregate(input=Sum("input_tokens"), output=Sum("output_tokens"))
     return (totals["input"] or 0) + (totals["output"] or 0)
 
@@ -211,6 +213,22 @@ def workspace_exhausted_reason(workspace_id: int | None) -> str:
         return ""
     return (
         f"the workspace's daily token budget is exhausted: {spent:,} of {limit:,} tokens "
+        "used today (UTC)"
+    )
+
+
+def user_exhausted_reason(user_id: int | None) -> str:
+    """Why the requesting user's own daily budget (DAILY_TOKEN_BUDGET_PER_USER, over
+    all their workspaces) allows no new fresh review today, or "". Counted from the
+    ledger and checked when a review is served, as the workspace's budget above."""
+    limit = int(settings.DAILY_TOKEN_BUDGET_PER_USER)
+    if user_id is None or not limit:
+        return ""
+    spent = ledger_tokens(utc_today(), user_id=user_id)
+    if spent < limit:
+        return ""
+    return (
+        f"the user's daily token budget is exhausted: {spent:,} of {limit:,} tokens "
         "used today (UTC)"
     )
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import F
+from django.db.models.functions import Coalesce
 
 from reviews.engine.specialists import NAMES as SPECIALIST_NAMES
 from workspaces.models import default_workspace_id
@@ -155,3 +157,11 @@ class UnavailableModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} (unavailable since {self.first_seen_at:%Y-%m-%d %H:%M} UTC)"
+
+
+def requester(field: str = "id") -> Coalesce:
+    """The user who asked for a ledger entry's run, as a query expression over
+    LedgerEntry: the run's own requester (a re-run's), else its batch's uploader. None
+    for calls no user asked for (a scheduled pull, a call without a run). The per-user
+    spend (ledger.reports) and budget (ledger.budget) both count by it."""
+    return Coalesce(F(f"run__created_by__{field}"), F(f"run__batch__created_by__{field}"))

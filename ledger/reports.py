@@ -31,11 +31,12 @@ from decimal import Decimal
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
-from ledger.models import LedgerEntry
+from ledger.models import LedgerEntry, requester
 from ledger.pricing import analyst_cost_usd, micros_to_usd
 from reviews.models import ReviewRun
 
 NOT_SERVED = "(not served)"  # the model of a call no model answered
+SCHEDULED = "(scheduled)"  # the user of a call no user asked for (a scheduled pull)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ class SpendReport:
     # Per model, only the entries whose gateway reported a cost.
     reconciliation: list[tuple[str, Usage]] = field(default_factory=list)
     by_workspace: list[tuple[str, Usage]] = field(default_factory=list)
+    by_user: list[tuple[str, Usage]] = field(default_factory=list)  # ledger.models.requester
 
 
 def spend_report(
@@ -157,6 +159,7 @@ def spend_report(
         by_model=usage_by(entries, "model"),
         by_agent=usage_by(entries, "agent"),
         by_workspace=usage_by(entries, "workspace__name"),
+        by_user=usage_by(entries.annotate(user=requester("username")), "user", SCHEDULED),
         reconciliation=usage_by(entries.filter(gateway_cost_micros__isnull=False), "model"),
     )
 
@@ -196,10 +199,13 @@ def usage(entries: QuerySet[LedgerEntry]) -> Usage:
     return Usage(**{name: value or 0 for name, value in totals.items()})
 
 
-def usage_by(entries: QuerySet[LedgerEntry], column: str) -> list[tuple[str, Usage]]:
-    """Totals per model (the model that served the call) or per agent, dearest first."""
+def usage_by(
+    entries: QuerySet[LedgerEntry], column: str, missing: str = NOT_SERVED
+) -> list[tuple[str, Usage]]:
+    """Totals per model (the model that served the call), per agent, per workspace or
+    per user, dearest first; rows without a value are named `missing`."""
     rows = _usage_values(entries.values(column))
-    result = [(row.pop(column) or NOT_SERVED, Usage(**row)) for row in rows]
+    result = [(row.pop(column) or missing, Usage(**row)) for row in rows]
     return sorted(result, key=lambda item: (-item[1].cost_micros, -item[1].tokens, item[0]))
 
 

@@ -406,6 +406,9 @@ RUN_DEADLINE_SECONDS = envint("RUN_DEADLINE_SECONDS", 600)
 
 # Input + output tokens per UTC day across all clients; 0 = unlimited (still counted).
 DAILY_TOKEN_BUDGET = envint("DAILY_TOKEN_BUDGET", 2_000_000)
+# Tokens per UTC day of the reviews one user asks for (all their workspaces); past it,
+# their reviews are served by failback. 0 = no per-user cap (DAILY_TOKEN_BUDGET holds).
+DAILY_TOKEN_BUDGET_PER_USER = envint("DAILY_TOKEN_BUDGET_PER_USER", 0)
 # Tokens reserved per model call before it runs, settled to the real usage after.
 BUDGET_RESERVATION_TOKENS = envint("BUDGET_RESERVATION_TOKENS", 8_000)
 # Review requests per client address per clock hour; 0 = unlimited.

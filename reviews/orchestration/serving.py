@@ -81,6 +81,7 @@ def decide_serve(
     no_cache: bool = False,
     expected_calls: int = 1,
     workspace_id: int | None = None,
+    user_id: int | None = None,
 ) -> ServeDecision:
     """Decide how to serve one review request. `rate_keys` (ledger.ratelimit: the
     requester's user and address; `workspace_id`'s key is added) are None for the CLI,
@@ -92,7 +93,8 @@ def decide_serve(
     `expected_calls` model calls (the run's staffed specialists and its coordinator), so
     a run the budget cannot afford is served by failback from the start, never fresh
     and then left without its models. Only runs of `workspace_id` are reused (None:
-    any; the tests of serving alone): one team never serves another's review."""
+    any; the tests of serving alone): one team never serves another's review.
+    `user_id` (the requester) is held to DAILY_TOKEN_BUDGET_PER_USER."""
     if isinstance(rate_keys, str):
         raise TypeError("rate_keys is a list of keys (ledger.ratelimit.rate_keys)")
     keys = ratelimit.with_workspace(rate_keys, workspace_id)  # its members share a limit
@@ -114,8 +116,10 @@ def decide_serve(
             retry_after=rate.retry_after,
             workspace_id=workspace_id,
         )
-    workspace_reason = enabled() and budget.workspace_exhausted_reason(workspace_id)
-    if workspace_reason:  # this team's own cap: failback, as for the installation's
+    workspace_reason = enabled() and (
+        budget.workspace_exhausted_reason(workspace_id) or budget.user_exhausted_reason(user_id)
+    )
+    if workspace_reason:  # this team's or user's own cap: failback, as for the installation's
         return failback(
             content_key,
             workspace_reason,

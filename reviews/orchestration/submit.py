@@ -188,6 +188,7 @@ def serve(
         rate_keys,
         no_cache=no_cache,
         workspace_id=batch.workspace_id,
+        user_id=getattr(created_by, "pk", None) or batch.created_by_id,  # per-user budget
         expected_calls=risk.specialist_count + 1,  # the staffed specialists, the coordinator
     )
     if decision.is_error:

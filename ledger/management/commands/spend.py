@@ -1,5 +1,5 @@
 """manage.py spend [--days 30] [--format text|csv] [--workspace NAME]: model spend per UTC
-day, next to the analyst baseline, then by model, by agent and by workspace (the numbers
+day, next to the analyst baseline, then by model, by agent, by workspace and by user (the numbers
 of the /spend/ page), of every workspace or of the one named. Days run
 oldest first in both formats, as in the page's chart and CSV."""
 
@@ -72,6 +72,7 @@ class Command(BaseCommand):
             ("model", report.by_model),
             ("agent", report.by_agent),
             ("workspace", report.by_workspace),
+            ("user", report.by_user),
         )
         for title, rows in by:
             self.stdout.write("")
