@@ -26,6 +26,8 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -452,3 +454,14 @@ class StandIn:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+@contextmanager
+def serving(portal: Portal, settings) -> Iterator[StandIn]:
+    """`portal` served on loopback with revreview's HubSpot settings (pytest-django's
+    `settings`) pointed at it: backoffs of 10 ms, the portal's whole limit ours."""
+    with StandIn(portal) as api:
+        settings.HUBSPOT_API_BASE_URL = api.url
+        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
+        settings.HUBSPOT_RATE_SHARE = 1.0
+        yield api

@@ -18,7 +18,7 @@ from reviews.orchestration.merges import apply_merges, configured_client, dry_ru
 from reviews.orchestration.parsed import stored_files
 from reviews.orchestration.tasks import start_review
 from tests.connectors.portals import problem_portal
-from tests.connectors.standin import StandIn
+from tests.connectors.standin import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
@@ -44,10 +44,7 @@ def test_applied_merges_are_made_once_and_the_next_pull_resolves_them(
     postgres, settings, django_user_model
 ):
     portal = problem_portal(size=6)
-    with StandIn(portal) as api:
-        settings.HUBSPOT_API_BASE_URL = api.url
-        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
-        settings.HUBSPOT_RATE_SHARE = 1.0
+    with serving(portal, settings):
         settings.HUBSPOT_TIMEOUT_SECONDS = 0.5
         connection = pulls.connect(Dataset.objects.create(name="acme-hubspot"), TOKEN)
         pull1, run1 = pull_and_review(connection)

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from connectors.models import Connection, Pull
 from reviews.models import ReviewRun
 from tests.connectors.portals import problem_portal
-from tests.connectors.standin import StandIn
+from tests.connectors.standin import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
@@ -21,10 +21,7 @@ TOKEN = "pat-na1-good"
 @pytest.fixture
 def hubspot(settings):
     portal = problem_portal(size=5)
-    with StandIn(portal) as api:
-        settings.HUBSPOT_API_BASE_URL = api.url
-        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
-        settings.HUBSPOT_RATE_SHARE = 1.0
+    with serving(portal, settings) as api:
         yield api
 
 

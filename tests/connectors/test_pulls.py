@@ -17,7 +17,7 @@ from reviews.orchestration.submit import submit
 from reviews.orchestration.tasks import start_review
 from reviews.web.report import run_report
 from tests.connectors.portals import change, document_upload, problem_portal
-from tests.connectors.standin import StandIn
+from tests.connectors.standin import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
@@ -28,10 +28,7 @@ def hubspot(settings):
     """A problem portal served on loopback, with the settings pointed at it."""
     portal = problem_portal(size=30)
     portal.interval_ms = 1000
-    with StandIn(portal) as api:
-        settings.HUBSPOT_API_BASE_URL = api.url
-        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
-        settings.HUBSPOT_RATE_SHARE = 1.0
+    with serving(portal, settings) as api:
         settings.HUBSPOT_SEARCH_PER_SECOND = 50
         portal.search_per_second = 50
         yield api

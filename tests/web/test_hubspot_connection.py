@@ -11,7 +11,7 @@ from connectors.models import Connection, Pull
 from reviews.models import Dataset
 from reviews.web.api.tokens import create_token
 from tests.connectors.portals import problem_portal
-from tests.connectors.standin import StandIn
+from tests.connectors.standin import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
@@ -20,10 +20,7 @@ TOKEN = "pat-na1-good"
 @pytest.fixture
 def hubspot(settings):
     portal = problem_portal(size=3)
-    with StandIn(portal) as api:
-        settings.HUBSPOT_API_BASE_URL = api.url
-        settings.HUBSPOT_BACKOFF_SECONDS = 0.01
-        settings.HUBSPOT_RATE_SHARE = 1.0
+    with serving(portal, settings) as api:
         yield api
 
 
