@@ -34,6 +34,9 @@ if not REDIS_PROBLEM:
 CELERY_TASK_ALWAYS_EAGER = True
 # Nothing in a test reaches HubSpot: a test that pulls points this at its stand-in.
 HUBSPOT_API_BASE_URL = "http://127.0.0.1:9"
+# ...where nothing listens: a test that reaches it anyway (the walk connecting a dataset)
+# is refused at once, and its retries must not wait a second each (62 s of the fast loop).
+HUBSPOT_BACKOFF_SECONDS = 0.01
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Whitenoise warns at every test client's first request when STATIC_ROOT is missing
 # (collectstatic fills it for `make run` and the Docker image, not for tests).

@@ -162,7 +162,10 @@ def test_search_windows_past_the_10000_result_cap():
     base = portal.clock_ms
     for i in range(1, 10_451):
         portal.put("companies", str(i), {"name": f"C{i}"}, stamp=str(base + i // 3))
-    with StandIn(portal) as api, HubSpotClient(api.url, TOKEN, fast_limits()) as client:
+    with (
+        StandIn(portal) as api,
+        HubSpotClient(api.url, TOKEN, fast_limits(search_per_second=1000)) as client,
+    ):
         seen: dict[str, dict] = {}
         windows = set()
         for objects, window, _ in client.search_modified(
