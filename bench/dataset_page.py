@@ -36,19 +36,12 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from django.conf import settings
-    from django.db import connection
 
-    if settings.POSTGRES_PROBLEM:
-        print(f"needs Postgres: {settings.POSTGRES_PROBLEM}", file=sys.stderr)
-        return 2
-    # Set on the connection's own settings dict (filled with defaults by now).
-    connection.settings_dict["TEST"]["NAME"] = f"bench_dataset_page_{os.getpid()}"
+    from bench.throwaway_db import throwaway_database
+
     settings.ALLOWED_HOSTS = ["testserver"]
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with throwaway_database("dataset_page"):
         print(json.dumps(run(args), indent=2))
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
     return 0
 
 
@@ -65,8 +58,11 @@ def run(args: argparse.Namespace) -> dict:
     from reviews.orchestration.tasks import start_review
     from reviews.samplegen.sync import generate_syncs
     from tests.uploads import json_upload
+    from workspaces.models import Membership, Role, default_workspace
 
     user = get_user_model().objects.create_user("bench", is_staff=True)
+    # A member of the workspace the syncs land in: the page shows only members' datasets.
+    Membership.objects.create(user=user, workspace=default_workspace(), role=Role.REVIEWER)
     started = time.perf_counter()
     runs = []
     name = ""

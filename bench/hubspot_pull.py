@@ -37,18 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
-    from django.db import connection
+    from bench.throwaway_db import throwaway_database
 
-    if settings.POSTGRES_PROBLEM:
-        print(f"needs Postgres: {settings.POSTGRES_PROBLEM}", file=sys.stderr)
-        return 2
-    connection.settings_dict["TEST"]["NAME"] = f"bench_hubspot_pull_{os.getpid()}"
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with throwaway_database("hubspot_pull"):
         print(json.dumps(run(args), indent=2))
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
     return 0
 
 
