@@ -334,7 +334,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
 # A file over this is spooled to a temporary file as it arrives, not held in memory;
 # the limit handler before Django's stops an upload past MAX_UPLOAD_BYTES mid-body.
 FILE_UPLOAD_MAX_MEMORY_SIZE = envint("FILE_UPLOAD_MAX_MEMORY_SIZE", 2621440)
+# The first reads multipart bodies itself, so that a file whose name is empty or cannot
+# be kept is kept under a safe name (Django's parser drops it); it feeds the others.
 FILE_UPLOAD_HANDLERS = [
+    "reviews.web.multipart.MultipartHandler",
     "reviews.web.uploads.UploadLimitHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
