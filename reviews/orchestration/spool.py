@@ -68,6 +68,7 @@ def spool_upload(
     rate_keys: list[str] | None = None,
     refused: list[str] | None = None,
     idempotency_key: str | None = None,
+    idempotency_sha256: str | None = None,
 ) -> str:
     """Write an upload that could not be stored to its own spool folder; its id.
     `channel` is "form" or "api"; `refused` the form's errors when the upload was
@@ -76,7 +77,10 @@ def spool_upload(
     (reviews.orchestration.spool_senders); None when the user was checked at reception.
     Raises SpoolFull when keeping it would pass SPOOL_MAX_BYTES (checked without a lock:
     uploads kept at the same moment may pass it by their own sizes), and OSError (a full
-    disk): either way the upload is not kept. Logs what became of it, with `error`."""
+    disk): either way the upload is not kept. Logs what became of it, with `error`.
+    `idempotency_key` and `idempotency_sha256` (what the request was: its files, dataset
+    and as-of) travel with an API upload: a retry finds it by them (find_keyed) and its
+    import claims the key for the batch it stores (reviews.web.api.idempotency)."""
     incoming = sum(source.size for source in sources)
     held = spool_bytes()
     if held + incoming > settings.SPOOL_MAX_BYTES:
@@ -104,6 +108,7 @@ def spool_upload(
             "as_of": as_of.isoformat() if as_of else None,
             "rate_keys": rate_keys,
             "idempotency_key": idempotency_key,
+            "idempotency_sha256": idempotency_sha256,
             "refused": refused or [],
             "error": error,
             "files": files,
@@ -186,6 +191,23 @@ def _read(path: Path, size: int = 1024 * 1024) -> Iterator[bytes]:
     with path.open("rb") as data:
         while chunk := data.read(size):
             yield chunk
+
+
+def find_keyed(channel: str, user_id: int | None, key: str) -> dict[str, Any] | None:
+    """The meta of the upload in the spool (waiting, or whose import failed) that
+    `user_id` sent through `channel` with this idempotency key, or None."""
+    for folder in pending(include_failed=True):
+        try:
+            meta = read_meta(folder)
+        except (OSError, ValueError):  # imported (removed) since the listing, or damaged
+            continue
+        if (meta.get("channel"), meta.get("user_id"), meta.get("idempotency_key")) == (
+            channel,
+            user_id,
+            key,
+        ):
+            return meta
+    return None
 
 
 def mark_failed(folder: Path, reason: str) -> None:

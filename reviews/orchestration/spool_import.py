@@ -7,24 +7,47 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
 
 from ledger.ratelimit import legacy_rate_keys
 from reviews.models import Batch
 from reviews.orchestration import spool
+from reviews.orchestration.blob_store import Source
 from reviews.orchestration.spool_senders import SenderRefused, sender_of
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     accept_stored_upload,
     reject,
     store_upload,
+    unreachable_errors,
 )
 from workspaces.access import may, only_workspace, workspaces_of
 from workspaces.models import Role, Workspace
 
 logger = logging.getLogger(__name__)
+
+
+# How an upload sent with an Idempotency-Key is stored: the API's keys
+# (reviews.web.api.idempotency.store_keyed, registered by reviews.web.api.apps; orchestration
+# does not import the web). Called in the import's transaction with the upload's user,
+# meta, files and the function that stores it; returns (the batch, True if stored now,
+# False if the key already holds this upload's batch: an import that ran before).
+KeyedStore = Callable[
+    [AbstractBaseUser, dict[str, Any], list[Source], Callable[[], Batch]], tuple[Batch, bool]
+]
+_keyed_store: KeyedStore | None = None
+
+
+def register_keyed_store(store: KeyedStore) -> None:
+    global _keyed_store
+    _keyed_store = store
 
 
 @dataclass(slots=True)
@@ -49,7 +72,7 @@ def import_spool(*, retry_failed: bool = False, seconds: float | None = None) ->
             if not mine:
                 continue  # another importer has it
             try:
-                batch, meta = store_one(folder)
+                batch, meta, new = store_one(folder)
             except DatabaseUnavailable as error:
                 logger.warning("spool: the database is still unavailable (%s)", error)
                 report.waiting.extend(f.name for f in folders[i:])
@@ -61,15 +84,19 @@ def import_spool(*, retry_failed: bool = False, seconds: float | None = None) ->
                 report.failed.append((folder.name, reason))
                 continue
         report.imported.append((folder.name, batch.pk))
-        review_stored_upload(batch, meta)
+        if new:  # else reviewed when it was first stored
+            review_stored_upload(batch, meta)
     return report
 
 
-def store_one(folder: Path) -> tuple[Batch, dict]:
+def store_one(folder: Path) -> tuple[Batch, dict, bool]:
     """Store one spooled upload as received, then remove its folder: the bytes are in
     the database from then on, and a retry must not store them twice. An upload whose
     sender no longer holds (reviews.orchestration.spool_senders) is stored for no user,
-    with the reason among its `refused` errors."""
+    with the reason among its `refused` errors. One sent with an Idempotency-Key claims
+    it for its batch in the same transaction, before the folder goes: a retry of the
+    request is answered with that batch, and an import run again (stopped between the
+    commit and the removal) finds it and stores nothing (returned False)."""
     meta = spool.read_meta(folder)
     files = spool.sources(folder, meta)
     try:
@@ -89,13 +116,26 @@ def store_one(folder: Path) -> tuple[Batch, dict]:
         meta["refused"] = [refusal, *meta.get("refused", [])]
         logger.warning("spool: %s: %s", folder.name, refusal)
         workspace = workspaces_of(user).first()
-    batch = store_upload(files, created_by=user, workspace=workspace)
-    # Received then, not now: a batch without its own as-of is reviewed as of this time.
-    batch.created_at = datetime.fromisoformat(meta["received_at"])
-    Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)
+
+    def store() -> Batch:
+        batch = store_upload(files, created_by=user, workspace=workspace)
+        # Received then, not now: a batch without its own as-of is reviewed as of this time.
+        batch.created_at = datetime.fromisoformat(meta["received_at"])
+        Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)
+        return batch
+
+    keyed = meta.get("idempotency_key") and user is not None and _keyed_store is not None
+    try:
+        with transaction.atomic():
+            batch, new = _keyed_store(user, meta, files, store) if keyed else (store(), True)
+    except unreachable_errors() as error:  # at the commit: nothing was stored
+        raise DatabaseUnavailable.of(error) from error
     spool.remove(folder)
-    logger.info("spool: %s imported as batch %s", folder.name, batch.pk)
-    return batch, meta
+    if new:
+        logger.info("spool: %s imported as batch %s", folder.name, batch.pk)
+    else:
+        logger.warning("spool: %s was imported before, as batch %s", folder.name, batch.pk)
+    return batch, meta, new
 
 
 def review_stored_upload(batch: Batch, meta: dict) -> None:

@@ -45,9 +45,7 @@ class MultipartHandler(FileUploadHandler):
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
         handlers = [h for h in self.request.upload_handlers if h is not self]
         for handler in handlers:  # what Django's parser would have asked them
-            result = handler.handle_raw_input(
-                input_data, META, content_length, boundary, encoding
-            )
+            result = handler.handle_raw_input(input_data, META, content_length, boundary, encoding)
             if result is not None:
                 return result
         body = Body(handlers, encoding or settings.DEFAULT_CHARSET)

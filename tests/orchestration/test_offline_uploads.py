@@ -147,10 +147,12 @@ def post_upload(http: httpx.Client, token: str | None, **fields) -> httpx.Respon
     return http.post(UPLOAD, data=data, files=[("files", ("nightly.json", SEED))])
 
 
-def post_api(http: httpx.Client, secret: str | None) -> httpx.Response:
+def post_api(http: httpx.Client, secret: str | None, key: str | None = None) -> httpx.Response:
     headers = {"Content-Type": "application/json"}
     if secret:
         headers["Authorization"] = f"Bearer {secret}"
+    if key:
+        headers["Idempotency-Key"] = key
     return http.post(f"{API_UPLOAD}?dataset=acme-crm", content=SEED, headers=headers)
 
 
@@ -245,6 +247,30 @@ def test_an_api_upload_sent_while_the_database_is_down_is_kept_for_its_tokens_us
     batch = Batch.objects.get()
     assert (batch.created_by, batch.dataset.name) == (robot, "acme-crm")
     assert batch.runs.get().status == ReviewRun.Status.DONE
+
+
+def test_an_idempotency_key_sent_while_the_database_is_down_is_honoured(
+    live, http, django_user_model
+):
+    robot = django_user_model.objects.create_user("robot")
+    secret = create_token(robot, "nightly export").secret
+    live.proxy.cut()
+
+    first = post_api(http, secret, key="night-1")
+    again = post_api(http, secret, key="night-1")  # still down: the same spool id
+
+    assert first.status_code == again.status_code == 503, again.text
+    (folder,) = spooled()
+    assert first.json()["spool_id"] == again.json()["spool_id"] == folder.name
+    live.proxy.restore()
+    assert post_api(http, secret, key="night-1").json()["spool_id"] == folder.name
+
+    ((_, batch_id),) = import_spool().imported
+
+    after = post_api(http, secret, key="night-1")
+    assert (after.status_code, after.json()["batch_id"]) == (202, batch_id), after.text
+    assert after.headers["Idempotent-Replayed"] == "true"
+    assert Batch.objects.count() == 1
 
 
 def test_an_api_upload_whose_token_was_revoked_before_the_import_is_stored_rejected(

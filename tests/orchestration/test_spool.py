@@ -117,6 +117,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
         "as_of": "2026-08-01T09:00:00+00:00",
         "rate_keys": [f"user:{member.pk}", "ip:127.0.0.1"],
         "idempotency_key": None,
+        "idempotency_sha256": None,
         "refused": [],
         "error": f"OperationalError: {REFUSED}",
         "files": [{"name": "nightly.json", "path": "files/0", "size": len(SEED)}],

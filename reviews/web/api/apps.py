@@ -9,7 +9,10 @@ class ApiConfig(AppConfig):
     def ready(self) -> None:
         # An upload kept while the database was down names its token by digest; the
         # import (in orchestration, which does not import the web) checks it with ours.
-        from reviews.orchestration import spool_senders
+        from reviews.orchestration import spool_import, spool_senders
+        from reviews.web.api.idempotency import store_keyed
         from reviews.web.api.tokens import check_spooled_sender
 
         spool_senders.register(spool_senders.TOKEN, check_spooled_sender)
+        # And its Idempotency-Key is claimed for the batch the import stores.
+        spool_import.register_keyed_store(store_keyed)

@@ -21,16 +21,13 @@ from ninja.errors import HttpError
 
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch
-from reviews.orchestration import spool
 from reviews.orchestration.blob_store import Source
 from reviews.orchestration.intake_tasks import accept_later
-from reviews.orchestration.spool_senders import TOKEN
 from reviews.orchestration.submit import (
     DatabaseUnavailable,
     ServeRefused,
     StoredNotRead,
     UploadTooLarge,
-    as_source,
     store_upload,
     submit,
     unreachable_errors,
@@ -38,11 +35,10 @@ from reviews.orchestration.submit import (
 from reviews.web.api import idempotency
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
-from reviews.web.api.models import ApiToken
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted, UploadStored
+from reviews.web.api.spooling import DIFFERENT_UPLOAD, keep, spooled_answer
 from reviews.web.api.tokens import CachedToken
-from reviews.web.unavailable import retry_after
-from reviews.web.uploads import CHUNK_BYTES, NOT_KEPT, SPOOLED, as_sources, too_large_message
+from reviews.web.uploads import CHUNK_BYTES, as_sources, too_large_message
 from reviews.web.views import split_errors
 
 logger = logging.getLogger(__name__)
@@ -146,9 +142,12 @@ def upload_batch(
         return keep(
             request, response, files, token, token.error, dataset=dataset, as_of=as_of, key=key
         )
-    record = None
+    record, fingerprint = None, None
     if key:
         fingerprint = idempotency.request_sha256(files, dataset, as_of)
+        # Before the claim: the import of a spooled upload claims its key, then removes it.
+        if answer := spooled_answer(response, token, key, fingerprint):
+            return answer
         record, first = idempotency.claim(token.user, key, fingerprint)
         if not first:
             return replay(request, response, record, fingerprint)
@@ -170,7 +169,15 @@ def upload_batch(
     except DatabaseUnavailable as error:  # nothing stored: keep it on disk
         _release_unreachable(record)
         return keep(
-            request, response, files, token, str(error), dataset=dataset, as_of=as_of, key=key
+            request,
+            response,
+            files,
+            token,
+            str(error),
+            dataset=dataset,
+            as_of=as_of,
+            key=key,
+            fingerprint=fingerprint,
         )
     except StoredNotRead as error:  # stored: never "try again", which would store it twice
         _finish_quietly(record, error.batch)
@@ -188,39 +195,6 @@ def upload_batch(
     if not submission.accepted:
         return Status(400, rejected(submission.batch.pk, submission.errors))
     return Status(202, accepted(request, response, submission.run))
-
-
-def keep(
-    request: HttpRequest,
-    response: HttpResponse,
-    files: list[UploadedFile] | list[Source],
-    token: ApiToken | CachedToken,
-    error: str,
-    *,
-    dataset: str | None,
-    as_of: datetime | None,
-    key: str | None,
-):
-    """Keep an upload the database could not take in the spool: 503 with its spool id. A
-    token not checked in the database is kept by its sha256, to be checked at import."""
-    checked = isinstance(token, ApiToken)
-    response["Retry-After"] = str(retry_after())
-    try:
-        spool_id = spool.spool_upload(
-            [as_source(f) for f in files],
-            channel="api",
-            user_id=token.user_id,
-            sender=None if checked else {"via": TOKEN, "token_sha256": token.digest},
-            error=error,
-            dataset=dataset,
-            workspace_id=token.workspace_id,
-            as_of=as_of,
-            rate_keys=rate_identity(token, request),
-            idempotency_key=key,
-        )
-    except spool.SpoolFull:
-        return Status(503, {"detail": NOT_KEPT})
-    return Status(503, {"detail": SPOOLED, "spool_id": spool_id})
 
 
 def request_files(
@@ -291,7 +265,7 @@ def replay(request: HttpRequest, response: HttpResponse, record, fingerprint: st
         # The key was used by a token of another workspace: its run is not this one's.
         return Status(422, {"detail": "this Idempotency-Key was used in another workspace"})
     if record.request_sha256 != fingerprint:
-        return Status(422, {"detail": "this Idempotency-Key was used for a different upload"})
+        return Status(422, {"detail": DIFFERENT_UPLOAD})
     if record.batch is None:
         return Status(
             409, {"detail": "the first request with this Idempotency-Key is still running"}
@@ -365,16 +339,25 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key, filena
         key = refuse_unstorable(idempotency_key, "Idempotency-Key")
         if isinstance(token, CachedToken):  # the database is down: kept in the spool
             return keep(
-                response, sources, token, token.error, dataset=dataset, as_of=as_of, key=key
+                request,
+                response,
+                sources,
+                token,
+                token.error,
+                dataset=dataset,
+                as_of=as_of,
+                key=key,
             )
-        record = None
+        record, fingerprint = None, None
         if key:
             fingerprint = idempotency.sources_sha256(sources, dataset, as_of)
+            if answer := spooled_answer(response, token, key, fingerprint):
+                return answer
             record, first = idempotency.claim(token.user, key, fingerprint)
             if not first:
                 return replay(request, response, record, fingerprint)
         try:
-            batch = store_upload(sources, created_by=token.user)
+            batch = store_upload(sources, created_by=token.user, workspace=token.workspace_id)
         except UploadTooLarge as error:
             _release(record)
             return Status(413, {"detail": str(error)})
@@ -389,6 +372,7 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key, filena
                 dataset=dataset,
                 as_of=as_of,
                 key=key,
+                fingerprint=fingerprint,
             )
         accept_later(batch, as_of=as_of, rate_keys=rate_identity(token, request), dataset=dataset)
         _finish_quietly(record, batch)

@@ -1,21 +1,33 @@
 """Idempotency keys: a retried upload with the same `Idempotency-Key` gets the first
 request's answer instead of making a second batch. Keys are per user and remembered
 for KEY_TTL; the first request claims its key with a unique row before it does any
-work, so two concurrent retries cannot both upload."""
+work, so two concurrent retries cannot both upload.
+
+An upload kept in the spool while the database was down (reviews.orchestration.spool)
+carries its key and request_sha256: a retry finds it there (`spooled`) and gets its
+spool id, and its import claims the key for the batch it stores (`store_keyed`), so a
+retry after that gets the batch. Never a second batch either way."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviews.engine.ingest import UploadedFile
+from reviews.models import Batch
+from reviews.orchestration import spool
 from reviews.orchestration.blob_store import Source
 from reviews.orchestration.submit import Submission, stored_sha256
 from reviews.web.api.models import IdempotencyKey
+
+logger = logging.getLogger(__name__)
 
 KEY_TTL = timedelta(hours=24)
 
@@ -66,3 +78,38 @@ def release(record: IdempotencyKey) -> None:
     """The request was refused before it made anything (rate limit, size): a retry with
     the same key may try again."""
     record.delete()
+
+
+def spooled(user_id: int | None, key: str, fingerprint: str) -> tuple[str, bool] | None:
+    """The upload this user sent with `key` that waits in the spool: (its spool id, True
+    if it is the same request), or None."""
+    meta = spool.find_keyed("api", user_id, key)
+    if meta is None:
+        return None
+    # Kept before the spool recorded a request's hash: taken as the same, never stored twice.
+    return meta["id"], meta.get("idempotency_sha256") in (None, fingerprint)
+
+
+def store_keyed(
+    user: AbstractBaseUser,
+    meta: dict[str, Any],
+    files: list[Source],
+    store: Callable[[], Batch],
+) -> tuple[Batch, bool]:
+    """Store a spooled upload sent with an Idempotency-Key, in the import's transaction
+    (reviews.orchestration.spool_import.KeyedStore): the key is claimed for its batch, or
+    already holds it (the import ran before: nothing is stored again). A key that holds
+    another upload does not stop this one from being kept."""
+    key = meta["idempotency_key"]
+    fingerprint = meta.get("idempotency_sha256") or sources_sha256(
+        files, meta.get("dataset"), datetime.fromisoformat(meta["as_of"]) if meta["as_of"] else None
+    )
+    record, first = claim(user, key, fingerprint)
+    if not first and record.request_sha256 != fingerprint:
+        logger.warning("spool %s: Idempotency-Key %s holds another upload", meta["id"], key)
+        return store(), True
+    if record.batch is not None:
+        return record.batch, False
+    record.batch = store()
+    record.save(update_fields=["batch"])
+    return record.batch, True
