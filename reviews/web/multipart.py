@@ -132,8 +132,9 @@ class Body:
         params = parse_header_parameters(_header_text(disposition))[1]
         name = params.get("name")
         self.skipping = name is None
-        if name is None:
+        if name is None:  # not a form field: dropped, as Django's parser does
             return
+        name = name.strip()
         if "filename" not in params:
             self._count_field()
             self.field = (name, bytearray())

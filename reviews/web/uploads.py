@@ -2,7 +2,8 @@
 and the received files handed on as chunked sources (reviews.orchestration.blob_store).
 
 Django spools a file over FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file as it
-arrives; UploadLimitHandler sits before Django's own in FILE_UPLOAD_HANDLERS and stops the
+arrives (the body read by reviews.web.multipart, which hands each file to the handlers
+after it); UploadLimitHandler sits before Django's own in FILE_UPLOAD_HANDLERS and stops the
 upload once its files pass MAX_UPLOAD_BYTES, so an oversized body is never written
 out whole, let alone read into memory."""
 
