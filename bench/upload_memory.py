@@ -206,10 +206,14 @@ def main() -> None:
                 admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
+# A reviewer of the default workspace: a token acts for one workspace, and the form
+# uploads only where its user may.
 _CREATE_USER = (
     "import os; from django.contrib.auth.models import User; "
     "from reviews.web.api.tokens import create_token; "
+    "from workspaces.models import Membership, Role, default_workspace; "
     "user = User.objects.create_user('bench', password=os.environ['DEMO_PASSWORD']); "
+    "Membership.objects.create(user=user, workspace=default_workspace(), role=Role.REVIEWER); "
     "print(create_token(user, 'bench').secret)"
 )
 
