@@ -130,7 +130,8 @@ def upload_batch(
     """Upload a batch for review. Answers 202 with the run to poll, or 400 with every
     structural error (record and field); the upload is kept either way. With the
     database down it is kept in the spool and reviewed when it is back: 503 with
-    Retry-After (do not send it again, it would be reviewed twice)."""
+    Retry-After (do not send it again, it would be reviewed twice, unless with the same
+    Idempotency-Key: then it is answered with the same spool id, or the batch once stored)."""
     token = request.auth
     if is_big(request):  # streamed to storage, read by a worker: never held here
         return upload_big(request, response, token, as_of, dataset, idempotency_key, filename)

@@ -102,7 +102,9 @@ def store_keyed(
     another upload does not stop this one from being kept."""
     key = meta["idempotency_key"]
     fingerprint = meta.get("idempotency_sha256") or sources_sha256(
-        files, meta.get("dataset"), datetime.fromisoformat(meta["as_of"]) if meta["as_of"] else None
+        files,
+        meta.get("dataset"),
+        datetime.fromisoformat(meta["as_of"]) if meta.get("as_of") else None,
     )
     record, first = claim(user, key, fingerprint)
     if not first and record.request_sha256 != fingerprint:
