@@ -45,9 +45,9 @@ test: install
 	$(VENV)/bin/pytest
 
 # The fast loop: no worker, browser, nginx, Docker, subprocess servers, Redis or
-# Postgres-specific test (see docs/architecture.md#tests).
+# Postgres-specific test, on SQLite in memory (see docs/architecture.md#tests).
 test-fast: install
-	$(VENV)/bin/pytest -m "not integration"
+	TEST_SERVICES=none $(VENV)/bin/pytest -m "not integration"
 
 lint: install
 	$(VENV)/bin/ruff check .

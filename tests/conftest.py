@@ -60,7 +60,7 @@ def _no_parsed_batch_from_another_test():
 def require(problem: str | None) -> None:
     """Skip (or, under CI, fail) a test whose service is missing."""
     if problem:
-        if services.CI:
+        if services.CI and not services.NO_SERVICES:
             pytest.fail(problem)
         pytest.skip(problem)
 

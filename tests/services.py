@@ -13,6 +13,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# TEST_SERVICES=none: use neither Postgres nor Redis even where they are up, as the fast
+# loop does (`make test-fast`): its tests need neither, and SQLite in memory saves the
+# round trips of ~1,000 database tests (121 s on Postgres, about half on SQLite).
+NO_SERVICES = os.environ.get("TEST_SERVICES", "").lower() == "none"
+NO_SERVICES_REASON = "not used: TEST_SERVICES=none (the fast loop)"
 
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "postgres://revreview@127.0.0.1:5432/revreview")
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

@@ -7,10 +7,13 @@ import dj_database_url
 from revreview.settings import *  # noqa: F403
 from tests import services
 
-POSTGRES_PROBLEM = services.ensure_postgres()
-REDIS_PROBLEM = services.check_redis()
+if services.NO_SERVICES:  # the fast loop (make test-fast): SQLite and an in-memory cache
+    POSTGRES_PROBLEM = REDIS_PROBLEM = services.NO_SERVICES_REASON
+else:
+    POSTGRES_PROBLEM = services.ensure_postgres()
+    REDIS_PROBLEM = services.check_redis()
 for _problem in (POSTGRES_PROBLEM, REDIS_PROBLEM):
-    if _problem and services.CI:
+    if _problem and services.CI and not services.NO_SERVICES:
         raise services.ServiceMissing(f"{_problem} (CI needs it; see .ci/run)")
 
 if not POSTGRES_PROBLEM:
