@@ -57,5 +57,9 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# The bench extra adds the peers bench/dedup_peers.py compares dedup with (Splink, DuckDB);
+# the runtime and `make install` do without them.
 bench: install
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --extra dev --extra bench --quiet
 	$(PY) bench/review_scale.py --migrate
+	$(PY) bench/dedup_peers.py
