@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
+from operator import attrgetter
 
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.ingest.values import parse_datetime
@@ -159,13 +161,19 @@ class Associations:
     batch; a deal's own associations are read from the deal."""
 
     def __init__(self, batch: Batch) -> None:
-        self.to_company: Counter[str] = Counter()
-        self.to_contact: Counter[str] = Counter()
-        for record in (*batch.contacts, *batch.deals):
-            for company_id in companies_of(record):
-                self.to_company[company_id] += 1
-        for deal in batch.deals:
-            self.to_contact.update(dict.fromkeys(deal.contact_ids, 1))
+        records = (batch.contacts, batch.deals)
+        # Counted in C (Counter over map): a loop calling companies_of per record took
+        # a second on a million records, for the survivors of a few thousand groups.
+        self.to_company: Counter[str] = Counter(
+            filter(None, chain.from_iterable(map(attrgetter("company_id"), r) for r in records))
+        )
+        # The other associated companies, the primary not again (companies_of).
+        for record in filter(attrgetter("company_ids"), chain(*records)):
+            self.to_company.update(i for i in record.company_ids if i != record.company_id)
+        # A deal naming a contact twice counts it once (dict.fromkeys keeps one of each).
+        self.to_contact: Counter[str] = Counter(
+            chain.from_iterable(map(dict.fromkeys, map(attrgetter("contact_ids"), batch.deals)))
+        )
 
     def of(self, record: Record) -> int:
         if isinstance(record, Company):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
+from anyascii import anyascii
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +20,20 @@ def reference_fold(value: str) -> str:
     text = normalize._to_ascii(value).casefold()
     text = text.replace(".", "").replace(",", "").replace("'", "")
     return re.sub(r"[^a-z0-9]+", " ", text).strip()
+
+
+def reference_to_ascii(value: str) -> str:
+    """Accents folded by their definition: NFKD, then every combining mark dropped."""
+    text = value.translate(normalize._PUNCTUATION)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text if text.isascii() else anyascii(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text() | st.text(alphabet="aeiouAÉèñçøßĳ\u0301\u0327\u20d7\u1dc0 -"))
+def test_to_ascii_matches_its_definition(value: str) -> None:
+    assert normalize._to_ascii(value) == reference_to_ascii(value)
 
 
 @pytest.mark.parametrize(
@@ -39,6 +55,19 @@ def test_fold(value: str, folded: str) -> None:
 @given(st.text())
 def test_fold_matches_its_definition_for_any_text(value: str) -> None:
     assert normalize._fold(value) == reference_fold(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.none(), st.text()))
+def test_word_set_key_is_the_sorted_words_of_the_folded_text(value: str | None) -> None:
+    folded = normalize.text(value)
+    expected = normalize.sorted_words(folded) if folded else None
+    assert normalize.word_set_key(value) == expected
+
+
+def test_word_set_key_orders_words() -> None:
+    assert normalize.word_set_key("Kim, Dana") == normalize.word_set_key("dana KIM") == "dana kim"
+    assert normalize.word_set_key(" ... ") is None
 
 
 def test_company_name_drops_legal_suffixes() -> None:

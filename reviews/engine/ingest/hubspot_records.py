@@ -17,7 +17,7 @@ from functools import partial
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Stage, ValueProblem, stage_key
 from reviews.engine.ingest.columns import KINDS
-from reviews.engine.ingest.records import Record, build_record
+from reviews.engine.ingest.records import Record, build_record, field_parsers
 from reviews.engine.ingest.values import (
     parse_amount,
     parse_currency,
@@ -70,6 +70,7 @@ def assemble(
             currency = _company_currency(table, parsers)
             observed = observe_stages(table)
         kind = KINDS[kind_name]
+        plan = field_parsers(kind, parsers)
         out = records[kind_name]
         for rid, fields, extra in table.rows:
             stamp = parsers["updatedAt"](fields["updatedAt"]) if "updatedAt" in fields else None
@@ -85,7 +86,7 @@ def assemble(
                     if key in fields:
                         extra.setdefault(key, fields.pop(key))
             name = fields.pop("companyName", None)
-            record = build_record(kind, rid, len(out), fields, extra, problems, parsers)
+            record = build_record(kind, rid, len(out), fields, extra, problems, plan)
             for key, value in fields.items():  # read but not a field of this kind
                 record.extra.setdefault(key, value)
             if name and not getattr(record, "company_id", None):

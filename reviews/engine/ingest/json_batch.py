@@ -17,6 +17,7 @@ from reviews.engine.ingest.records import (
     Kind,
     Record,
     build_record,
+    field_parsers,
     record_id,
 )
 from reviews.engine.ingest.values import Invalid, describe, parse_datetime
@@ -208,6 +209,7 @@ def _records(
     first_index: dict[str, int] = {}
     records: list[Record] = []
     unknown: set[str] = set()
+    plan = field_parsers(kind)
     for index, raw in enumerate(raws):
         if raw.__class__ is not dict:
             errors.add(f"{kind.name}[{index}]: not an object: {describe(raw)}")
@@ -223,7 +225,7 @@ def _records(
             )
             continue
         # The raw dict becomes `extra`: build_record pops the mapped keys off it.
-        records.append(build_record(kind, rid, index, raw, raw, problems))
+        records.append(build_record(kind, rid, index, raw, raw, problems, plan))
         if raw:
             unknown.update(raw)  # the fields no rule reads
     if unknown:

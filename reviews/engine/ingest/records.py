@@ -33,6 +33,13 @@ class Field(NamedTuple):
     attr: str
     parse: Callable[[object], object]
     category: str  # the specialist that reports a malformed value of it (docs/input.md)
+    # Values repeat across records (dates, stages, owners, round amounts): each distinct
+    # text or integer is parsed once per batch, and the records share the parsed object.
+    repeats: bool = False
+
+
+# A parse plan: (key, attr, parser, category) per field, the parsers chosen for one batch.
+Plan = tuple[tuple[str, str, Callable[[object], object], str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +52,9 @@ class Kind:
 # Who owns a record and where it came from, on every kind (docs/input.md): kept for
 # routing fixes; a malformed one is attribution's to report.
 _OWNED = (
-    Field("owner", "owner", parse_owner, "attribution"),
-    Field("recordSource", "record_source", parse_text, "attribution"),
-    Field("recordSourceDetail", "record_source_detail", parse_text, "attribution"),
+    Field("owner", "owner", parse_owner, "attribution", repeats=True),
+    Field("recordSource", "record_source", parse_text, "attribution", repeats=True),
+    Field("recordSourceDetail", "record_source_detail", parse_text, "attribution", repeats=True),
 )
 
 COMPANIES = Kind(
@@ -56,8 +63,8 @@ COMPANIES = Kind(
     (
         Field("name", "name", parse_text, "dedup"),
         Field("domain", "domain", parse_domain, "dedup"),
-        Field("enrichedAt", "enriched_at", parse_datetime, "freshness"),
-        Field("updatedAt", "updated_at", parse_datetime, "freshness"),
+        Field("enrichedAt", "enriched_at", parse_datetime, "freshness", repeats=True),
+        Field("updatedAt", "updated_at", parse_datetime, "freshness", repeats=True),
         *_OWNED,
     ),
 )
@@ -79,13 +86,13 @@ DEALS = Kind(
     Deal,
     (
         Field("name", "name", parse_text, "dedup"),
-        Field("amount", "amount", parse_amount, "pipeline"),
-        Field("stage", "stage", parse_text, "pipeline"),
-        Field("closeDate", "close_date", parse_date, "pipeline"),
+        Field("amount", "amount", parse_amount, "pipeline", repeats=True),
+        Field("stage", "stage", parse_text, "pipeline", repeats=True),
+        Field("closeDate", "close_date", parse_date, "pipeline", repeats=True),
         Field("companyId", "company_id", parse_text, "attribution"),
         Field("contactIds", "contact_ids", parse_id_list, "attribution"),
-        Field("pipeline", "pipeline", parse_text, "pipeline"),
-        Field("currency", "currency", parse_currency, "pipeline"),
+        Field("pipeline", "pipeline", parse_text, "pipeline", repeats=True),
+        Field("currency", "currency", parse_currency, "pipeline", repeats=True),
         Field("companyIds", "company_ids", parse_id_list, "attribution"),
         *_OWNED,
     ),
@@ -103,6 +110,36 @@ def record_id(value: object) -> tuple[str | None, str | None]:
     return None, f"not a string: {describe(value)}"
 
 
+def field_parsers(
+    kind: Kind, overrides: dict[str, Callable[[object], object]] | None = None
+) -> Plan:
+    """The parse plan for one batch's records of `kind`: each field's parser, or the
+    override for its key (a CSV file reads amounts and dates by its own conventions);
+    for fields whose values repeat, the result for each distinct text is remembered for
+    this batch (a million companies carry a few thousand distinct dates)."""
+    plan = []
+    for key, attr, parse, category, repeats in kind.fields:
+        if overrides and key in overrides:
+            parse = overrides[key]
+        plan.append((key, attr, _remembering(parse) if repeats else parse, category))
+    return tuple(plan)
+
+
+def _remembering(parse: Callable[[object], object]) -> Callable[[object], object]:
+    seen: dict[str | int, object] = {}
+
+    def parse_once(value: object) -> object:
+        if value.__class__ is not str and value.__class__ is not int:
+            return parse(value)  # floats too: 1.0 == 1 would find the int's result
+        try:
+            return seen[value]
+        except KeyError:
+            parsed = seen[value] = parse(value)
+            return parsed
+
+    return parse_once
+
+
 def build_record(
     kind: Kind,
     rid: str,
@@ -110,19 +147,18 @@ def build_record(
     fields: dict,
     extra: dict,
     problems: list[ValueProblem],
-    parsers: dict[str, Callable[[object], object]] | None = None,
+    plan: Plan,
 ) -> Record:
-    """The dataclass for one record. Mapped keys are popped from `fields`, so when the
-    JSON reader passes the same dict as `fields` and `extra`, what remains is exactly
-    the unknown fields, kept without copying. A malformed value is left unset (missing)
-    and reported on `problems`. `parsers` replaces a field's parser by key (a CSV file
-    reads amounts and dates by its own conventions)."""
+    """The dataclass for one record, its fields parsed by `plan` (field_parsers). Mapped
+    keys are popped from `fields`, so when the JSON reader passes the same dict as
+    `fields` and `extra`, what remains is exactly the unknown fields, kept without
+    copying. A malformed value is left unset (missing) and reported on `problems`."""
     values = {}
-    for key, attr, parse, category in kind.fields:
+    for key, attr, parse, category in plan:
         raw = fields.pop(key, None)
         if raw is None:
             continue
-        value = parsers[key](raw) if parsers and key in parsers else parse(raw)
+        value = parse(raw)
         if value is None:
             continue
         if value.__class__ is Invalid:

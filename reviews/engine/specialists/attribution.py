@@ -25,6 +25,7 @@ from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
     company_domains,
+    contact_email_domains,
     exposure_of,
     invalid_value_findings,
     named,
@@ -97,8 +98,8 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
     index.companies_known = "companies" not in batch.partial
     index.contacts_known = "contacts" not in batch.partial
     findings.extend(_unresolved_names(batch, exposure))
-    for contact in batch.contacts:
-        finding = _check_contact(contact, index)
+    for contact, email_domain in zip(batch.contacts, contact_email_domains(batch), strict=True):
+        finding = _check_contact(contact, email_domain, index)
         if finding:
             finding.exposure = exposure.of_contacts([contact.id])
             findings.append(finding)
@@ -119,10 +120,9 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     index = _Index(batch)
     near: dict[str, tuple[str, list[str]] | None] = {}  # per email domain, computed once
     found: list[dict] = []
-    for contact in batch.contacts:
+    for contact, email_domain in zip(batch.contacts, contact_email_domains(batch), strict=True):
         if len(found) >= limit:
             break
-        email_domain = normalize.email_domain(contact.email)
         own_domain = index.domain_of.get(contact.company_id) if contact.company_id else None
         if not email_domain or own_domain == email_domain or normalize.is_free_mail(email_domain):
             continue
@@ -158,13 +158,12 @@ def _subsidiary(
     return None
 
 
-def _check_contact(contact: Contact, index: _Index) -> RawFinding | None:
+def _check_contact(contact: Contact, email_domain: str | None, index: _Index) -> RawFinding | None:
     if not index.companies_known:
         return None
     missing = _missing_companies(contact.company_id, contact.company_ids, index)
     if missing:
         return _dangling(contact, missing, "Contact")
-    email_domain = normalize.email_domain(contact.email)
     if not email_domain:
         return None
     own_domain = index.domain_of[contact.company_id] if contact.company_id else None

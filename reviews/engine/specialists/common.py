@@ -83,6 +83,29 @@ def company_domains(batch: Batch) -> list[str | None]:
     )
 
 
+def contact_emails(batch: Batch) -> list[str | None]:
+    """Each contact's normalised email, in batch order (dedup groups by it, attribution
+    reads its domain): normalised once per batch, whichever specialist asks first."""
+    return batch.derive("contact_emails", lambda b: [normalize.email(c.email) for c in b.contacts])
+
+
+def contact_email_domains(batch: Batch) -> list[str | None]:
+    """Each contact's normalised email domain, in batch order."""
+
+    def build(b: Batch) -> list[str | None]:
+        # Colleagues share a domain: each distinct address part normalised once.
+        known: dict[str | None, str | None] = {}
+        domains = []
+        for address in contact_emails(b):
+            part = address.rpartition("@")[2] if address and "@" in address else None
+            if part not in known:
+                known[part] = normalize.domain_of_email(address)
+            domains.append(known[part])
+        return domains
+
+    return batch.derive("contact_email_domains", build)
+
+
 class Exposure:
     """Which open deals (and their amounts) each company and contact carries, so a
     finding on a company or contact can say how much pipeline it touches."""

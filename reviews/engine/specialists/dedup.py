@@ -34,6 +34,7 @@ from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
     company_domains,
+    contact_emails,
     exposure_of,
     invalid_value_findings,
     money,
@@ -194,8 +195,7 @@ def _company_domain(company: Company) -> str | None:
 
 
 def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    emails = map(normalize.email, each(batch.contacts, "email"))
-    for email, group in groups(batch.contacts, emails):
+    for email, group in groups(batch.contacts, contact_emails(batch)):
         yield _finding(
             "contact_same_email",
             title=f"{len(group)} contacts share the email {email}{named_list(group)}",
@@ -232,9 +232,10 @@ def _person_keys(block: list[Contact]) -> dict[str, list[Contact]]:
     """Contacts of one company by sorted-word full name; contacts without a name are left out."""
     by_name: dict[str, list[Contact]] = defaultdict(list)
     for contact in block:
-        name = normalize.person_name(contact.first_name, contact.last_name)
-        if name:
-            by_name[normalize.sorted_words(name)].append(contact)
+        # person_name's words, sorted (person_name + sorted_words, in one pass).
+        key = normalize.word_set_key(f"{contact.first_name or ''} {contact.last_name or ''}")
+        if key:
+            by_name[key].append(contact)
     return by_name
 
 
@@ -291,8 +292,7 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
 
 
 def _deal_key(deal: Deal) -> str | None:
-    name = normalize.text(deal.name)
-    return normalize.sorted_words(name) if name else None
+    return normalize.word_set_key(deal.name)
 
 
 def _closed_lost(batch: Batch, deal: Deal) -> bool:
