@@ -47,7 +47,7 @@ test: install
 # The fast loop: no worker, browser, nginx, Docker, subprocess servers, Redis or
 # Postgres-specific test, on SQLite in memory (see docs/architecture.md#tests).
 test-fast: install
-	TEST_SERVICES=none $(VENV)/bin/pytest -m "not integration"
+	TEST_SERVICES=none $(VENV)/bin/pytest -m "not integration" -n 2 --dist worksteal
 
 lint: install
 	$(VENV)/bin/ruff check .
