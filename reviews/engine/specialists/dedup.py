@@ -41,7 +41,7 @@ from reviews.engine.specialists.common import (
     named,
     named_list,
 )
-from reviews.engine.specialists.grouping import clusters, each, groups, similar_pairs
+from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
 CATEGORY = "dedup"
@@ -209,8 +209,10 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
 def _contact_same_person(
     batch: Batch, links: _Links, exposure: Exposure, rules: Rules
 ) -> Iterator[RawFinding]:
-    for company_id, block in groups(batch.contacts, each(batch.contacts, "company_id")):
-        for group, score in _person_clusters(block, rules):
+    blocks = _person_blocks(batch)
+    fuzzy = _fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    for code, (company_id, by_name) in enumerate(blocks):
+        for group, score in _person_clusters(by_name, fuzzy.get(code, [])):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:
                 continue  # one shared email: contact_same_email already reports them
@@ -228,34 +230,51 @@ def _contact_same_person(
             )
 
 
-def _person_keys(block: list[Contact]) -> dict[str, list[Contact]]:
-    """Contacts of one company by sorted-word full name; contacts without a name are left out."""
-    by_name: dict[str, list[Contact]] = defaultdict(list)
-    for contact in block:
-        # person_name's words, sorted (person_name + sorted_words, in one pass).
-        key = normalize.word_set_key(f"{contact.first_name or ''} {contact.last_name or ''}")
-        if key:
-            by_name[key].append(contact)
-    return by_name
+PersonBlock = tuple[str, dict[str, list[Contact]]]  # a company id, its contacts by name key
 
 
-def _person_clusters(block: list[Contact], rules: Rules) -> list[tuple[list[Contact], float]]:
+def _person_blocks(batch: Batch) -> list[PersonBlock]:
+    """Every company with two or more contacts, in batch order, with its contacts by
+    sorted-word full name; contacts without a name are left out."""
+    blocks = []
+    for company_id, contacts in groups(batch.contacts, each(batch.contacts, "company_id")):
+        by_name: dict[str, list[Contact]] = defaultdict(list)
+        for contact in contacts:
+            # person_name's words, sorted (person_name + sorted_words, in one pass).
+            key = normalize.word_set_key(f"{contact.first_name or ''} {contact.last_name or ''}")
+            if key:
+                by_name[key].append(contact)
+        blocks.append((company_id, by_name))
+    return blocks
+
+
+def _person_clusters(
+    by_name: dict[str, list[Contact]], pairs: list[tuple[str, str, float]]
+) -> list[tuple[list[Contact], float]]:
     """Exact name groups, then each fuzzy-matching pair of names with its ratio. Fuzzy
     pairs are not chained: Jon ~ John and John ~ Joan does not make Jon and Joan one
     person, and chaining would glue a large account's similar names into one blob."""
-    by_name = _person_keys(block)
     found = [(group, 100.0) for group in by_name.values() if len(group) > 1]
-    return found + list(_fuzzy_person_pairs(by_name, rules))
+    return found + [(by_name[a] + by_name[b], score) for a, b, score in pairs]
 
 
 def _fuzzy_person_pairs(
-    by_name: dict[str, list[Contact]], rules: Rules
-) -> Iterator[tuple[list[Contact], float]]:
-    """The contacts of each pair of different names scoring at least
-    rules.person_name_fuzzy_ratio, with the ratio (below 100: the names differ)."""
-    keys = sorted(by_name)
-    for i, j, score in similar_pairs(keys, rules.person_name_fuzzy_ratio, rules.fuzzy_window):
-        yield by_name[keys[i]] + by_name[keys[j]], score
+    blocks: list[PersonBlock], cutoff: float, window: int
+) -> dict[int, list[tuple[str, str, float]]]:
+    """For each block (by position) with such names, the pairs of different names
+    scoring at least `cutoff`, with the ratio (below 100: the names differ). Every
+    block's sorted names side by side, paired in one pass (grouping.block_pairs)."""
+    codes: list[int] = []
+    keys: list[str] = []
+    for code, (_, by_name) in enumerate(blocks):
+        if len(by_name) > 1:
+            names = sorted(by_name)
+            keys += names
+            codes += [code] * len(names)
+    pairs: dict[int, list[tuple[str, str, float]]] = defaultdict(list)
+    for i, j, score in block_pairs(codes, keys, cutoff, window):
+        pairs[codes[i]].append((keys[i], keys[j], score))
+    return pairs
 
 
 def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
@@ -264,10 +283,13 @@ def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
     rules.person_name_fuzzy_ratio (tuning reads it). Exact-name groups are left out:
     no ratio hides them."""
     found: dict[str, Decimal] = {}
-    for _, block in groups(batch.contacts, each(batch.contacts, "company_id")):
-        for group, score in _fuzzy_person_pairs(_person_keys(block), rules):
+    blocks = _person_blocks(batch)
+    fuzzy = _fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    for code, pairs in fuzzy.items():
+        _, by_name = blocks[code]
+        for a, b, score in pairs:
             ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-            found[",".join(_ids(group))] = ratio
+            found[",".join(_ids(by_name[a] + by_name[b]))] = ratio
     return found
 
 
@@ -275,20 +297,38 @@ def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
 
 
 def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[RawFinding]:
-    for _, block in groups(batch.deals, each(batch.deals, "company_id")):
+    # Every company's candidates side by side, paired by name in one pass; then the
+    # amount and date tests for the pairs whose names match.
+    codes: list[int] = []
+    keys: list[str] = []
+    deals: list[Deal] = []
+    blocks = groups(batch.deals, each(batch.deals, "company_id"))
+    for code, (_, block) in enumerate(blocks):
         candidates = [
             (key, deal)
             for deal in block
             if (key := _deal_key(deal)) and not _closed_lost(batch, deal)
         ]
+        if len(candidates) < 2:
+            continue
         # Sorting by name, then date and amount, puts copies of one deal side by side
         # even in an account with many same-named deals (renewals).
         candidates.sort(key=lambda kd: (kd[0], kd[1].close_date or date.min, kd[1].amount or 0))
-        pairs = _duplicate_deal_pairs(candidates, rules)
-        for members, score in clusters(len(candidates), pairs):
-            if len(members) > 1:
-                group = [candidates[i][1] for i in members]
-                yield _deal_finding(group, score, links)
+        codes += [code] * len(candidates)
+        keys += [key for key, _ in candidates]
+        deals += [deal for _, deal in candidates]
+    pairs = [
+        (i, j, score)
+        for i, j, score in block_pairs(codes, keys, rules.deal_name_fuzzy_ratio, rules.fuzzy_window)
+        if _same_deal(keys[i], keys[j], deals[i], deals[j], rules)
+    ]
+    # Clusters never cross companies (no pair does): only the paired deals take part.
+    paired = sorted({i for pair in pairs for i in pair[:2]})
+    position = {index: at for at, index in enumerate(paired)}
+    for members, score in clusters(
+        len(paired), [(position[i], position[j], s) for i, j, s in pairs]
+    ):
+        yield _deal_finding([deals[paired[m]] for m in members], score, links)
 
 
 def _deal_key(deal: Deal) -> str | None:
@@ -299,21 +339,14 @@ def _closed_lost(batch: Batch, deal: Deal) -> bool:
     return (stage := batch.stage_of(deal)) is not None and stage.closed and not stage.won
 
 
-def _duplicate_deal_pairs(
-    candidates: list[tuple[str, Deal]], rules: Rules
-) -> Iterator[tuple[int, int, float]]:
-    pct = rules.deal_amount_tolerance_pct
-    days = rules.deal_close_date_window_days
-    keys = [key for key, _ in candidates]
-    # Names first: most neighbours differ by name, and that test runs in C.
-    for i, j, score in similar_pairs(keys, rules.deal_name_fuzzy_ratio, rules.fuzzy_window):
-        if _DIGITS.findall(keys[i]) != _DIGITS.findall(keys[j]):
-            continue  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
-        a, b = candidates[i][1], candidates[j][1]
-        if not _amounts_close(a.amount, b.amount, pct):
-            continue
-        if _dates_close(a.close_date, b.close_date, days):
-            yield i, j, score
+def _same_deal(key_a: str, key_b: str, a: Deal, b: Deal, rules: Rules) -> bool:
+    """Two deals whose names match: the same deal if their names carry the same numbers
+    and their amounts and close dates are close."""
+    if _DIGITS.findall(key_a) != _DIGITS.findall(key_b):
+        return False  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
+    return _amounts_close(a.amount, b.amount, rules.deal_amount_tolerance_pct) and _dates_close(
+        a.close_date, b.close_date, rules.deal_close_date_window_days
+    )
 
 
 def _amounts_close(a: Decimal | None, b: Decimal | None, pct: Decimal) -> bool:
@@ -403,11 +436,11 @@ def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
 def _person_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
     threshold = rules.person_name_fuzzy_ratio
     floor = threshold - rules.near_miss_points
-    for _, block in groups(batch.contacts, each(batch.contacts, "company_id")):
-        by_name = _person_keys(block)
-        keys = sorted(by_name)
-        for i, j, score in similar_pairs(keys, floor, rules.near_miss_window):
-            a, b = by_name[keys[i]][0], by_name[keys[j]][0]
+    blocks = _person_blocks(batch)
+    for code, pairs in _fuzzy_person_pairs(blocks, floor, rules.near_miss_window).items():
+        _, by_name = blocks[code]
+        for key_a, key_b, score in pairs:
+            a, b = by_name[key_a][0], by_name[key_b][0]
             if score >= threshold:
                 continue  # already contact_same_person
             if normalize.email(a.email) and normalize.email(a.email) == normalize.email(b.email):

@@ -4,10 +4,11 @@ machinery of the dedup rules (reviews.engine.specialists.dedup explains the meth
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 from typing import TypeVar
 
+import numpy
 from rapidfuzz import fuzz, process
 
 R = TypeVar("R")
@@ -44,6 +45,40 @@ def similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple
             key, following, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
         ):
             yield i, i + 1 + offset, score
+
+
+def block_pairs(
+    blocks: Sequence[int], keys: Sequence[str], cutoff: float, window: int
+) -> list[tuple[int, int, float]]:
+    """similar_pairs for many blocks in one pass: `keys` sorted within each block, the
+    blocks side by side (`blocks[i]` is key i's block), each key compared with the next
+    `window` keys of its own block. A block's keys are contiguous, so its pairs at
+    distance k are the positions where blocks[i] == blocks[i + k]; rapidfuzz scores all
+    of them in one C call per distance, over both cores. Returns (i, j, ratio) in
+    similar_pairs' order: by i, then best ratio first."""
+    if len(keys) < 2:
+        return []
+    codes = numpy.asarray(blocks)
+    found: list[tuple[int, int, float]] = []
+    for distance in range(1, window + 1):
+        at = numpy.flatnonzero(codes[:-distance] == codes[distance:])
+        if not at.size:
+            break  # no block holds more than `distance` keys: none holds more than that + 1
+        scores = process.cpdist(
+            [keys[i] for i in at],
+            [keys[i + distance] for i in at],
+            scorer=fuzz.ratio,
+            score_cutoff=cutoff,
+            dtype=numpy.float64,  # the float process.extract gives: ratios equal to the bit
+            workers=-1,
+        )
+        hits = numpy.flatnonzero(scores >= cutoff)
+        found.extend(
+            (i, i + distance, score)
+            for i, score in zip(at[hits].tolist(), scores[hits].tolist(), strict=True)
+        )
+    found.sort(key=lambda pair: (pair[0], -pair[2], pair[1]))
+    return found
 
 
 def clusters(size: int, pairs: Iterable[tuple[int, int, float]]) -> list[tuple[list[int], float]]:
