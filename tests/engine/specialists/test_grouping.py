@@ -27,9 +27,7 @@ def test_block_pairs_are_the_pairs_of_each_block(blocks, cutoff, window) -> None
     blocks = [sorted(keys) for keys in blocks]
     codes = [code for code, keys in enumerate(blocks) for _ in keys]
     keys = [key for block in blocks for key in block]
-    assert block_pairs(codes, keys, cutoff, window) == one_block_at_a_time(
-        blocks, cutoff, window
-    )
+    assert block_pairs(codes, keys, cutoff, window) == one_block_at_a_time(blocks, cutoff, window)
 
 
 def test_block_pairs_never_cross_blocks_and_keep_the_window() -> None:
