@@ -9,6 +9,7 @@ to the CLI's wall time less start-up; the specialists run one after the other he
 they do in the CLI's process. User and system CPU seconds and page faults (this
 process's) are printed beside wall seconds: on a shared machine CPU says what the work
 costs, wall what it waited; system time is mostly the kernel handing out fresh memory.
+The last column is the process's peak RSS after each stage: where the memory goes.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def main(argv: list[str]) -> int:
 
     call_command("migrate", verbosity=0)
     path = Path(argv[0])
-    # name, wall s, user CPU s, system CPU s, page faults (this process's)
-    rows: list[tuple[str, float, float, float, int]] = []
+    # name, wall s, user CPU s, system CPU s, page faults, peak RSS MB so far (this process's)
+    rows: list[tuple[str, float, float, float, int, float]] = []
 
     def stage(name: str, work: Callable[[], Any]) -> Any:
         started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
@@ -59,6 +60,7 @@ def main(argv: list[str]) -> int:
                 after.ru_utime - before.ru_utime,
                 after.ru_stime - before.ru_stime,
                 after.ru_minflt - before.ru_minflt,
+                after.ru_maxrss / 1024,
             )
         )
         return result
@@ -101,10 +103,13 @@ def main(argv: list[str]) -> int:
     gc.enable()
     size = stage("report JSON, streamed", lambda: sum(map(len, stream_report_json(run))))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"| stage ({path.name}, {connection_vendor()}) | wall s | user s | sys s | faults |")
-    print("|---|---:|---:|---:|---:|")
-    for name, wall, user, system, faults in rows:
-        print(f"| {name} | {wall:.2f} | {user:.2f} | {system:.2f} | {faults:,} |")
+    print(
+        f"| stage ({path.name}, {connection_vendor()}) | wall s | user s | sys s | faults "
+        "| peak RSS MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, wall, user, system, faults, rss in rows:
+        print(f"| {name} | {wall:.2f} | {user:.2f} | {system:.2f} | {faults:,} | {rss:,.0f} |")
     counted = [r for r in rows if not r[0].startswith("  of which")]
     totals = [sum(r[i] for r in counted) for i in range(1, 5)]
     print("| total | {:.2f} | {:.2f} | {:.2f} | {:,} |".format(*totals))

@@ -80,6 +80,9 @@ def parse_upload(
             ["the upload holds only deal pipelines and no records: add them to a dataset "
              "(its page, the API or manage.py pipelines), or upload them beside a sync"]
         )  # fmt: skip
+    # Asked before parsing: _parse lets go of the files' bytes once they are decoded.
+    unsafe = any(_may_hold_unsafe(f) for f in files)
+    names = ", ".join(f.name for f in files)
     try:
         batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
         for pipeline in uploaded:
@@ -87,12 +90,12 @@ def parse_upload(
         batch.uploaded_pipelines = uploaded
         if known_pipelines:
             batch.use_pipelines(known_pipelines)
-        if any(_may_hold_unsafe(f) for f in files):
+        if unsafe:
             # NUL and lone surrogates (in values, or a file name the batch quotes):
             # storable, visible, reported.
             clean_batch(batch)
     except RecursionError:  # a value nested just under the readers' limit, walked deeper
-        raise IngestError([too_deep(", ".join(f.name for f in files))]) from None
+        raise IngestError([too_deep(names)]) from None
     return batch
 
 
@@ -133,6 +136,9 @@ def _parse(
     if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
             documents = [(f.name, load_json(f.data, f.name)) for f in files]
+            # `files` is split_pipelines' own list: clearing it lets a ZIP's unpacked
+            # members go before the records are built (2 GB for ten million records).
+            files.clear()
             if len(documents) == 1 and not is_api_export(documents[0][1]):
                 return build_json_batch(
                     documents[0][1],
