@@ -11,14 +11,13 @@ words, so "Kim Dana" matches "Dana Kim".
 
 Deal copies are clustered (union-find), so a deal entered three times is one
 finding. Fuzzy person matches are reported pair by pair, not chained (see
-_person_clusters).
+people.person_clusters).
 """
 
 from __future__ import annotations
 
 import heapq
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import ROUND_DOWN, Decimal
@@ -42,6 +41,7 @@ from reviews.engine.specialists.common import (
     named_list,
 )
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
+from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
 from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
 
 CATEGORY = "dedup"
@@ -209,10 +209,10 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
 def _contact_same_person(
     batch: Batch, links: _Links, exposure: Exposure, rules: Rules
 ) -> Iterator[RawFinding]:
-    blocks = _person_blocks(batch)
-    fuzzy = _fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    blocks = person_blocks(batch)
+    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
     for code, (company_id, by_name) in enumerate(blocks):
-        for group, score in _person_clusters(by_name, fuzzy.get(code, [])):
+        for group, score in person_clusters(by_name, fuzzy.get(code, [])):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:
                 continue  # one shared email: contact_same_email already reports them
@@ -230,61 +230,14 @@ def _contact_same_person(
             )
 
 
-PersonBlock = tuple[str, dict[str, list[Contact]]]  # a company id, its contacts by name key
-
-
-def _person_blocks(batch: Batch) -> list[PersonBlock]:
-    """Every company with two or more contacts, in batch order, with its contacts by
-    sorted-word full name; contacts without a name are left out."""
-    blocks = []
-    for company_id, contacts in groups(batch.contacts, each(batch.contacts, "company_id")):
-        by_name: dict[str, list[Contact]] = defaultdict(list)
-        for contact in contacts:
-            # person_name's words, sorted (person_name + sorted_words, in one pass).
-            key = normalize.word_set_key(f"{contact.first_name or ''} {contact.last_name or ''}")
-            if key:
-                by_name[key].append(contact)
-        blocks.append((company_id, by_name))
-    return blocks
-
-
-def _person_clusters(
-    by_name: dict[str, list[Contact]], pairs: list[tuple[str, str, float]]
-) -> list[tuple[list[Contact], float]]:
-    """Exact name groups, then each fuzzy-matching pair of names with its ratio. Fuzzy
-    pairs are not chained: Jon ~ John and John ~ Joan does not make Jon and Joan one
-    person, and chaining would glue a large account's similar names into one blob."""
-    found = [(group, 100.0) for group in by_name.values() if len(group) > 1]
-    return found + [(by_name[a] + by_name[b], score) for a, b, score in pairs]
-
-
-def _fuzzy_person_pairs(
-    blocks: list[PersonBlock], cutoff: float, window: int
-) -> dict[int, list[tuple[str, str, float]]]:
-    """For each block (by position) with such names, the pairs of different names
-    scoring at least `cutoff`, with the ratio (below 100: the names differ). Every
-    block's sorted names side by side, paired in one pass (grouping.block_pairs)."""
-    codes: list[int] = []
-    keys: list[str] = []
-    for code, (_, by_name) in enumerate(blocks):
-        if len(by_name) > 1:
-            names = sorted(by_name)
-            keys += names
-            codes += [code] * len(names)
-    pairs: dict[int, list[tuple[str, str, float]]] = defaultdict(list)
-    for i, j, score in block_pairs(codes, keys, cutoff, window):
-        pairs[codes[i]].append((keys[i], keys[j], score))
-    return pairs
-
-
 def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
     """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
     its name ratio, rounded down to a hundredth: the value the rule compares with
     rules.person_name_fuzzy_ratio (tuning reads it). Exact-name groups are left out:
     no ratio hides them."""
     found: dict[str, Decimal] = {}
-    blocks = _person_blocks(batch)
-    fuzzy = _fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    blocks = person_blocks(batch)
+    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
     for code, pairs in fuzzy.items():
         _, by_name = blocks[code]
         for a, b, score in pairs:
@@ -436,8 +389,8 @@ def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
 def _person_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
     threshold = rules.person_name_fuzzy_ratio
     floor = threshold - rules.near_miss_points
-    blocks = _person_blocks(batch)
-    for code, pairs in _fuzzy_person_pairs(blocks, floor, rules.near_miss_window).items():
+    blocks = person_blocks(batch)
+    for code, pairs in fuzzy_person_pairs(blocks, floor, rules.near_miss_window).items():
         _, by_name = blocks[code]
         for key_a, key_b, score in pairs:
             a, b = by_name[key_a][0], by_name[key_b][0]
