@@ -66,18 +66,6 @@ def email(value: str | None) -> str | None:
     return text or None
 
 
-def email_domain(value: str | None) -> str | None:
-    """The normalised domain part of an email address, or None."""
-    return domain_of_email(email(value))
-
-
-def domain_of_email(normalised: str | None) -> str | None:
-    """email_domain of an address already normalised by email()."""
-    if not normalised or "@" not in normalised:
-        return None
-    return domain(normalised.rsplit("@", 1)[1])
-
-
 @lru_cache(maxsize=65536)
 def is_free_mail(domain_name: str | None) -> bool:
     if not domain_name:

@@ -90,7 +90,8 @@ def contact_emails(batch: Batch) -> list[str | None]:
 
 
 def contact_email_domains(batch: Batch) -> list[str | None]:
-    """Each contact's normalised email domain, in batch order."""
+    """Each contact's email domain (the part after the last @ of its normalised email,
+    normalised as a domain), in batch order; None without an email or an @."""
 
     def build(b: Batch) -> list[str | None]:
         # Colleagues share a domain: each distinct address part normalised once.
@@ -99,7 +100,7 @@ def contact_email_domains(batch: Batch) -> list[str | None]:
         for address in contact_emails(b):
             part = address.rpartition("@")[2] if address and "@" in address else None
             if part not in known:
-                known[part] = normalize.domain_of_email(address)
+                known[part] = normalize.domain(part)
             domains.append(known[part])
         return domains
 

@@ -36,8 +36,6 @@ def each(records: list[R], field: str) -> Iterator:
 def similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple[int, int, float]]:
     """(i, j, ratio) for sorted `keys` scoring at least `cutoff`, each key compared with
     the next `window` keys only (reviews.engine.specialists.dedup explains why)."""
-    if len(keys) < 2:
-        return  # most blocks (one company's contacts) have one name: nothing to pair
     for i, key in enumerate(keys):
         following = keys[i + 1 : i + 1 + window]
         # process.extract loops in C: about 3x faster than calling fuzz.ratio per pair.
