@@ -3,11 +3,13 @@ coordinator read. Ingest builds it; nothing here touches the database."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
+
+from reviews.engine.extra_fields import ExtraFields
 
 # The HubSpot default pipeline (docs/input.md), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
@@ -128,7 +130,8 @@ class Company:
     domain: str | None = None  # as given; normalise with reviews.engine.normalize.domain
     enriched_at: datetime | None = None
     updated_at: datetime | None = None
-    extra: dict = field(default_factory=dict)  # every other field, kept as given
+    # Every other field, kept as given; empty where the batch keeps them (Batch.extra).
+    extra: Mapping[str, Any] = field(default_factory=dict)
     # Who owns the record (owner name, else HubSpot owner id) and where it came from
     # (HubSpot's Record source / Original Source and its detail): for routing fixes.
     owner: str | None = None
@@ -147,7 +150,7 @@ class Contact:
     # every associated company; a shared empty tuple when none, so a million records
     # without the column allocate no lists
     company_ids: list[str] | tuple[()] = ()
-    extra: dict = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     owner: str | None = None
     record_source: str | None = None
     record_source_detail: str | None = None
@@ -166,10 +169,13 @@ class Deal:
     pipeline: str | None = None
     currency: str | None = None  # ISO 4217 code of `amount`; None: the batch's currency
     company_ids: list[str] | tuple[()] = ()  # every associated company (as Contact's)
-    extra: dict = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     owner: str | None = None
     record_source: str | None = None
     record_source_detail: str | None = None
+
+
+_LIST_NAMES = {Company: "companies", Contact: "contacts", Deal: "deals"}
 
 
 @dataclass(slots=True)
@@ -208,6 +214,9 @@ class Batch:
     # Pipelines a file of the upload defined (a pipelines API response): the dataset
     # learns them (reviews.orchestration.pipelines).
     uploaded_pipelines: list[Pipeline] = field(default_factory=list)
+    # The native JSON reader keeps its records' unread fields here, by list name, rather
+    # than in each record's `extra` (extra_fields.py); read them with extra().
+    extras: dict[str, ExtraFields] = field(default_factory=dict)
     # (pipeline, stage as given) -> (Stage, where its state came from): a batch has few
     # distinct pairs, and every detector asks for the stage of every deal.
     _stages: dict[tuple[str | None, str | None], tuple[Stage | None, str | None]] = field(
@@ -225,6 +234,13 @@ class Batch:
         except KeyError:
             value = self.derived[name] = build(self)
             return value
+
+    def extra(self, record: Company | Contact | Deal) -> Mapping[str, Any]:
+        """The record's fields no rule reads, wherever its reader kept them."""
+        if record.extra:
+            return record.extra
+        kept = self.extras.get(_LIST_NAMES[record.__class__])
+        return kept.get(record.index) if kept is not None else record.extra
 
     @property
     def counts(self) -> dict[str, int]:

@@ -141,7 +141,7 @@ def _merge(
         kind=finding.kind,
         title=finding.title,
         moves=[m for r in others if (m := _moves(batch, chosen, r))],
-        loses=[loss for r in others for loss in _losses(object_type, chosen, r)],
+        loses=[loss for r in others for loss in _losses(batch, object_type, chosen, r)],
         amount=finding.amount,
         currency=finding.currency,
         check=CHECK_FIRST.get(finding.kind, ""),
@@ -182,7 +182,7 @@ def _moves(batch: Batch, keep: Record, gone: Record) -> dict[str, Any]:
     return {"from": gone.id, **moves} if moves else {}
 
 
-def _losses(object_type: str, keep: Record, gone: Record) -> list[dict[str, str]]:
+def _losses(batch: Batch, object_type: str, keep: Record, gone: Record) -> list[dict[str, str]]:
     """Values of `gone` that differ from the survivor's, which keeps its own. A value the
     survivor lacks is filled, not lost; a contact's other email stays as an extra email."""
     lost = []
@@ -192,10 +192,11 @@ def _losses(object_type: str, keep: Record, gone: Record) -> list[dict[str, str]
         mine, theirs = getattr(keep, attr), getattr(gone, attr)
         if _differs(mine, theirs):
             lost.append(_loss(gone.id, property_name(object_type, key), theirs, mine))
-    for key, theirs in gone.extra.items():
+    kept = batch.extra(keep)
+    for key, theirs in batch.extra(gone).items():
         if key in _NOT_COMPARED:
             continue
-        mine = keep.extra.get(key)
+        mine = kept.get(key)
         if _differs(mine, theirs):
             lost.append(_loss(gone.id, key, theirs, mine))
     return lost

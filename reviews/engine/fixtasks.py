@@ -122,19 +122,20 @@ def records_by_type(batch: Batch) -> dict[str, dict[str, Record]]:
 
 def owner_of(batch: Batch, record: Record) -> str | None:
     """The record's owner; for a contact or deal without one, its company's owner."""
-    owner = _own_owner(record)
+    owner = _own_owner(batch, record)
     if owner or isinstance(record, Company) or not record.company_id:
         return owner
     company = records_by_type(batch)["companies"].get(record.company_id)
-    return _own_owner(company) if company is not None else None
+    return _own_owner(batch, company) if company is not None else None
 
 
-def _own_owner(record: Record) -> str | None:
+def _own_owner(batch: Batch, record: Record) -> str | None:
     owner = getattr(record, "owner", None)  # the batch's own field, once it has one
     if owner:
         return str(owner)
+    extra = batch.extra(record)
     for key in OWNER_KEYS:
-        value = record.extra.get(key)
+        value = extra.get(key)
         if value not in (None, ""):
             return str(value)
     return None

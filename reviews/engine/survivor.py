@@ -19,7 +19,7 @@ over. When the order leaves a tie, the lowest id breaks it, and the reason says 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
@@ -125,7 +125,7 @@ def _associations(candidates: list[Record], batch: Batch) -> tuple[list[Record],
 
 def _oldest(candidates: list[Record], batch: Batch) -> tuple[list[Record], str]:
     for label, stamp in (("created", created_at), ("last modified", updated_at)):
-        stamps = {r.id: stamp(r) for r in candidates}
+        stamps = {r.id: stamp(r, batch) for r in candidates}
         if any(s is None for s in stamps.values()):
             continue  # a missing date says nothing about which is older
         first = min(stamps.values())
@@ -194,17 +194,17 @@ def companies_of(record: Contact | Deal) -> list[str]:
     return ids
 
 
-def created_at(record: Record) -> datetime | None:
-    return _stamp(record.extra, CREATED_KEYS)
+def created_at(record: Record, batch: Batch) -> datetime | None:
+    return _stamp(batch.extra(record), CREATED_KEYS)
 
 
-def updated_at(record: Record) -> datetime | None:
+def updated_at(record: Record, batch: Batch) -> datetime | None:
     if isinstance(record, Company):
         return record.updated_at
-    return _stamp(record.extra, UPDATED_KEYS)
+    return _stamp(batch.extra(record), UPDATED_KEYS)
 
 
-def _stamp(extra: dict, keys: tuple[str, ...]) -> datetime | None:
+def _stamp(extra: Mapping[str, object], keys: tuple[str, ...]) -> datetime | None:
     for key in keys:
         value = extra.get(key)
         if value in (None, ""):

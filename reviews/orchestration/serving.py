@@ -33,6 +33,7 @@ from django.db.models import Exists, Model, OuterRef
 from ledger import budget, ratelimit
 from ledger.models import AgentModelOverride, ModelRate
 from reviews.engine.batch import Batch
+from reviews.engine.extra_fields import ExtraFields
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.specialists import NAMES
 from reviews.llm.config import enabled
@@ -268,22 +269,29 @@ def content_key(batch: Batch) -> str:
             ("contacts", batch.contacts),
             ("deals", batch.deals),
         ):
-            _hash_records(digest, name, records)
+            _hash_records(digest, name, records, batch.extras.get(name))
     return digest.hexdigest()
 
 
-def _hash_records(digest, name: str, records: list) -> None:
+def _hash_records(digest, name: str, records: list, kept: ExtraFields | None) -> None:
     """Each record as a tuple of its fields (not a dict: a million of them is slow and
-    large), in chunks, so the canonical text of a big batch is never held whole."""
+    large), in chunks, so the canonical text of a big batch is never held whole. Fields
+    the batch keeps as text (extra_fields.py) are hashed as that text, sorted-key JSON."""
     digest.update(f"\n{name}".encode())
     if not records:
         return
-    columns = [f.name for f in fields(records[0]) if f.name != "index"]  # index: a position
-    digest.update(_canonical(columns))
+    # index: a position; extra: hashed last, from wherever the reader kept it
+    columns = [f.name for f in fields(records[0]) if f.name not in ("index", "extra")]
+    digest.update(_canonical([*columns, "extra"]))
     values = operator.attrgetter(*columns)
     ordered = sorted(records, key=operator.attrgetter("id"))
     for start in range(0, len(ordered), _CHUNK):
-        digest.update(_canonical([values(r) for r in ordered[start : start + _CHUNK]]))
+        chunk = ordered[start : start + _CHUNK]
+        if kept is None:
+            rows = [(*values(r), r.extra or None) for r in chunk]  # None: NO_EXTRA
+        else:
+            rows = [(*values(r), kept.text(r.index)) for r in chunk]
+        digest.update(_canonical(rows))
 
 
 _CHUNK = 10_000

@@ -57,6 +57,22 @@ def test_the_oldest_by_created_date_then_by_last_modified():
     assert "last modified 2025-07-01" in survivor.choose(modified.companies, modified).reason
 
 
+def test_the_oldest_by_a_created_date_the_native_json_keeps_as_text():
+    doc = {
+        "companies": [],
+        "deals": [],
+        "contacts": [
+            {"id": "ct_1", "email": "a@x.example", "createdate": "2025-03-01T10:00:00Z"},
+            {"id": "ct_2", "email": "b@x.example", "createdate": "2024-01-15T09:00:00Z"},
+        ],
+    }
+    batch = parsed([("batch.json", json.dumps(doc).encode())])
+    assert batch.contacts[0].extra == {}  # kept by the batch, read through Batch.extra
+    choice = survivor.choose(batch.contacts, batch)
+    assert choice.survivor.id == "ct_2"
+    assert "ct_2 is the oldest (created 2024-01-15; ct_1 2025-03-01)" in choice.reason
+
+
 def test_a_missing_date_does_not_make_a_record_the_oldest():
     batch = make_batch(
         contacts=[contact("ct_9", extra={"createdate": "2020-01-01"}), contact("ct_10")]
@@ -106,6 +122,9 @@ def test_full_sample_every_duplicate_finding_has_its_survivor_and_reason():
     assert company.moves == [{"from": "co_202", "contacts": ["ct_202"]}]
     assert {"record_id": "co_202", "property": "name", "value": "Vertex Robotics LLC",
             "kept": "Vertex Robotics"} in company.loses  # fmt: skip
+    # A field no rule reads, kept by the batch as text (extra_fields.py), still compared.
+    assert {"record_id": "co_202", "property": "numberOfEmployees", "value": "250",
+            "kept": "240"} in company.loses  # fmt: skip
     person = merges["contact_same_email"]
     assert (person.primary, person.merge) == ("ct_201", ["ct_202"])
     twice = merges["deal_entered_twice"]

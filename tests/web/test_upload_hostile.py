@@ -175,12 +175,12 @@ def test_a_request_error_is_logged_with_its_traceback(member_client, caplog, mon
 
 
 def test_a_crash_while_parsing_leaves_the_batch_rejected_not_half_done(member_client, monkeypatch):
-    from reviews.engine.ingest import json_batch
+    from reviews.engine import ingest
 
     def out_of_memory(data):
         raise MemoryError
 
-    monkeypatch.setattr(json_batch, "_fast_loads", out_of_memory)  # stands in for any crash
+    monkeypatch.setattr(ingest, "load_native", out_of_memory)  # stands in for any crash
     member_client.raise_request_exception = False
     data = (DATA / "seed-example.json").read_bytes()
 

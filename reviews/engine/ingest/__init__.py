@@ -19,13 +19,15 @@ import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import msgspec
+
 from reviews.engine.batch import Batch, Pipeline
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.api_json import api_tables, is_api_export
 from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_deep
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
-from reviews.engine.ingest.json_batch import build_json_batch, load_json
+from reviews.engine.ingest.json_batch import build_json_batch, load_json, load_native
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
@@ -135,6 +137,15 @@ def _parse(
     # on a million records). The parsed records are then frozen out of its view.
     if types and all(t == "json" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
+            native = load_native(files[0].data) if len(files) == 1 else None
+            if native is not None:
+                file = files.pop()  # the records' text is a view of its bytes
+                try:
+                    return build_json_batch(
+                        native, as_of=as_of, received_at=received_at, max_errors=limits.max_errors
+                    )
+                except msgspec.DecodeError:  # a value msgspec skipped but cannot read
+                    files.append(file)  # (an integer past 64 bits): read it all again
             documents = [(f.name, load_json(f.data, f.name)) for f in files]
             # `files` is split_pipelines' own list: clearing it lets a ZIP's unpacked
             # members go before the records are built (2 GB for ten million records).

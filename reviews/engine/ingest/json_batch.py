@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
+from reviews.engine.extra_fields import NO_EXTRA, ExtraFields
+from reviews.engine.ingest.api_json import is_api_export
 from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8, too_deep
 from reviews.engine.ingest.records import (
     COMPANIES,
@@ -48,9 +51,10 @@ def build_json_batch(
     pipelines = parse_pipelines(top.get("pipelines"), errors)
     problems: list[ValueProblem] = []
     ignored: dict[str, list[str]] = {}  # list name -> fields kept but read by no rule
-    companies = _records(top, COMPANIES, errors, problems, ignored)
-    contacts = _records(top, CONTACTS, errors, problems, ignored)
-    deals = _records(top, DEALS, errors, problems, ignored)
+    extras: dict[str, ExtraFields] = {}
+    companies = _records(top, COMPANIES, errors, problems, ignored, extras)
+    contacts = _records(top, CONTACTS, errors, problems, ignored, extras)
+    deals = _records(top, DEALS, errors, problems, ignored, extras)
     errors.raise_if_any()
     return Batch(
         id=batch_id,
@@ -64,7 +68,46 @@ def build_json_batch(
         value_problems=problems,
         ignored_columns=ignored,
         dataset=dataset,
+        extras=extras,
     )
+
+
+class _Native(msgspec.Struct):
+    """A native batch with each record left as its JSON text (msgspec.Raw, a view of
+    the upload's bytes): _records decodes one record at a time, so the document is
+    never held whole as dicts (4 GB of them for ten million records)."""
+
+    companies: list[msgspec.Raw] | None = None
+    contacts: list[msgspec.Raw] | None = None
+    deals: list[msgspec.Raw] | None = None
+    id: Any = None
+    exportedAt: Any = None  # noqa: N815 (the JSON key)
+    source: Any = None
+    dataset: Any = None
+    pipelines: Any = None
+    results: Any = None  # a HubSpot API page, not a native batch
+
+
+_NATIVE = msgspec.json.Decoder(_Native)
+_decode_record = msgspec.json.Decoder().decode
+
+
+def load_native(data: bytes) -> dict | None:
+    """The top level of a native batch with its records still JSON text, for
+    build_json_batch; None where that does not apply (not an object, a list that is
+    not a list, a HubSpot API export, anything msgspec refuses): load_json reads it."""
+    try:
+        native = _NATIVE.decode(data.removeprefix(_BOM))
+        top = {name: getattr(native, name) for name in native.__struct_fields__}
+        firsts = {name: [_decode_record(top[name][0])] for name in _LISTS if top[name]}
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if native.results is not None or is_api_export(firsts):
+        return None
+    return top
+
+
+_LISTS = ("companies", "contacts", "deals")
 
 
 def load_json(data: bytes, name: str = "JSON") -> object:
@@ -198,6 +241,7 @@ def _records(
     errors: ErrorList,
     problems: list[ValueProblem],
     ignored: dict[str, list[str]],
+    extras: dict[str, ExtraFields],
 ) -> list[Record]:
     raws = top.get(kind.name)
     if raws is None:
@@ -210,7 +254,16 @@ def _records(
     records: list[Record] = []
     unknown: set[str] = set()
     plan = field_parsers(kind)
+    # load_native's records are JSON text, decoded one at a time and then let go; their
+    # unread fields are kept in the batch's ExtraFields. load_json's keep them as dicts:
+    # it reads what msgspec refuses, which msgspec could not write back as it was.
+    streamed = bool(raws) and raws[0].__class__ is msgspec.Raw
+    if streamed:
+        kept = extras[kind.name] = ExtraFields()
     for index, raw in enumerate(raws):
+        if streamed:
+            raws[index] = None
+            raw = _decode_record(raw)
         if raw.__class__ is not dict:
             errors.add(f"{kind.name}[{index}]: not an object: {describe(raw)}")
             continue
@@ -224,10 +277,13 @@ def _records(
                 f"{kind.name}[{index}].id: duplicate of {kind.name}[{first}] ({describe(rid)})"
             )
             continue
-        # The raw dict becomes `extra`: build_record pops the mapped keys off it.
-        records.append(build_record(kind, rid, index, raw, raw, problems, plan))
+        # build_record pops the mapped keys off the raw dict: what remains is kept.
+        extra = NO_EXTRA if streamed else raw
+        records.append(build_record(kind, rid, index, raw, extra, problems, plan))
         if raw:
             unknown.update(raw)  # the fields no rule reads
+            if streamed:
+                kept.add(index, raw)
     if unknown:
         ignored[kind.name] = sorted(unknown)
     return records

@@ -72,10 +72,10 @@ def clean_batch(batch: Batch) -> None:
         (CONTACTS, batch.contacts),
         (DEALS, batch.deals),
     ):
-        _clean_records(kind, records, problems)
+        _clean_records(batch, kind, records, problems)
 
 
-def _clean_records(kind, records: list, problems: list[ValueProblem]) -> None:
+def _clean_records(batch: Batch, kind, records: list, problems: list[ValueProblem]) -> None:
     for record in records:
         where = f"{kind.name}[{record.index}]"
         if not is_storable(record.id):
@@ -88,16 +88,22 @@ def _clean_records(kind, records: list, problems: list[ValueProblem]) -> None:
                 setattr(record, field.attr, safe)
                 path = f"{where}.{field.key}"
                 problems.append(ValueProblem(field.category, record.id, path, UNSAFE_MESSAGE))
-        for key, value in list(record.extra.items()):
+        extra = batch.extra(record)
+        safe_extra = {}
+        for key, value in extra.items():
             (safe_key, key_changed), (safe_value, changed) = (
                 storable_tree(key),
                 storable_tree(value),
             )
+            safe_extra[safe_key] = safe_value
             if key_changed or changed:
-                del record.extra[key]
-                record.extra[safe_key] = safe_value
                 path = f"{where}.{safe_key}"
                 problems.append(ValueProblem(EXTRA_CATEGORY, record.id, path, UNSAFE_MESSAGE))
+        if safe_extra != extra:
+            if record.extra:
+                record.extra = safe_extra
+            else:  # kept by the batch (extra_fields.py)
+                batch.extras[kind.name].replace(record.index, safe_extra)
 
 
 def _safe_pipeline(pipeline: Pipeline) -> Pipeline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
@@ -58,7 +59,7 @@ def test_json_spec_example_maps_every_field():
         "hubspot",
         datetime(2026, 8, 1, 9, 0, tzinfo=UTC),
     )
-    assert batch.companies == [
+    assert with_extra(batch, batch.companies) == [
         Company(
             id="co_201",
             index=0,
@@ -69,7 +70,7 @@ def test_json_spec_example_maps_every_field():
             extra={"industry": "MACHINERY", "numberOfEmployees": 240, "country": "US"},
         )
     ]
-    assert batch.contacts == [
+    assert with_extra(batch, batch.contacts) == [
         Contact(
             id="ct_201",
             index=0,
@@ -97,6 +98,11 @@ def test_json_spec_example_maps_every_field():
     assert batch.value_problems == []
 
 
+def with_extra(batch, records):
+    """The records with the fields the batch keeps for them (Batch.extra) in `extra`."""
+    return [replace(r, extra=batch.extra(r)) for r in records]
+
+
 def test_json_index_is_position_in_list():
     batch = parse_json(batch_doc(contacts=[{"id": "a"}, {"id": "b"}, {"id": "c"}]))
 
@@ -115,7 +121,7 @@ def test_json_unknown_fields_kept_unchanged_in_extra():
 
     batch = parse_json(batch_doc(companies=[company]))
 
-    assert batch.companies[0].extra == {
+    assert batch.extra(batch.companies[0]) == {
         "hs_custom": {"tier": [1, 2]},
         "isPublic": False,
         "notes": None,
@@ -435,8 +441,38 @@ def test_json_fast_path_reads_a_realistic_export_exactly_as_the_standard_library
     from reviews.engine.ingest import json_batch
     from reviews.samplegen import generate
 
+    import reviews.engine.ingest
+
     document, _ = generate(3_000, seed=8, stale_share=0.3)
     data = json.dumps(document).encode()
     fast = parse_files(("batch.json", data))
+    assert set(fast.extras) == {"companies", "contacts", "deals"}  # read record by record
+    monkeypatch.setattr(reviews.engine.ingest, "load_native", lambda data: None)
     monkeypatch.setattr(json_batch, "_fast_loads", lambda data: None)
-    assert parse_files(("batch.json", data)) == fast
+    slow = parse_files(("batch.json", data))
+    assert slow.extras == {}
+    assert with_extras(slow) == with_extras(fast)
+
+
+def with_extras(batch):
+    """The batch with every record's unread fields in its own `extra`."""
+    return replace(
+        batch,
+        companies=with_extra(batch, batch.companies),
+        contacts=with_extra(batch, batch.contacts),
+        deals=with_extra(batch, batch.deals),
+        extras={},
+    )
+
+
+def test_json_an_integer_msgspec_cannot_read_past_the_first_record_reads_it_all_again():
+    # The record-by-record read skips the number whole, then cannot decode deals[1].
+    data = (
+        b'{"companies": [], "contacts": [], "deals": [{"id": "a", "amount": 5},'
+        b' {"id": "b", "amount": 123456789012345678901234, "note": 123456789012345678901234}]}'
+    )
+    batch = parse_files(("batch.json", data))
+
+    assert [d.amount for d in batch.deals] == [Decimal(5), None]
+    assert "deals[1].amount" in {p.path for p in batch.value_problems}
+    assert batch.extra(batch.deals[1]) == {"note": 123456789012345678901234}

@@ -1,0 +1,68 @@
+"""The fields no rule reads, of one list's records, kept as JSON text in one buffer.
+
+A record's unknown fields (a company's industry, a contact's job title) are shown in a
+fix plan and compared when duplicates merge, but no detector reads them. Kept as a
+dict per record they cost about 400 bytes a record (the dict and its values), more than
+the record itself; kept here, the sorted-key JSON of each record's fields in one shared
+buffer, about 70 (docs/scaling.md). They are decoded again only for the few records a
+fix plan, a survivor choice or a tuning pass looks at (Batch.extra)."""
+
+from __future__ import annotations
+
+from array import array
+from types import MappingProxyType
+from typing import Any
+
+import msgspec
+
+# What a record built from the native JSON holds in its own `extra`: its fields are in
+# the batch's ExtraFields. Read-only, so no reader can fill it for every record at once.
+NO_EXTRA: MappingProxyType = MappingProxyType({})
+
+_encode = msgspec.json.Encoder(order="sorted").encode_into
+_decode = msgspec.json.Decoder().decode
+
+
+class ExtraFields:
+    """Each record's fields by its index in the batch's list (Record.index). Only what
+    msgspec decoded goes in: it encodes back to the same values."""
+
+    def __init__(self) -> None:
+        self._text = bytearray()
+        self._ends = array("q")  # end of record i's text in _text; its start is i-1's end
+        self._changed: dict[int, dict[str, Any]] = {}  # replace(): cleaned after parsing
+
+    def add(self, index: int, fields: dict[str, Any]) -> None:
+        """Keep `fields` (may be empty) as record `index`'s; indices come in order."""
+        end = len(self._text)
+        while len(self._ends) < index:  # a record the reader refused keeps nothing
+            self._ends.append(end)
+        if fields:
+            _encode(fields, self._text, -1)
+        self._ends.append(len(self._text))
+
+    def get(self, index: int) -> dict[str, Any]:
+        """Record `index`'s fields, a new dict each time ({} if it has none)."""
+        if index in self._changed:
+            return dict(self._changed[index])
+        text = self._slice(index)
+        return _decode(text) if text else {}
+
+    def text(self, index: int) -> str:
+        """Record `index`'s fields as canonical JSON (sorted keys; "" if none)."""
+        if index in self._changed:
+            return msgspec.json.encode(self._changed[index], order="sorted").decode()
+        return self._slice(index).decode()
+
+    def replace(self, index: int, fields: dict[str, Any]) -> None:
+        """Record `index`'s fields from now on (the few a clean-up rewrites)."""
+        self._changed[index] = fields
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _slice(self, index: int) -> bytearray:
+        if not 0 <= index < len(self._ends):
+            return bytearray()
+        start = self._ends[index - 1] if index else 0
+        return self._text[start : self._ends[index]]

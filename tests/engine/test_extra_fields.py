@@ -1,0 +1,53 @@
+"""ExtraFields: the unread fields of a list's records kept as JSON text in one buffer."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reviews.engine.extra_fields import ExtraFields
+
+# What msgspec decodes: the only values the native reader keeps here.
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+records = st.lists(st.dictionaries(st.text(), json_values, max_size=4), max_size=12)
+
+
+@given(records)
+def test_every_record_reads_back_what_was_kept(fields_by_index):
+    kept = ExtraFields()
+    for index, fields in enumerate(fields_by_index):
+        kept.add(index, fields)
+    assert [kept.get(i) for i in range(len(fields_by_index))] == fields_by_index
+
+
+def test_a_refused_record_between_two_keeps_nothing_and_shifts_nothing():
+    kept = ExtraFields()
+    kept.add(0, {"industry": "X"})
+    kept.add(3, {"country": "US"})  # 1 and 2: refused by the reader
+    assert [kept.get(i) for i in range(5)] == [{"industry": "X"}, {}, {}, {"country": "US"}, {}]
+    assert kept.get(-1) == {}
+
+
+def test_text_is_canonical_whatever_the_key_order():
+    one, other = ExtraFields(), ExtraFields()
+    one.add(0, {"b": 1, "a": {"d": 2, "c": 3}})
+    other.add(0, {"a": {"c": 3, "d": 2}, "b": 1})
+    assert one.text(0) == other.text(0) == '{"a":{"c":3,"d":2},"b":1}'
+
+
+def test_replace_wins_over_the_text_and_get_hands_out_copies():
+    kept = ExtraFields()
+    kept.add(0, {"notes": "a\x00b"})
+    kept.replace(0, {"notes": "a\\u0000b"})
+    assert kept.get(0) == {"notes": "a\\u0000b"}
+    assert kept.text(0) == '{"notes":"a\\\\u0000b"}'
+    kept.get(0)["notes"] = "changed"
+    assert kept.get(0) == {"notes": "a\\u0000b"}
