@@ -130,7 +130,7 @@ class Company:
     domain: str | None = None  # as given; normalise with reviews.engine.normalize.domain
     enriched_at: datetime | None = None
     updated_at: datetime | None = None
-    # Every other field, kept as given; empty where the batch keeps them (Batch.extra).
+    # Every other field, kept as given; empty where the batch keeps them (Batch.extra_of).
     extra: Mapping[str, Any] = field(default_factory=dict)
     # Who owns the record (owner name, else HubSpot owner id) and where it came from
     # (HubSpot's Record source / Original Source and its detail): for routing fixes.
@@ -235,7 +235,7 @@ class Batch:
             value = self.derived[name] = build(self)
             return value
 
-    def extra(self, record: Company | Contact | Deal) -> Mapping[str, Any]:
+    def extra_of(self, record: Company | Contact | Deal) -> Mapping[str, Any]:
         """The record's fields no rule reads, wherever its reader kept them."""
         if record.extra:
             return record.extra

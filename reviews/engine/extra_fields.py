@@ -5,7 +5,7 @@ fix plan and compared when duplicates merge, but no detector reads them. Kept as
 dict per record they cost about 400 bytes a record (the dict and its values), more than
 the record itself; kept here, the sorted-key JSON of each record's fields in one shared
 buffer, about 70 (docs/scaling.md). They are decoded again only for the few records a
-fix plan, a survivor choice or a tuning pass looks at (Batch.extra)."""
+fix plan, a survivor choice or a tuning pass looks at (Batch.extra_of)."""
 
 from __future__ import annotations
 

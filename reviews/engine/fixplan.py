@@ -192,8 +192,8 @@ def _losses(batch: Batch, object_type: str, keep: Record, gone: Record) -> list[
         mine, theirs = getattr(keep, attr), getattr(gone, attr)
         if _differs(mine, theirs):
             lost.append(_loss(gone.id, property_name(object_type, key), theirs, mine))
-    kept = batch.extra(keep)
-    for key, theirs in batch.extra(gone).items():
+    kept = batch.extra_of(keep)
+    for key, theirs in batch.extra_of(gone).items():
         if key in _NOT_COMPARED:
             continue
         mine = kept.get(key)

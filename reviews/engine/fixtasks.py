@@ -133,7 +133,7 @@ def _own_owner(batch: Batch, record: Record) -> str | None:
     owner = getattr(record, "owner", None)  # the batch's own field, once it has one
     if owner:
         return str(owner)
-    extra = batch.extra(record)
+    extra = batch.extra_of(record)
     for key in OWNER_KEYS:
         value = extra.get(key)
         if value not in (None, ""):

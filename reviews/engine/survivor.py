@@ -195,13 +195,13 @@ def companies_of(record: Contact | Deal) -> list[str]:
 
 
 def created_at(record: Record, batch: Batch) -> datetime | None:
-    return _stamp(batch.extra(record), CREATED_KEYS)
+    return _stamp(batch.extra_of(record), CREATED_KEYS)
 
 
 def updated_at(record: Record, batch: Batch) -> datetime | None:
     if isinstance(record, Company):
         return record.updated_at
-    return _stamp(batch.extra(record), UPDATED_KEYS)
+    return _stamp(batch.extra_of(record), UPDATED_KEYS)
 
 
 def _stamp(extra: Mapping[str, object], keys: tuple[str, ...]) -> datetime | None:

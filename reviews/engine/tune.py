@@ -381,7 +381,7 @@ def record_fields(batch: Batch) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for name in ("companies", "contacts", "deals"):
         for record in getattr(batch, name):
-            extra = batch.extra(record)
+            extra = batch.extra_of(record)
             source = (
                 getattr(record, "record_source", None)
                 or extra.get("record_source")

@@ -67,7 +67,7 @@ def test_the_oldest_by_a_created_date_the_native_json_keeps_as_text():
         ],
     }
     batch = parsed([("batch.json", json.dumps(doc).encode())])
-    assert batch.contacts[0].extra == {}  # kept by the batch, read through Batch.extra
+    assert batch.contacts[0].extra == {}  # kept by the batch, read through Batch.extra_of
     choice = survivor.choose(batch.contacts, batch)
     assert choice.survivor.id == "ct_2"
     assert "ct_2 is the oldest (created 2024-01-15; ct_1 2025-03-01)" in choice.reason

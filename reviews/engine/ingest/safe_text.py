@@ -88,7 +88,7 @@ def _clean_records(batch: Batch, kind, records: list, problems: list[ValueProble
                 setattr(record, field.attr, safe)
                 path = f"{where}.{field.key}"
                 problems.append(ValueProblem(field.category, record.id, path, UNSAFE_MESSAGE))
-        extra = batch.extra(record)
+        extra = batch.extra_of(record)
         safe_extra = {}
         for key, value in extra.items():
             (safe_key, key_changed), (safe_value, changed) = (

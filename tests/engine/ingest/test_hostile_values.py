@@ -93,7 +93,7 @@ def test_surrogates_everywhere_in_json_made_storable():
     assert (batch.id, batch.source) == ("batch\\udc80", "hub\\u0000spot")
     company = batch.companies[0]
     assert company.id == "co\\udc81"
-    assert batch.extra(company) == {"notes\\u0000": {"deep": ["x\\ud801"]}}
+    assert batch.extra_of(company) == {"notes\\u0000": {"deep": ["x\\ud801"]}}
     assert batch.contacts[0].company_id == "co\\udc81"  # the reference still resolves
     deal = batch.deals[0]
     assert deal.contact_ids == ["ct_1", "ct\\udc82"]
@@ -114,7 +114,7 @@ def test_surrogates_everywhere_in_json_made_storable():
         [
             [p.path, p.message, p.record_id] for p in batch.value_problems
         ]  # the email's own "not an email" message quotes the NUL
-        + [batch.extra(company), deal.contact_ids, deal.stage, batch.id, batch.source],
+        + [batch.extra_of(company), deal.contact_ids, deal.stage, batch.id, batch.source],
         ensure_ascii=False,
     )
     assert storable(every_text)
@@ -134,7 +134,7 @@ def test_csv_nul_in_a_header_and_a_cell():
     batch = parse_files(("deals.csv", csv))
 
     deal = batch.deals[0]
-    assert (deal.name, batch.extra(deal)) == ("Big\\u0000 deal", {"Notes\\u0000": "x"})
+    assert (deal.name, batch.extra_of(deal)) == ("Big\\u0000 deal", {"Notes\\u0000": "x"})
     assert {p.path for p in batch.value_problems} == {"deals[0].name", "deals[0].Notes\\u0000"}
 
 

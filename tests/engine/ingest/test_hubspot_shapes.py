@@ -246,4 +246,4 @@ def test_json_batch_lists_the_fields_no_rule_reads():
     batch = parse_files(("batch.json", json.dumps(doc)))
 
     assert batch.ignored_columns == {"companies": ["country", "industry"]}
-    assert batch.extra(batch.companies[0]) == {"industry": "X"}  # kept, only not read
+    assert batch.extra_of(batch.companies[0]) == {"industry": "X"}  # kept, only not read

@@ -99,8 +99,8 @@ def test_json_spec_example_maps_every_field():
 
 
 def with_extra(batch, records):
-    """The records with the fields the batch keeps for them (Batch.extra) in `extra`."""
-    return [replace(r, extra=batch.extra(r)) for r in records]
+    """The records with the fields the batch keeps for them (Batch.extra_of) in `extra`."""
+    return [replace(r, extra=batch.extra_of(r)) for r in records]
 
 
 def test_json_index_is_position_in_list():
@@ -121,7 +121,7 @@ def test_json_unknown_fields_kept_unchanged_in_extra():
 
     batch = parse_json(batch_doc(companies=[company]))
 
-    assert batch.extra(batch.companies[0]) == {
+    assert batch.extra_of(batch.companies[0]) == {
         "hs_custom": {"tier": [1, 2]},
         "isPublic": False,
         "notes": None,
@@ -438,10 +438,9 @@ def test_json_integers_over_64_bits_and_lone_surrogates_read_as_the_standard_lib
 def test_json_fast_path_reads_a_realistic_export_exactly_as_the_standard_library(monkeypatch):
     import json
 
+    import reviews.engine.ingest
     from reviews.engine.ingest import json_batch
     from reviews.samplegen import generate
-
-    import reviews.engine.ingest
 
     document, _ = generate(3_000, seed=8, stale_share=0.3)
     data = json.dumps(document).encode()
@@ -475,4 +474,4 @@ def test_json_an_integer_msgspec_cannot_read_past_the_first_record_reads_it_all_
 
     assert [d.amount for d in batch.deals] == [Decimal(5), None]
     assert "deals[1].amount" in {p.path for p in batch.value_problems}
-    assert batch.extra(batch.deals[1]) == {"note": 123456789012345678901234}
+    assert batch.extra_of(batch.deals[1]) == {"note": 123456789012345678901234}
