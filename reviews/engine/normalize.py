@@ -55,15 +55,22 @@ def domain(value: str | None) -> str | None:
     text = text.rstrip(".")
     if text.startswith("www."):
         text = text[4:]
-    return text or None
+    return _same(value, text)
 
 
 def email(value: str | None) -> str | None:
     """trim, lower-case."""
     if not value:
         return None
-    text = comparable(value).strip().lower()
-    return text or None
+    return _same(value, comparable(value).strip().lower())
+
+
+def _same(value: str, text: str) -> str | None:
+    """`text`, or `value` itself where they are equal: lower() always makes a new
+    string, and a batch keeps a normalised key for each of ten million records."""
+    if not text:
+        return None
+    return value if text == value else text
 
 
 @lru_cache(maxsize=65536)

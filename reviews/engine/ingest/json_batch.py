@@ -53,8 +53,12 @@ def build_json_batch(
     ignored: dict[str, list[str]] = {}  # list name -> fields kept but read by no rule
     extras: dict[str, ExtraFields] = {}
     companies = _records(top, COMPANIES, errors, problems, ignored, extras)
-    contacts = _records(top, CONTACTS, errors, problems, ignored, extras)
-    deals = _records(top, DEALS, errors, problems, ignored, extras)
+    # Contacts and deals name their company by the same text: they share the company's
+    # own string (7 million references in 10 million records, 61 bytes each).
+    company_ids = {c.id: c.id for c in companies}
+    contacts = _records(top, CONTACTS, errors, problems, ignored, extras, company_ids)
+    deals = _records(top, DEALS, errors, problems, ignored, extras, company_ids)
+    del company_ids
     errors.raise_if_any()
     return Batch(
         id=batch_id,
@@ -242,6 +246,7 @@ def _records(
     problems: list[ValueProblem],
     ignored: dict[str, list[str]],
     extras: dict[str, ExtraFields],
+    company_ids: dict[str, str] | None = None,
 ) -> list[Record]:
     raws = top.get(kind.name)
     if raws is None:
@@ -279,7 +284,10 @@ def _records(
             continue
         # build_record pops the mapped keys off the raw dict: what remains is kept.
         extra = NO_EXTRA if streamed else raw
-        records.append(build_record(kind, rid, index, raw, extra, problems, plan))
+        record = build_record(kind, rid, index, raw, extra, problems, plan)
+        if company_ids and record.company_id:
+            record.company_id = company_ids.get(record.company_id, record.company_id)
+        records.append(record)
         if raw:
             unknown.update(raw)  # the fields no rule reads
             if streamed:
