@@ -69,4 +69,5 @@ def storable_tree(value: Any) -> tuple[Any, bool]:
 
 def may_hold_unstorable(data: bytes) -> bool:
     """False when these bytes (a JSON or CSV file) surely decode to storable text."""
-    return b"\x00" in data or _JSON_ESCAPE.search(data) is not None
+    # find, not `in`: an mmap (a mapped ZIP member) reads `in` as a search for one byte
+    return data.find(b"\x00") != -1 or _JSON_ESCAPE.search(data) is not None

@@ -18,6 +18,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 import msgspec
 
@@ -28,6 +29,7 @@ from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_dee
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.json_batch import build_json_batch, load_json, load_native
+from reviews.engine.ingest.mapped import MAP_OVER_BYTES, TooBig, release_read_pages, unpack_mapped
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
@@ -56,7 +58,7 @@ _PIPELINES_MAX_BYTES = 5 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class UploadedFile:
     name: str
-    data: bytes
+    data: bytes  # or, for a big JSON file unpacked from a ZIP, a read-only mmap (mapped.py)
 
 
 def parse_upload(
@@ -142,7 +144,11 @@ def _parse(
                 file = files.pop()  # the records' text is a view of its bytes
                 try:
                     return build_json_batch(
-                        native, as_of=as_of, received_at=received_at, max_errors=limits.max_errors
+                        native,
+                        as_of=as_of,
+                        received_at=received_at,
+                        max_errors=limits.max_errors,
+                        release=partial(release_read_pages, file.data),
                     )
                 except msgspec.DecodeError:  # a value msgspec skipped but cannot read
                     files.append(file)  # (an integer past 64 bits): read it all again
@@ -202,10 +208,14 @@ def _parse_api_export(
     )
 
 
+def _extension(name: str) -> str:
+    return posixpath.splitext(name.lower())[1]
+
+
 def file_type(file: UploadedFile) -> str:
     """json, csv (a spreadsheet too) or zip: by extension, else by the first bytes (a
     CLI pipe has no name)."""
-    extension = posixpath.splitext(file.name.lower())[1]
+    extension = _extension(file.name)
     if extension in _EXTENSIONS:
         return _EXTENSIONS[extension]
     if spreadsheet_kind("", file.data):
@@ -232,9 +242,12 @@ def unzip(file: UploadedFile, limit: int) -> list[UploadedFile]:
         for info in members:
             # Read at most the remaining budget + 1: declared sizes can lie.
             with archive.open(info) as member:
-                data = member.read(budget + 1)
+                if info.file_size >= MAP_OVER_BYTES and _extension(info.filename) == ".json":
+                    data = unpack_mapped(member, budget)
+                else:
+                    data = member.read(budget + 1)
             if len(data) > budget:
-                raise IngestError([_too_big(file.name, "more bytes than it declares", limit)])
+                raise TooBig
             budget -= len(data)
             unpacked.append(UploadedFile(name=info.filename, data=data))
     # UnicodeDecodeError: a member name flagged UTF-8 that is not.
@@ -242,6 +255,8 @@ def unzip(file: UploadedFile, limit: int) -> list[UploadedFile]:
         raise IngestError([f"{file.name}: not a readable ZIP file ({error})"]) from None
     except RuntimeError as error:  # encrypted members
         raise IngestError([f"{file.name}: {error}"]) from None
+    except TooBig:
+        raise IngestError([_too_big(file.name, "more bytes than it declares", limit)]) from None
     if not unpacked:
         raise IngestError([f"{file.name}: the ZIP holds no files"])
     nested = [f.name for f in unpacked if file_type(f) == "zip"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -37,9 +38,15 @@ def parse_json_batch(
 
 
 def build_json_batch(
-    top: object, *, as_of: datetime | None, received_at: datetime, max_errors: int
+    top: object,
+    *,
+    as_of: datetime | None,
+    received_at: datetime,
+    max_errors: int,
+    release: Callable[[], None] | None = None,
 ) -> Batch:
-    """parse_json_batch on a document already loaded (load_json)."""
+    """parse_json_batch on a document already loaded (load_json, or load_native, whose
+    text `release` lets go of the part read so far: mapped.release_read_pages)."""
     if top.__class__ is not dict:
         kind = _json_type(top)
         raise IngestError([f"not a batch: the top level is a JSON {kind}, not an object"])
@@ -52,12 +59,12 @@ def build_json_batch(
     problems: list[ValueProblem] = []
     ignored: dict[str, list[str]] = {}  # list name -> fields kept but read by no rule
     extras: dict[str, ExtraFields] = {}
-    companies = _records(top, COMPANIES, errors, problems, ignored, extras)
+    companies = _records(top, COMPANIES, errors, problems, ignored, extras, release=release)
     # Contacts and deals name their company by the same text: they share the company's
     # own string (7 million references in 10 million records, 61 bytes each).
     company_ids = {c.id: c.id for c in companies}
-    contacts = _records(top, CONTACTS, errors, problems, ignored, extras, company_ids)
-    deals = _records(top, DEALS, errors, problems, ignored, extras, company_ids)
+    contacts = _records(top, CONTACTS, errors, problems, ignored, extras, company_ids, release)
+    deals = _records(top, DEALS, errors, problems, ignored, extras, company_ids, release)
     del company_ids
     errors.raise_if_any()
     return Batch(
@@ -101,7 +108,7 @@ def load_native(data: bytes) -> dict | None:
     build_json_batch; None where that does not apply (not an object, a list that is
     not a list, a HubSpot API export, anything msgspec refuses): load_json reads it."""
     try:
-        native = _NATIVE.decode(data.removeprefix(_BOM))
+        native = _NATIVE.decode(_without_bom(data))
         top = {name: getattr(native, name) for name in native.__struct_fields__}
         firsts = {name: [_decode_record(top[name][0])] for name in _LISTS if top[name]}
     except (msgspec.DecodeError, UnicodeDecodeError):
@@ -112,6 +119,8 @@ def load_native(data: bytes) -> dict | None:
 
 
 _LISTS = ("companies", "contacts", "deals")
+# Records read between two releases of the text read so far: 50 MB of it, about.
+_RELEASE_EVERY = 250_000
 
 
 def load_json(data: bytes, name: str = "JSON") -> object:
@@ -129,7 +138,7 @@ def _slow_loads(data: bytes) -> object:
     try:
         # Decoded here, not by json.loads, so UTF-16 and stray bytes are refused
         # rather than guessed at; utf-8-sig drops the BOM some editors write.
-        text = data.decode("utf-8-sig")
+        text = str(data, "utf-8-sig")  # bytes, or a mapped file's buffer
     except UnicodeDecodeError as error:
         raise IngestError([not_utf8(data, error)]) from None
     try:
@@ -152,12 +161,17 @@ def _fast_loads(data: bytes) -> object | None:
     standard library then reads it, so every error and value is what it always was.
     Integers of any size come back exact from both."""
     try:
-        return msgspec.json.decode(data.removeprefix(_BOM))
+        return msgspec.json.decode(_without_bom(data))
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(data: bytes) -> bytes | memoryview:
+    """The text after a UTF-8 byte order mark, without copying (data may be an mmap)."""
+    return memoryview(data)[len(_BOM) :] if data[: len(_BOM)] == _BOM else data
 
 
 def _loads(text: str) -> object:
@@ -247,6 +261,7 @@ def _records(
     ignored: dict[str, list[str]],
     extras: dict[str, ExtraFields],
     company_ids: dict[str, str] | None = None,
+    release: Callable[[], None] | None = None,
 ) -> list[Record]:
     raws = top.get(kind.name)
     if raws is None:
@@ -269,6 +284,8 @@ def _records(
         if streamed:
             raws[index] = None
             raw = _decode_record(raw)
+            if release is not None and not index % _RELEASE_EVERY:
+                release()
         if raw.__class__ is not dict:
             errors.add(f"{kind.name}[{index}]: not an object: {describe(raw)}")
             continue
