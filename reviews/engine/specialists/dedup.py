@@ -211,8 +211,8 @@ def _contact_same_person(
 ) -> Iterator[RawFinding]:
     blocks = person_blocks(batch)
     fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
-    for code, (company_id, by_name) in enumerate(blocks):
-        for group, score in person_clusters(by_name, fuzzy.get(code, [])):
+    for block, company_id in enumerate(blocks.company_ids):
+        for group, score in person_clusters(blocks, block, fuzzy.get(block, [])):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:
                 continue  # one shared email: contact_same_email already reports them
@@ -238,11 +238,10 @@ def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
     found: dict[str, Decimal] = {}
     blocks = person_blocks(batch)
     fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
-    for code, pairs in fuzzy.items():
-        _, by_name = blocks[code]
+    for pairs in fuzzy.values():
         for a, b, score in pairs:
             ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-            found[",".join(_ids(by_name[a] + by_name[b]))] = ratio
+            found[",".join(_ids(blocks.group(a) + blocks.group(b)))] = ratio
     return found
 
 
@@ -390,10 +389,9 @@ def _person_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
     threshold = rules.person_name_fuzzy_ratio
     floor = threshold - rules.near_miss_points
     blocks = person_blocks(batch)
-    for code, pairs in fuzzy_person_pairs(blocks, floor, rules.near_miss_window).items():
-        _, by_name = blocks[code]
-        for key_a, key_b, score in pairs:
-            a, b = by_name[key_a][0], by_name[key_b][0]
+    for pairs in fuzzy_person_pairs(blocks, floor, rules.near_miss_window).values():
+        for name_a, name_b, score in pairs:
+            a, b = blocks.group(name_a)[0], blocks.group(name_b)[0]
             if score >= threshold:
                 continue  # already contact_same_person
             if normalize.email(a.email) and normalize.email(a.email) == normalize.email(b.email):
