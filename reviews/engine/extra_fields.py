@@ -48,11 +48,11 @@ class ExtraFields:
         text = self._slice(index)
         return _decode(text) if text else {}
 
-    def text(self, index: int) -> str:
-        """Record `index`'s fields as canonical JSON (sorted keys; "" if none)."""
+    def json(self, index: int) -> bytes:
+        """Record `index`'s fields as canonical JSON: sorted keys, b"{}" if none."""
         if index in self._changed:
-            return msgspec.json.encode(self._changed[index], order="sorted").decode()
-        return self._slice(index).decode()
+            return msgspec.json.encode(self._changed[index], order="sorted")
+        return bytes(self._slice(index)) or b"{}"
 
     def replace(self, index: int, fields: dict[str, Any]) -> None:
         """Record `index`'s fields from now on (the few a clean-up rewrites)."""

@@ -287,11 +287,14 @@ def _hash_records(digest, name: str, records: list, kept: ExtraFields | None) ->
     ordered = sorted(records, key=operator.attrgetter("id"))
     for start in range(0, len(ordered), _CHUNK):
         chunk = ordered[start : start + _CHUNK]
-        if kept is None:
-            rows = [(*values(r), r.extra or None) for r in chunk]  # None: NO_EXTRA
-        else:
-            rows = [(*values(r), kept.text(r.index)) for r in chunk]
-        digest.update(_canonical(rows))
+        if kept is None:  # {}: NO_EXTRA, a read-only mapping orjson does not write
+            digest.update(_canonical([(*values(r), r.extra or {}) for r in chunk]))
+            continue
+        try:  # the kept text is canonical JSON already: embedded as it is
+            rows = [(*values(r), orjson.Fragment(kept.json(r.index))) for r in chunk]
+            digest.update(orjson.dumps(rows, option=orjson.OPT_SORT_KEYS, default=_json_default))
+        except orjson.JSONEncodeError:  # what orjson refuses: read back, as _canonical does
+            digest.update(_canonical([(*values(r), kept.get(r.index)) for r in chunk]))
 
 
 _CHUNK = 10_000

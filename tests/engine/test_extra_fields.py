@@ -40,7 +40,8 @@ def test_text_is_canonical_whatever_the_key_order():
     one, other = ExtraFields(), ExtraFields()
     one.add(0, {"b": 1, "a": {"d": 2, "c": 3}})
     other.add(0, {"a": {"c": 3, "d": 2}, "b": 1})
-    assert one.text(0) == other.text(0) == '{"a":{"c":3,"d":2},"b":1}'
+    assert one.json(0) == other.json(0) == b'{"a":{"c":3,"d":2},"b":1}'
+    assert one.json(1) == b"{}"
 
 
 def test_replace_wins_over_the_text_and_get_hands_out_copies():
@@ -48,6 +49,6 @@ def test_replace_wins_over_the_text_and_get_hands_out_copies():
     kept.add(0, {"notes": "a\x00b"})
     kept.replace(0, {"notes": "a\\u0000b"})
     assert kept.get(0) == {"notes": "a\\u0000b"}
-    assert kept.text(0) == '{"notes":"a\\\\u0000b"}'
+    assert kept.json(0) == b'{"notes":"a\\\\u0000b"}'
     kept.get(0)["notes"] = "changed"
     assert kept.get(0) == {"notes": "a\\u0000b"}
