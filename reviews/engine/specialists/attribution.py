@@ -15,8 +15,6 @@ Decisions beyond the spec table:
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
@@ -82,11 +80,28 @@ class _Index:
         self.companies_known = True  # False: a partial export without companies
         self.contacts_known = True
         self.domain_of: dict[str, str | None] = {}
-        self.by_domain: dict[str, list[str]] = defaultdict(list)
+        # domain -> its company's id, or the ids of the companies sharing it: a list per
+        # domain took 260 MB for ten million records, nearly every domain one company's
+        self._owners: dict[str, str | list[str]] = {}
         for company, key in zip(batch.companies, company_domains(batch), strict=True):
             self.domain_of[company.id] = key
-            if key:
-                self.by_domain[key].append(company.id)
+            if not key:
+                continue
+            found = self._owners.get(key)
+            if found is None:
+                self._owners[key] = company.id
+            elif found.__class__ is list:
+                found.append(company.id)
+            else:
+                self._owners[key] = [found, company.id]
+
+    def owners(self, domain: str | None) -> list[str] | None:
+        """The ids of the companies with this normalised domain, in batch order."""
+        found = self._owners.get(domain)
+        return [found] if found.__class__ is str else found
+
+    def has_owner(self, domain: str) -> bool:
+        return domain in self._owners
 
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
@@ -152,7 +167,7 @@ def _subsidiary(
 ) -> tuple[str, list[str]] | None:
     """The case detect() lets pass: another company has the contact's email domain,
     but the contact's own company has a parent or subdomain of it."""
-    owners = index.by_domain.get(email_domain)
+    owners = index.owners(email_domain)
     if owners and own_domain and _related(own_domain, email_domain):
         return "subsidiary", owners
     return None
@@ -169,7 +184,7 @@ def _check_contact(contact: Contact, email_domain: str | None, index: _Index) ->
     own_domain = index.domain_of[contact.company_id] if contact.company_id else None
     if own_domain == email_domain:
         return None  # the common case, settled before the dearer checks below
-    owners = index.by_domain.get(email_domain)
+    owners = index.owners(email_domain)
     if not owners or normalize.is_free_mail(email_domain):
         return None
     if not contact.company_id:
@@ -344,16 +359,16 @@ def _contact_elsewhere(deal: Deal, contacts: list[Contact], index: _Index) -> Ra
 
 def _near_domain(email_domain: str, index: _Index) -> tuple[str, list[str]] | None:
     """(relation, company ids) for a domain no company has but one nearly has."""
-    if email_domain in index.by_domain:
+    if index.has_owner(email_domain):
         return None
     parent = email_domain
     while parent.count(".") >= 2:  # stop above the bare top-level domain
         parent = parent.split(".", 1)[1]
-        if parent in index.by_domain:
-            return "subdomain", index.by_domain[parent]
+        if index.has_owner(parent):
+            return "subdomain", index.owners(parent)
     for variant in _spelling_variants(email_domain):
-        if variant in index.by_domain:
-            return "near-spelling", index.by_domain[variant]
+        if index.has_owner(variant):
+            return "near-spelling", index.owners(variant)
     return None
 
 
