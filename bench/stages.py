@@ -70,6 +70,8 @@ def main(argv: list[str]) -> int:
     batch = stage("store the upload (bytes + sha256)", lambda: store_upload(files))
     parsed = stage("parse + cache key (accept)", lambda: accept(batch, files=files))
     stage("  of which the cache key (again)", lambda: serving.content_key(parsed))
+    del data  # as the CLI does: the upload is stored and parsed, its bytes are let go
+    files.clear()
     risk = stage("risk tier", lambda: classify_risk(parsed, settings.REVIEW_RULES))
     run = stage("run rows", lambda: create_run(batch, parsed, tier=risk.tier))
     blobs = {}
