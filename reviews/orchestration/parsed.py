@@ -55,10 +55,12 @@ def keep_parsed(batch_id: int, parsed: plain.Batch, content_key: str = "") -> No
     _parsed[(batch_id, content_key)] = parsed
 
 
-def forget_parsed() -> None:
-    """Drop the kept batch (a million records hold over a gigabyte), e.g. once the CLI's
-    review is done and only its report is left to write."""
-    _parsed.clear()
+def forget_parsed(batch_id: int | None = None) -> None:
+    """Drop the kept batch (a million records hold over half a gigabyte), e.g. once the
+    CLI's review is done and only its report is left to write; with `batch_id`, only if
+    it is that batch's."""
+    if batch_id is None or any(kept_id == batch_id for kept_id, _ in _parsed):
+        _parsed.clear()
 
 
 def parse_stored(batch: Batch) -> plain.Batch:

@@ -46,7 +46,7 @@ from reviews.orchestration import baselines, handoff, policies, serving
 from reviews.orchestration.dismissals import prompt_dismissals
 from reviews.orchestration.findings_store import storable_amount, write_findings
 from reviews.orchestration.heartbeat import beating
-from reviews.orchestration.parsed import load_parsed
+from reviews.orchestration.parsed import forget_parsed, load_parsed
 
 logger = logging.getLogger(__name__)
 
@@ -254,6 +254,10 @@ def coordinate(run_id: int) -> None:
 
 def _coordinate(run: ReviewRun) -> None:
     run_id = run.pk
+    if not models_allowed(run):
+        # The rules coordinator reads no record: the run's parsed batch, kept for its
+        # specialists, goes before their findings are unpacked, fused and written.
+        forget_parsed(run.batch_id)
     agents = {a.agent: a for a in run.agents.all()}
     failed = [name for name in NAMES if agents[name].status != AgentRun.Status.DONE]
     findings = [

@@ -240,3 +240,23 @@ def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
     with django_capture_on_commit_callbacks(execute=False):
         submit([upload("seed-example.json")], no_cache=True)
     assert parsed_module._parsed == {(0, ""): None}  # nothing new: the workers parse it
+
+
+def test_the_rules_coordinator_lets_go_of_the_runs_parsed_batch_only(monkeypatch):
+    from reviews.orchestration import parsed as parsed_module
+
+    coordinated = []
+    real = runner._coordinate
+    monkeypatch.setattr(
+        runner,
+        "_coordinate",
+        lambda run: coordinated.append(dict(parsed_module._parsed)) or real(run),
+    )
+    run = run_eagerly([upload("seed-example.json")], no_cache=True)
+
+    assert run.status == ReviewRun.Status.DONE
+    assert [list(kept) for kept in coordinated] == [[(run.batch_id, run.batch.content_key)]]
+    assert parsed_module._parsed == {}  # the specialists' parse went before the findings
+    parsed_module.keep_parsed(run.batch_id + 1, None)
+    parsed_module.forget_parsed(run.batch_id)  # another batch's parse stays
+    assert list(parsed_module._parsed) == [(run.batch_id + 1, "")]
