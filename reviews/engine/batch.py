@@ -215,7 +215,7 @@ class Batch:
     # learns them (reviews.orchestration.pipelines).
     uploaded_pipelines: list[Pipeline] = field(default_factory=list)
     # The native JSON reader keeps its records' unread fields here, by list name, rather
-    # than in each record's `extra` (extra_fields.py); read them with extra().
+    # than in each record's `extra` (extra_fields.py); read them with extra_of().
     extras: dict[str, ExtraFields] = field(default_factory=dict)
     # (pipeline, stage as given) -> (Stage, where its state came from): a batch has few
     # distinct pairs, and every detector asks for the stage of every deal.

@@ -58,9 +58,6 @@ class ExtraFields:
         """Record `index`'s fields from now on (the few a clean-up rewrites)."""
         self._changed[index] = fields
 
-    def __len__(self) -> int:
-        return len(self._ends)
-
     def _slice(self, index: int) -> bytearray:
         if not 0 <= index < len(self._ends):
             return bytearray()

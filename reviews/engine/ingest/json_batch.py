@@ -105,8 +105,9 @@ _decode_record = msgspec.json.Decoder().decode
 
 def load_native(data: bytes) -> dict | None:
     """The top level of a native batch with its records still JSON text, for
-    build_json_batch; None where that does not apply (not an object, a list that is
-    not a list, a HubSpot API export, anything msgspec refuses): load_json reads it."""
+    build_json_batch; None where that does not apply (not an object, a record list
+    that is not a list, a HubSpot API export, anything msgspec refuses): load_json
+    reads it then, with its exact errors."""
     try:
         native = _NATIVE.decode(_without_bom(data))
         top = {name: getattr(native, name) for name in native.__struct_fields__}

@@ -153,8 +153,9 @@ def build_record(
     """The dataclass for one record, its fields parsed by `plan` (field_parsers). Mapped
     keys are popped from `fields`, so when the JSON reader passes the same dict as
     `fields` and `extra`, what remains is exactly the unknown fields, kept without
-    copying; the native reader passes NO_EXTRA and keeps what remains in the batch's
-    ExtraFields. A malformed value is left unset (missing) and reported on `problems`."""
+    copying; reading record by record, it passes NO_EXTRA and keeps what remains in
+    the batch's ExtraFields. A malformed value is left unset (missing) and reported on
+    `problems`."""
     values = {}
     for key, attr, parse, category in plan:
         raw = fields.pop(key, None)
