@@ -240,12 +240,7 @@ def unzip(file: UploadedFile, limit: int) -> list[UploadedFile]:
         unpacked = []
         budget = limit
         for info in members:
-            # Read at most the remaining budget + 1: declared sizes can lie.
-            with archive.open(info) as member:
-                if info.file_size >= MAP_OVER_BYTES and _extension(info.filename) == ".json":
-                    data = unpack_mapped(member, budget)
-                else:
-                    data = member.read(budget + 1)
+            data = _unpack(archive, info, budget)
             if len(data) > budget:
                 raise TooBig
             budget -= len(data)
@@ -263,6 +258,20 @@ def unzip(file: UploadedFile, limit: int) -> list[UploadedFile]:
     if nested:
         raise IngestError([f"{file.name}: ZIP files inside a ZIP are not read ({nested[0]})"])
     return unpacked
+
+
+def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes:
+    """A member's bytes, at most `budget` + 1 of them (declared sizes can lie); a big
+    JSON file mapped from a temporary file (mapped.py), or read into memory where no
+    temporary file can be written (a full or read-only disk)."""
+    if info.file_size >= MAP_OVER_BYTES and _extension(info.filename) == ".json":
+        try:
+            with archive.open(info) as member:
+                return unpack_mapped(member, budget)
+        except OSError:
+            pass
+    with archive.open(info) as member:
+        return member.read(budget + 1)
 
 
 def _is_content(info: zipfile.ZipInfo) -> bool:

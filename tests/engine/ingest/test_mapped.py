@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import mmap
+import tempfile
 
 import pytest
 
@@ -54,3 +55,18 @@ def test_released_pages_read_again_from_the_file():
     assert unpack_mapped(io.BytesIO(b""), budget=10) == b""
     with pytest.raises(ingest.TooBig):
         unpack_mapped(io.BytesIO(b"x" * 11), budget=10)
+
+
+def test_with_no_room_for_the_temporary_file_the_member_is_read_into_memory(
+    map_every_json, monkeypatch
+):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", disk_full)
+    document = {"companies": [{"id": "co_1", "industry": "X"}], "contacts": [], "deals": []}
+
+    batch = parse_files(("sync.zip", zipped({"batch.json": json.dumps(document)})))
+
+    assert map_every_json == []  # nothing mapped
+    assert batch.extra_of(batch.companies[0]) == {"industry": "X"}
