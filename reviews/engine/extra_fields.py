@@ -19,7 +19,8 @@ import msgspec
 # the batch's ExtraFields. Read-only, so no reader can fill it for every record at once.
 NO_EXTRA: MappingProxyType = MappingProxyType({})
 
-_encode = msgspec.json.Encoder(order="sorted").encode_into
+# Sorted keys: the canonical text the cache key hashes, whether kept or replaced.
+_encoder = msgspec.json.Encoder(order="sorted")
 _decode = msgspec.json.Decoder().decode
 
 
@@ -38,7 +39,7 @@ class ExtraFields:
         while len(self._ends) < index:  # a record the reader refused keeps nothing
             self._ends.append(end)
         if fields:
-            _encode(fields, self._text, -1)
+            _encoder.encode_into(fields, self._text, -1)
         self._ends.append(len(self._text))
 
     def get(self, index: int) -> dict[str, Any]:
@@ -51,7 +52,7 @@ class ExtraFields:
     def json(self, index: int) -> bytes:
         """Record `index`'s fields as canonical JSON: sorted keys, b"{}" if none."""
         if index in self._changed:
-            return msgspec.json.encode(self._changed[index], order="sorted")
+            return _encoder.encode(self._changed[index])
         return bytes(self._slice(index)) or b"{}"
 
     def replace(self, index: int, fields: dict[str, Any]) -> None:
