@@ -10,10 +10,11 @@ from typing import Any
 
 import msgspec
 
-from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
+from reviews.engine.batch import Batch, ValueProblem
 from reviews.engine.extra_fields import NO_EXTRA, ExtraFields
 from reviews.engine.ingest.api_json import is_api_export
 from reviews.engine.ingest.errors import ErrorList, IngestError, not_utf8, too_deep
+from reviews.engine.ingest.pipelines import parse_pipelines
 from reviews.engine.ingest.records import (
     COMPANIES,
     CONTACTS,
@@ -313,92 +314,3 @@ def _records(
     if unknown:
         ignored[kind.name] = sorted(unknown)
     return records
-
-
-def parse_pipelines(
-    value: object, errors: ErrorList, source: str = "export"
-) -> dict[str, Pipeline]:
-    """`pipelines`: [{id, label?, stages: [{id, label?, closed?, won?, probability?}]}],
-    by id. `source`: where the definitions come from (batch.STAGE_SOURCES)."""
-    if value is None:
-        return {}
-    if value.__class__ is not list:
-        errors.add(f"pipelines: not a list: {describe(value)}")
-        return {}
-    pipelines: dict[str, Pipeline] = {}
-    first_index: dict[str, int] = {}
-    for index, raw in enumerate(value):
-        where = f"pipelines[{index}]"
-        if raw.__class__ is not dict:
-            errors.add(f"{where}: not an object: {describe(raw)}")
-            continue
-        pid, problem = record_id(raw.get("id"))
-        if problem:
-            errors.add(f"{where}.id: {problem}")
-            continue
-        first = first_index.setdefault(pid, index)
-        if first != index:
-            errors.add(f"{where}.id: duplicate of pipelines[{first}] ({describe(pid)})")
-            continue
-        label = _check_label(raw, where, errors)
-        stages = _stages(raw.get("stages"), where, errors)
-        pipelines[pid] = Pipeline(id=pid, stages=stages, label=label, source=source)
-    return pipelines
-
-
-def _stages(value: object, where: str, errors: ErrorList) -> list[Stage]:
-    if value is None:
-        errors.add(f"{where}.stages: missing list")
-        return []
-    if value.__class__ is not list:
-        errors.add(f"{where}.stages: not a list: {describe(value)}")
-        return []
-    stages: list[Stage] = []
-    first_index: dict[str, int] = {}
-    for index, raw in enumerate(value):
-        at = f"{where}.stages[{index}]"
-        if raw.__class__ is not dict:
-            errors.add(f"{at}: not an object: {describe(raw)}")
-            continue
-        sid, problem = record_id(raw.get("id"))
-        if problem:
-            errors.add(f"{at}.id: {problem}")
-            continue
-        first = first_index.setdefault(sid, index)
-        if first != index:
-            errors.add(f"{at}.id: duplicate of {where}.stages[{first}] ({describe(sid)})")
-            continue
-        label = _check_label(raw, at, errors)
-        closed = _flag(raw, "closed", at, errors)
-        won = _flag(raw, "won", at, errors)
-        probability = raw.get("probability")
-        if probability is not None and (
-            probability.__class__ not in (int, float) or not 0 <= probability <= 1
-        ):
-            errors.add(f"{at}.probability: not a number from 0 to 1: {describe(probability)}")
-            probability = None
-        # A won stage is closed whether or not the export says so.
-        stages.append(
-            Stage(id=sid, label=label, closed=closed or won, won=won, probability=probability)
-        )
-    return stages
-
-
-def _check_label(raw: dict, where: str, errors: ErrorList) -> str:
-    label = raw.get("label")
-    if label is None:
-        return ""
-    if label.__class__ is not str:
-        errors.add(f"{where}.label: not a string: {describe(label)}")
-        return ""
-    return label
-
-
-def _flag(raw: dict, key: str, where: str, errors: ErrorList) -> bool:
-    value = raw.get(key)
-    if value is None:
-        return False
-    if value.__class__ is not bool:
-        errors.add(f"{where}.{key}: not a boolean: {describe(value)}")
-        return False
-    return value
