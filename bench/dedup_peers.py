@@ -3,7 +3,7 @@ rapidfuzz with blocking, and Splink on DuckDB (bench/peers/). Same batch, same r
 each in a fresh process; times, peak memory and recall against the batch's ground truth.
 
     .venv/bin/python bench/dedup_peers.py [--records 1000000] [--repeat 1] [--file FILE]
-        [--splink-threads N] [--keep]
+        [--splink-threads N] [--keep] [--no-floor]
 
 The batch is generated as bench/review_scale.py generates it (reviews.samplegen, seed
 42), unless --file names one (its x.truth.json beside it). Every tool prints its own
@@ -18,8 +18,10 @@ writes the duplicate groups it found per kind; this script scores them all the s
   the generator made by chance, or false matches).
 
 Peak memory is the process's own peak RSS (os.wait4). With --repeat N the tools take
-turns N times; each row is the run of median total. The last line is revreview's
-total over the fastest peer's (issue 28 asks for at most 0.5).
+turns N times; each row is the run of median total. Then revreview's total over the
+fastest peer's (issue 28 asks for at most 0.5), and bench/load_floor.py on the same
+batch with that peer's time: the least Python can take beside that budget (--no-floor
+skips it).
 """
 
 from __future__ import annotations
@@ -183,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splink-threads", type=int, help="DuckDB threads (default: its own)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--keep", action="store_true", help="keep the generated batch")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip bench/load_floor.py after the table"
+    )
     args = parser.parse_args(argv)
 
     if args.file:
@@ -229,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nrevreview's load + dedup: {ours.total_s / fastest.total_s:.2f}x the fastest "
               f"peer's ({fastest.tool}, {fastest.total_s:.2f} s); issue 28 asks <= 0.5x. "
               f"Recall {'the same' if same else 'DIFFERS'} across tools.")  # fmt: skip
+        if not args.no_floor:
+            print(flush=True)
+            floor = [sys.executable, str(ROOT / "bench" / "load_floor.py"), str(batch)]
+            subprocess.run([*floor, "--peer-seconds", repr(fastest.total_s)], check=False)
     if not args.file and not args.keep:
         for path in OUT.glob(f"scale-{args.records}-{SEED}*.json"):
             path.unlink()

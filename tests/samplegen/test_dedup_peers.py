@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -78,3 +79,17 @@ def test_scoring_counts_planted_groups_found_and_decoys_flagged(batch):
     module.score(result, everything, truth)
     assert result.recall["deal_entered_twice"] == (n - 1, n)
     assert result.decoys[0] == 1 and result.unplanted == 1
+
+
+def test_the_driver_prints_the_ratio_then_the_floor_beside_its_budget(batch, capfd):
+    path, _ = batch
+    assert driver().main(["--file", str(path), "--repeat", "1"]) == 0
+    out = capfd.readouterr().out
+    ratio = re.search(r"the fastest peer's \(.+?, ([0-9.]+) s\)", out)
+    assert ratio, out
+    # load_floor.py, given that peer's time: the budget is half of it
+    budget = re.search(r"budget \(half the fastest peer's ([0-9.]+) s\): ([0-9.]+) s", out)
+    assert budget, out
+    assert budget[1] == ratio[1]
+    assert abs(float(budget[2]) - float(ratio[1]) / 2) < 0.01
+    assert "| floor: the three above |" in out
