@@ -16,6 +16,8 @@ pipelines_from_data() are the form a dataset stores: the native JSON batch's
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from reviews.engine.batch import Pipeline, Stage
 from reviews.engine.ingest.errors import ErrorList, IngestError
 from reviews.engine.ingest.records import record_id
@@ -159,20 +161,7 @@ def parse_pipelines(
         errors.add(f"pipelines: not a list: {describe(value)}")
         return {}
     pipelines: dict[str, Pipeline] = {}
-    first_index: dict[str, int] = {}
-    for index, raw in enumerate(value):
-        where = f"pipelines[{index}]"
-        if raw.__class__ is not dict:
-            errors.add(f"{where}: not an object: {describe(raw)}")
-            continue
-        pid, problem = record_id(raw.get("id"))
-        if problem:
-            errors.add(f"{where}.id: {problem}")
-            continue
-        first = first_index.setdefault(pid, index)
-        if first != index:
-            errors.add(f"{where}.id: duplicate of pipelines[{first}] ({describe(pid)})")
-            continue
+    for where, pid, raw in _with_unique_ids(value, "pipelines", errors):
         label = _check_label(raw, where, errors)
         stages = _native_stages(raw.get("stages"), where, errors)
         pipelines[pid] = Pipeline(id=pid, stages=stages, label=label, source=source)
@@ -187,20 +176,7 @@ def _native_stages(value: object, where: str, errors: ErrorList) -> list[Stage]:
         errors.add(f"{where}.stages: not a list: {describe(value)}")
         return []
     stages: list[Stage] = []
-    first_index: dict[str, int] = {}
-    for index, raw in enumerate(value):
-        at = f"{where}.stages[{index}]"
-        if raw.__class__ is not dict:
-            errors.add(f"{at}: not an object: {describe(raw)}")
-            continue
-        sid, problem = record_id(raw.get("id"))
-        if problem:
-            errors.add(f"{at}.id: {problem}")
-            continue
-        first = first_index.setdefault(sid, index)
-        if first != index:
-            errors.add(f"{at}.id: duplicate of {where}.stages[{first}] ({describe(sid)})")
-            continue
+    for at, sid, raw in _with_unique_ids(value, f"{where}.stages", errors):
         label = _check_label(raw, at, errors)
         closed = _flag(raw, "closed", at, errors)
         won = _flag(raw, "won", at, errors)
@@ -215,6 +191,26 @@ def _native_stages(value: object, where: str, errors: ErrorList) -> list[Stage]:
             Stage(id=sid, label=label, closed=closed or won, won=won, probability=probability)
         )
     return stages
+
+
+def _with_unique_ids(items: list, where: str, errors: ErrorList) -> Iterator[tuple[str, str, dict]]:
+    """(path, id, object) for each item of the list at `where` that is an object with a
+    usable id not met earlier in it; an error naming each other item."""
+    first_index: dict[str, int] = {}
+    for index, raw in enumerate(items):
+        at = f"{where}[{index}]"
+        if raw.__class__ is not dict:
+            errors.add(f"{at}: not an object: {describe(raw)}")
+            continue
+        rid, problem = record_id(raw.get("id"))
+        if problem:
+            errors.add(f"{at}.id: {problem}")
+            continue
+        first = first_index.setdefault(rid, index)
+        if first != index:
+            errors.add(f"{at}.id: duplicate of {where}[{first}] ({describe(rid)})")
+            continue
+        yield at, rid, raw
 
 
 def _check_label(raw: dict, where: str, errors: ErrorList) -> str:
