@@ -120,7 +120,7 @@ def load_native(data: bytes) -> dict | None:
     return top
 
 
-_LISTS = ("companies", "contacts", "deals")
+_LISTS = (COMPANIES.name, CONTACTS.name, DEALS.name)
 # Records read between two releases of the text read so far: 50 MB of it, about.
 _RELEASE_EVERY = 250_000
 
