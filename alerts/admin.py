@@ -81,7 +81,16 @@ def trigger_labels(triggers: list[str]) -> str:
 
 class AttemptInline(admin.TabularInline):
     model = WebhookAttempt
-    fields = ("number", "started_at", "latency_ms", "response_code", "ok", "error", "excerpt")
+    fields = (
+        "number",
+        "started_at",
+        "address",
+        "latency_ms",
+        "response_code",
+        "ok",
+        "error",
+        "excerpt",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False

@@ -108,6 +108,9 @@ class WebhookAttempt(models.Model):
     # The start of a failed answer's body: printable, at most 200 characters
     # (transport.EXCERPT_CHARS), so no other service's reply is ever kept whole.
     excerpt = models.CharField(max_length=200, blank=True)
+    # The address the attempt connected to (the one checked, never a fresh resolution);
+    # empty if it connected nowhere: refused, unresolvable, unreachable, cut short.
+    address = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["delivery", "number"]

@@ -70,11 +70,13 @@ def test_a_delivery_page_lists_its_attempts(admin_client):
             latency_ms=12,
             response_code=code,
             ok=code == 200,
+            address="203.0.113.9",
         )
     page = admin_client.get(reverse("admin:alerts_webhookdelivery_change", args=[delivery.pk]))
     assert page.status_code == 200
     text = page.content.decode()
     assert "500" in text and "200" in text
+    assert "203.0.113.9" in text  # the address each attempt connected to
     listing = admin_client.get(reverse("admin:alerts_webhookdelivery_changelist"))
     assert listing.status_code == 200
 
