@@ -12,7 +12,6 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from ledger.ratelimit import request_rate_keys
 from reviews.audit import purge_runs, why_kept
 from reviews.engine.findings import MIXED
 from reviews.engine.money import format_money
@@ -29,6 +28,7 @@ from reviews.models import (
 )
 from reviews.orchestration.submit import ServeRefused, rerun
 from reviews.search import search_findings, search_runs
+from reviews.web.client_address import request_rate_keys
 from reviews.web.exports import findings_csv_response, findings_of_runs
 from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped

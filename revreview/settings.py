@@ -494,7 +494,7 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = envint("AXES_COOLOFF_MINUTES", 15) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_CLIENT_IP_CALLABLE = "ledger.ratelimit.client_ip"
+AXES_CLIENT_IP_CALLABLE = "reviews.web.client_address.client_ip"
 AXES_RESET_ON_SUCCESS = True
 
 # Mail: without EMAIL_HOST there is no password reset (revreview/urls.py), since its
