@@ -17,8 +17,12 @@ from workspaces.admin import WorkspaceScoped
 from workspaces.models import Role
 
 
+class WebhookURLField(forms.URLField):
+    default_validators = [destinations.URLSyntax()]  # an allow-listed `hooks` passes
+
+
 class SubscriptionForm(forms.ModelForm):
-    url = forms.URLField(max_length=2000, assume_scheme="https")
+    url = WebhookURLField(max_length=2000, assume_scheme="https")
     secret = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False),
