@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from alerts.models import Trigger, WebhookDelivery, WebhookSubscription
 from alerts.payloads import site_url, slack_escape, slack_link
-from reviews.orchestration import policies
+from reviews.orchestration.dataset import policies
 
 
 def week_of(moment: datetime) -> str:

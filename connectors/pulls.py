@@ -33,9 +33,9 @@ from connectors.models import Connection, Pull, PullChunk
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.pipelines import pipelines_from_hubspot
 from reviews.models import Dataset
-from reviews.orchestration.parsed import stored_files
-from reviews.orchestration.pipelines import store_pipelines
-from reviews.orchestration.submit import Submission, review_stored, store_upload
+from reviews.orchestration.dataset.pipelines import store_pipelines
+from reviews.orchestration.intake.submit import Submission, review_stored, store_upload
+from reviews.orchestration.store.parsed import stored_files
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from connectors.status import connection_status
 from reviews.models import Dismissal, Finding, ReviewRun
-from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
+from reviews.orchestration.dataset.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
 from reviews.web.access import get_dataset_for_user, get_finding_for_user
 from reviews.web.forms import DismissForm

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from reviews.orchestration.fixplan import PlanUnavailable
-from reviews.orchestration.merges import (
+from reviews.orchestration.fixes.fixplan import PlanUnavailable
+from reviews.orchestration.fixes.merges import (
     MergeNotAllowed,
     apply_merges,
     configured_client,

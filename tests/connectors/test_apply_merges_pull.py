@@ -14,9 +14,9 @@ import pytest
 from connectors import pulls
 from connectors.models import Pull
 from reviews.models import AppliedMerge, Dataset
-from reviews.orchestration.merges import apply_merges, configured_client, dry_run
-from reviews.orchestration.parsed import stored_files
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.fixes.merges import apply_merges, configured_client, dry_run
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.store.parsed import stored_files
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
 

@@ -1,4 +1,4 @@
-"""The fix plan on plain data (reviews.engine.fixplan, survivor): the survivor an
+"""The fix plan on plain data (reviews.engine.fixes.fixplan, survivor): the survivor an
 analyst picks for every duplicate finding, with its reason; tasks with owners and
 HubSpot properties, sorted by money. No database."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviews.engine import fixplan, survivor
+from reviews.engine.fixes import fixplan, survivor
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from tests.engine.fixplan_helpers import findings, parsed, plan_of, sample
 from tests.engine.ingest.hubspot_exports import BATCH, api_files, csv_files, native_file

@@ -1,4 +1,4 @@
-"""Applying a run's merge plan through HubSpot (reviews.orchestration.merges) against a
+"""Applying a run's merge plan through HubSpot (reviews.orchestration.fixes.merges) against a
 loopback stand-in of the merge endpoint: a dry run first, each pair merged once even
 when a request is retried after a timeout, every answer recorded, staff only, and the
 next pull of the CRM resolves the duplicate findings."""
@@ -11,15 +11,15 @@ import pytest
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AppliedMerge, Dataset, ReviewRun
-from reviews.orchestration.merges import (
+from reviews.orchestration.fixes.merges import (
     HttpMergeClient,
     MergeNotAllowed,
     _claim,
     apply_merges,
     dry_run,
 )
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH, api_files
 from tests.orchestration.hubspot_standin import HubSpotStandIn
 

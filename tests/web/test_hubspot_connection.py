@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from connectors.models import Connection, Pull
+from reviews.apiauth.tokens import create_token
 from reviews.models import Dataset
-from reviews.web.api.tokens import create_token
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
 

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from connectors.pulls import ConnectRefused, connect
 from reviews.models import Dataset
-from reviews.orchestration.submit import dataset_name
+from reviews.orchestration.intake.submit import dataset_name
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_holding
 from workspaces.models import Workspace

@@ -22,8 +22,8 @@ from reviews.management.commands.review import (
     _write_chunks,
 )
 from reviews.management.commands.review import Command as ReviewCommand
-from reviews.orchestration.parsed import forget_parsed
-from reviews.web.report import run_report, stream_report_json, text_report
+from reviews.orchestration.store.parsed import forget_parsed
+from reviews.reports.report import run_report, stream_report_json, text_report
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_holding
 from workspaces.models import Workspace

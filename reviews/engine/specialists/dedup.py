@@ -25,9 +25,10 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TypeVar
 
-from reviews.engine import normalize, survivor
+from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.fixes import survivor
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
@@ -51,7 +52,7 @@ SLICE: dict[str, tuple[str, ...]] = {
     "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
 }
 # The duplicate kinds and the object their records are: the fix plan merges them
-# (reviews.engine.fixplan); every other dedup finding is a task.
+# (reviews.engine.fixes.fixplan); every other dedup finding is a task.
 MERGE_KINDS: dict[str, str] = {
     "company_same_domain": "companies",
     "company_same_name": "companies",
@@ -132,7 +133,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
 
 class _Links:
     """The companies by id, and which duplicate to keep: the survivor the fix plan names
-    (reviews.engine.survivor: a won deal, then the most associations, the oldest, the
+    (reviews.engine.fixes.survivor: a won deal, then the most associations, the oldest, the
     lowest id), so the suggested fix and the merge plan agree."""
 
     def __init__(self, batch: Batch, order: tuple[str, ...] | None = None) -> None:

@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import ReviewRun
-from reviews.orchestration.fixplan import PlanUnavailable
-from reviews.orchestration.merges import (
+from reviews.orchestration.fixes.fixplan import PlanUnavailable
+from reviews.orchestration.fixes.merges import (
     MergeNotAllowed,
     apply_merges,
     configured_client,

@@ -1,7 +1,7 @@
 """manage.py review FILE [FILE ...]: review a batch and print its JSON (docs/output.md) or
 a text report.
 
-The review is served like an upload (reviews.orchestration.serving): from the cache when
+The review is served like an upload (reviews.orchestration.serving.decide): from the cache when
 this content was reviewed under the same configuration, by failback when the daily token
 budget is spent. The CLI has no client address, so it is never rate limited.
 
@@ -23,14 +23,14 @@ from django.utils.dateparse import parse_datetime
 
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.parsed import forget_parsed
-from reviews.orchestration.submit import (
+from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     ServeRefused,
     UploadTooLarge,
     submit,
 )
-from reviews.web.report import run_report, stream_report_json, text_report
+from reviews.orchestration.store.parsed import forget_parsed
+from reviews.reports.report import run_report, stream_report_json, text_report
 from revreview.celery import app
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
@@ -166,7 +166,7 @@ def _parse_as_of(value: str | None) -> datetime | None:
 def _run_in_process(run: ReviewRun) -> ReviewRun:
     # The same task code, executed eagerly in this process: no worker needed.
     app.conf.task_always_eager = True
-    from reviews.orchestration.tasks import start_review
+    from reviews.orchestration.run.tasks import start_review
 
     # A crash fails the run (logged, its error kept on the run); the report says so
     # and the exit code is EXIT_NOT_REVIEWED, instead of a traceback.

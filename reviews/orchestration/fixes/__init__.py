@@ -1,0 +1,1 @@
+"""A run's fix plan from its stored batch, and merges applied in the CRM."""
