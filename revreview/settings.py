@@ -321,7 +321,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(HUBSPOT_PULL_CHECK_SECONDS)},
     },
     # docs/history.md: tuning proposals and root causes, once a week (made once per week)
-    "weekly-digest": {"task": "alerts.weekly_digest", "schedule": 6 * 3600.0},
+    "weekly-digest": {"task": "reviews.weekly_digest", "schedule": 6 * 3600.0},
     # docs/history.md: datasets that opted in apply proposals that hide only dismissed ones
     "auto-tune": {"task": "reviews.auto_tune", "schedule": 24 * 3600.0},
 }

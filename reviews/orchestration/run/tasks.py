@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from alerts.tasks import deliver_webhook
 from reviews.engine.specialists import NAMES
 from reviews.models import ReviewRun
 from reviews.orchestration.run import runner
@@ -118,3 +119,12 @@ def auto_tune() -> int:
         except Exception:
             logger.exception("auto-tuning dataset %s failed", dataset.pk)
     return made
+
+
+@shared_task(name="reviews.weekly_digest", soft_time_limit=600, time_limit=660)
+def weekly_digest() -> None:
+    """This week's digest for every subscription watching weekly_digest (beat: weekly)."""
+    from reviews.orchestration.dataset import digests
+
+    for delivery_id in digests.create_digests():
+        deliver_webhook.delay(delivery_id=delivery_id)
