@@ -8,8 +8,8 @@ the fix plan, tuning, docs/rules.md, the samples) is derived from it or checked 
 it by tests/engine/test_registry.py and tests/test_docs.py.
 
 A kind is a value, not a line in a table: whoever holds a `Kind` knows all its facts.
-Kinds declared at run time (a team's own rules, docs/rules.md) are `Kind`s too, and
-need no entry anywhere else."""
+Kinds declared at run time (a team's own rules, to come) are `Kind`s too, handed to what
+needs them beside the registry's, and need no entry anywhere else."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ class FixTarget:
     is on a record of `object` and corrects its batch `field`, by the name docs/input.md
     gives it (`closeDate`; the fix plan names it as the CRM does, `closedate`); "" is the
     record as a whole (a stale company is re-enriched whole). No object: the first of
-    the finding's records the batch holds. Two kinds of "nothing fixed" exist, and each
-    is said on purpose (below): PER_FINDING and ANY_RECORD."""
+    the finding's records the batch holds. A kind without one record and field says so
+    on purpose, with PER_FINDING or ANY_RECORD (below), never by leaving it out."""
 
     object: str | None
     field: str | None
