@@ -345,3 +345,41 @@ def test_an_unknown_survivor_criterion_stops_the_start_up():
     )  # fmt: skip
     assert started.returncode != 0
     assert "rule merge_survivor_order: unknown survivor criteria newest" in started.stderr
+
+
+# --- the kinds' declarations -------------------------------------------------------------
+
+
+def test_a_kind_declared_at_run_time_is_planned_from_its_own_declaration():
+    """A team's rule (docs/rules.md) is a Kind the registry does not list: handed to the
+    plan with the others, its task is where it says; unknown, on its record as a whole."""
+    from reviews.engine.findings import Severity
+    from reviews.engine.specialists import KINDS
+    from reviews.engine.specialists.spec import FixTarget, Kind
+
+    batch = make_batch(companies=[company("co_1", domain="acme.example")])
+    no_vat = Kind(
+        "no_vat_number",
+        (Severity.WARNING,),
+        ("company", "companies", "no VAT number"),
+        finds="an EU company without a VAT number",
+        fix=FixTarget("companies", "domain"),
+    )
+    finding = fixplan.PlanFinding("team", "no_vat_number", "warning", "No VAT", ["co_1"])
+    (task,) = fixplan.build(batch, [finding], kinds={**KINDS, no_vat.name: no_vat}).tasks
+    assert (task.object, task.record_id, task.property) == ("companies", "co_1", "domain")
+    (task,) = fixplan.build(batch, [finding]).tasks  # not declared: the record as a whole
+    assert (task.object, task.record_id, task.property) == ("companies", "co_1", "")
+
+
+def test_a_duplicate_filed_under_another_category_is_a_task_not_a_merge():
+    """Only the specialist that declares a duplicate kind's merge has it merged: a model
+    that re-files the finding (or names a kind of its own alike) gets a task."""
+    batch = make_batch(companies=[company("co_1"), company("co_2")])
+    found = fixplan.PlanFinding("dedup", "company_same_domain", "warning", "Two", ["co_1", "co_2"])
+    assert [m.merge for m in fixplan.build(batch, [found]).merges] == [["co_2"]]
+    refiled = fixplan.PlanFinding(
+        "attribution", "company_same_domain", "warning", "Two", ["co_1", "co_2"]
+    )
+    plan = fixplan.build(batch, [refiled])
+    assert plan.merges == [] and [(t.record_id, t.property) for t in plan.tasks] == [("co_1", "")]

@@ -7,7 +7,7 @@ and the run's findings; the caller leaves out what the team dismissed."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -17,19 +17,12 @@ from reviews.engine.findings import Severity
 from reviews.engine.fixes import survivor
 from reviews.engine.fixes.fixtasks import PlanFinding, Task, records_by_type, task_of
 from reviews.engine.fixes.hubspot_names import APP_URL, MERGE_FIELDS, property_name
-from reviews.engine.specialists.dedup import MERGE_KINDS
+from reviews.engine.specialists import KINDS, REGISTRY
+from reviews.engine.specialists.spec import Kind, Merges
 
 __all__ = ["FixPlan", "Merge", "PlanFinding", "Task", "build", "plan_json"]
 
 Record = Company | Contact | Deal
-# Duplicates a rule finds by likeness, not by an identical key: a person confirms them
-# before merging (HubSpot's merges cannot be undone).
-CHECK_FIRST: dict[str, str] = {
-    "company_same_name": "same name, not the same domain: check they are one company "
-    "(not a subsidiary or a region) before merging",
-    "contact_same_person": "same or near-same name, not the same email: check they are one "
-    "person before merging",
-}
 _SEVERITY_RANK = {s.value: s.rank for s in Severity}
 # Extra fields a merge does not "lose": ids, dates HubSpot sets, association columns.
 _NOT_COMPARED = {
@@ -74,20 +67,22 @@ def build(
     order: Sequence[str] = survivor.DEFAULT_ORDER,
     portal_id: str | None = None,
     app_url: str = APP_URL,
+    kinds: Mapping[str, Kind] = KINDS,
 ) -> FixPlan:
     """The run's merge plan and to-do list. `findings` in the run's order (severity,
-    then money); tasks come out sorted by money at risk, the largest first."""
+    then money); tasks come out sorted by money at risk, the largest first. `kinds`: the
+    kinds by name, whose declarations say what is merged and where a task is."""
     merges: list[Merge] = []
     tasks: list[Task] = []
     merged_into: dict[tuple[str, str], str] = {}  # (object, id) -> the id it merges into
     for finding in findings:
-        object_type = MERGE_KINDS.get(finding.kind) if finding.category == "dedup" else None
-        if object_type:
-            merge = _merge(batch, finding, object_type, order, merged_into)
+        merges_as = _merges_as(finding, kinds)
+        if merges_as is not None:
+            merge = _merge(batch, finding, merges_as, order, merged_into)
             if merge is not None:
                 merges.append(merge)
                 continue
-        task = task_of(batch, finding, portal_id=portal_id, app_url=app_url)
+        task = task_of(batch, finding, portal_id=portal_id, app_url=app_url, kinds=kinds)
         if task is not None:
             tasks.append(task)
     for task in tasks:  # a record the plan merges away is fixed on its survivor
@@ -101,13 +96,25 @@ def build(
 # --- merges ------------------------------------------------------------------------------
 
 
+def _merges_as(finding: PlanFinding, kinds: Mapping[str, Kind]) -> Merges | None:
+    """The merge a duplicate finding's kind declares, if the finding is still filed under
+    a specialist that declares that kind: a model may re-file a finding, or name a kind of
+    its own under another category, and those are tasks, not merges."""
+    kind = kinds.get(finding.kind)
+    if kind is None or kind.merge is None:
+        return None
+    spec = REGISTRY.get(finding.category)
+    return kind.merge if spec is not None and kind in spec.kinds else None
+
+
 def _merge(
     batch: Batch,
     finding: PlanFinding,
-    object_type: str,
+    merges_as: Merges,
     order: Sequence[str],
     merged_into: dict[tuple[str, str], str],
 ) -> Merge | None:
+    object_type = merges_as.object
     index = records_by_type(batch)[object_type]
     present = [index[i] for i in dict.fromkeys(finding.record_ids) if i in index]
     if len(present) < 2:
@@ -144,7 +151,7 @@ def _merge(
         loses=[loss for r in others for loss in _losses(batch, object_type, chosen, r)],
         amount=finding.amount,
         currency=finding.currency,
-        check=CHECK_FIRST.get(finding.kind, ""),
+        check=merges_as.check,
     )
 
 

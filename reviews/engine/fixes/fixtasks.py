@@ -1,11 +1,12 @@
 """The to-do list of the fix plan (reviews.engine.fixes.fixplan): a finding that is not a
 duplicate becomes a task on the one record to edit, with the HubSpot property to fix,
-the record's owner (else its company's owner), and a link to the record."""
+the record's owner (else its company's owner), and a link to the record. Which record
+and which field each kind's `fix` declares (reviews.engine.specialists.spec.FixTarget)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -18,29 +19,12 @@ from reviews.engine.fixes.hubspot_names import (
     property_name,
     record_url,
 )
+from reviews.engine.specialists import KINDS
+from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
 
 Record = Company | Contact | Deal
 OBJECT_TYPES = ("deals", "contacts", "companies")  # the order an ambiguous id is looked up
 
-# kind -> (the object the task is on, the property to fix). A property of None is settled
-# per finding below; "" means the whole record (a stale company is re-enriched as a whole).
-TASKS: dict[str, tuple[str | None, str | None]] = {
-    "won_without_close_date": ("deals", "closedate"),
-    "won_without_amount": ("deals", "amount"),
-    "negative_amount": ("deals", "amount"),
-    "amount_looks_like_typo": ("deals", "amount"),
-    "open_past_close_date": ("deals", "closedate"),
-    "unknown_stage": ("deals", "dealstage"),
-    "missing_stage": ("deals", "dealstage"),
-    "contact_wrong_company": ("contacts", "associatedcompanyid"),
-    "contact_missing_company": ("contacts", "associatedcompanyid"),
-    "deal_contact_elsewhere": ("deals", CONTACTS_ASSOCIATION),
-    "dangling_reference": (None, None),
-    "unresolved_company_name": (None, None),
-    "invalid_value": (None, None),
-    "stale_enrichment": ("companies", ""),
-    "never_enriched": ("companies", ""),
-}
 # Where an export keeps a record's owner until the batch has an `owner` field of its own.
 OWNER_KEYS = ("owner", "hubspot_owner_id", "Deal owner", "Contact owner", "Company owner")
 _PATH = re.compile(r"\b(companies|contacts|deals)\[\d+\]\.(\w+)")
@@ -79,17 +63,32 @@ class Task:
     merged_into: str = ""  # the plan merges this record away: fix it on this survivor
 
 
+def fix_target(kind: str, kinds: Mapping[str, Kind] = KINDS) -> FixTarget:
+    """Where a finding of `kind` is fixed, as the kind declares it; a kind nobody declared
+    (a model's own, docs/rules.md#the-registry) on the first of its records, as a whole."""
+    declared = kinds.get(kind)
+    return declared.fix if declared is not None else ANY_RECORD
+
+
 def task_of(
-    batch: Batch, finding: PlanFinding, *, portal_id: str | None = None, app_url: str = APP_URL
+    batch: Batch,
+    finding: PlanFinding,
+    *,
+    portal_id: str | None = None,
+    app_url: str = APP_URL,
+    kinds: Mapping[str, Kind] = KINDS,
 ) -> Task | None:
-    """The task for one finding, or None when none of its records is in the batch."""
-    object_type, prop = TASKS.get(finding.kind, (None, ""))
-    found = _record(batch, finding, object_type)
+    """The task for one finding, or None when none of its records is in the batch.
+    `kinds`: the kinds by name (the registry's, and any declared at run time)."""
+    target = fix_target(finding.kind, kinds)
+    found = _record(batch, finding, target.object)
     if found is None:
         return None
     object_type, record = found
-    if prop is None:
+    if target.field is None:
         prop = _property(batch, finding, object_type, record)
+    else:
+        prop = property_name(object_type, target.field) if target.field else ""
     problem = finding.title
     if finding.kind == "unresolved_company_name" and len(finding.record_ids) > 1:
         problem += f" (also on {len(finding.record_ids) - 1} more records)"

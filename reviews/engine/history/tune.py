@@ -3,9 +3,9 @@
 - `propose`: for each kind the team keeps dismissing (at least MIN_DISMISSALS dismissed
   and a dismissal rate of at least MIN_DISMISSAL_RATE), the policy change that explains
   the dismissals: the threshold value separating dismissed findings from kept ones
-  (where the detector's measured value is known, MEASURES), else the rule off (every
-  finding dismissed) or a lower severity. Never a change to a kind that can be critical
-  or to a threshold such a kind reads.
+  (where the kind declares the value its detector compares, its `measure`), else the
+  rule off (every finding dismissed) or a lower severity. Never a change to a kind that
+  can be critical or to a threshold such a kind reads.
 - `replay`: a proposal re-run over stored syncs: dismissed hidden / total, kept hidden /
   total, findings it would add; per sync and in total (distinct fingerprints).
 - `root_causes`: kinds that keep coming back as new, grouped by record source, owner and
@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
@@ -32,7 +32,8 @@ from reviews.engine.history.policy import (
     rules_for,
 )
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import REGISTRY, SPECIALISTS, dedup, freshness, pipeline
+from reviews.engine.specialists import KINDS, REGISTRY, SPECIALISTS
+from reviews.engine.specialists.spec import Measure
 
 # Thresholds of tuning itself (docs/history.md), Rules-like constants.
 MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
@@ -45,26 +46,13 @@ ROOT_CAUSE_FIELDS = ("record_source", "owner", "pipeline")
 ADDED_SHOWN = 20  # findings a replay lists of those a proposal would add
 
 
-@dataclass(frozen=True, slots=True)
-class Measure:
-    """The value a detector compares with a Rules field, per record (or per group of
-    records, keyed by the finding's sorted record ids joined by ","): a finding is made
-    when value > rule (or >= with `inclusive`), so raising the rule hides the findings
-    measuring at most the new value (below it, when inclusive). A finding with no value
-    (an exact duplicate no ratio hides) is never counted as hidden."""
-
-    rule: str
-    values: Callable[[Batch, Rules], Mapping[str, int | Decimal]]
-    inclusive: bool = False
-
-
+# The kinds tuning can propose a threshold for, with the value their detector compares
+# (each kind's declared `measure`). deal_entered_twice's ratio, amount tolerance and date
+# window are never proposed: the kind is critical (policy.critical_rules), so _threshold
+# refuses them.
 MEASURES: dict[str, Measure] = {
-    "stale_enrichment": Measure("stale_enrichment_days", freshness.ages),
-    "amount_looks_like_typo": Measure("amount_typo_factor", pipeline.typo_factors, True),
-    "contact_same_person": Measure("person_name_fuzzy_ratio", dedup.person_ratios, True),
+    name: kind.measure for name, kind in KINDS.items() if kind.measure is not None
 }
-# deal_entered_twice's ratio, amount tolerance and date window are never proposed: the
-# kind is critical (policy.critical_rules), so _threshold refuses them.
 
 
 @dataclass(slots=True)

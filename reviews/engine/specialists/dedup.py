@@ -43,7 +43,15 @@ from reviews.engine.specialists.common import (
 )
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
-from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
+from reviews.engine.specialists.spec import (
+    ANY_RECORD,
+    INVALID_VALUE,
+    Kind,
+    Match,
+    Measure,
+    Merges,
+    Specialist,
+)
 
 CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -51,17 +59,27 @@ SLICE: dict[str, tuple[str, ...]] = {
     "contacts": ("id", "email", "first_name", "last_name", "company_id"),
     "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
 }
-# The duplicate kinds and the object their records are: the fix plan merges them
-# (reviews.engine.fixes.fixplan); every other dedup finding is a task.
-MERGE_KINDS: dict[str, str] = {
-    "company_same_domain": "companies",
-    "company_same_name": "companies",
-    "contact_same_email": "contacts",
-    "contact_same_person": "contacts",
-    "deal_entered_twice": "deals",
-}
 
+
+def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
+    """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
+    its name ratio, rounded down to a hundredth: the value the rule compares with
+    rules.person_name_fuzzy_ratio (its measure: tuning reads it). Exact-name groups are
+    left out: no ratio hides them."""
+    found: dict[str, Decimal] = {}
+    blocks = person_blocks(batch)
+    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    for pairs in fuzzy.values():
+        for a, b, score in pairs:
+            ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+            found[",".join(_ids(blocks.group(a) + blocks.group(b)))] = ratio
+    return found
+
+
+# Every duplicate kind is merged by the fix plan (reviews.engine.fixes.fixplan); when
+# nothing is left to merge, its task is on the first of its records, as a whole.
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
+SURVIVOR = ("merge_survivor_order",)
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
@@ -69,26 +87,49 @@ SPEC = Specialist(
             "company_same_domain",
             W,
             ("company group", "company groups", "sharing a domain"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more companies with one normalised domain (free-mail domains excepted)",
+            fix=ANY_RECORD,
+            merge=Merges("companies"),
         ),
         Kind(
             "company_same_name",
             W,
             ("company group", "company groups", "sharing a name"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more companies with one normalised name and different or missing "
+            "domains (a free-mail domain counts as missing)",
+            fix=ANY_RECORD,
+            merge=Merges(
+                "companies",
+                check="same name, not the same domain: check they are one company "
+                "(not a subsidiary or a region) before merging",
+            ),
         ),
         Kind(
             "contact_same_email",
             W,
             ("contact group", "contact groups", "sharing an email"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more contacts with one normalised email",
+            fix=ANY_RECORD,
+            merge=Merges("contacts"),
         ),
         Kind(
             "contact_same_person",
             W,
             ("contact group", "contact groups", "the same person twice"),
             Match.FUZZY,
-            rules=("person_name_fuzzy_ratio", "fuzzy_window", "merge_survivor_order"),
+            rules=("person_name_fuzzy_ratio", "fuzzy_window", *SURVIVOR),
+            finds="contacts at the same company with the same full name, or names at least "
+            "this similar (0-100), and not all the same email",
+            fix=ANY_RECORD,
+            merge=Merges(
+                "contacts",
+                check="same or near-same name, not the same email: check they are one "
+                "person before merging",
+            ),
+            measure=Measure("person_name_fuzzy_ratio", person_ratios, inclusive=True),
         ),
         Kind(
             "deal_entered_twice",
@@ -100,8 +141,14 @@ SPEC = Specialist(
                 "deal_amount_tolerance_pct",
                 "deal_close_date_window_days",
                 "fuzzy_window",
-                "merge_survivor_order",
+                *SURVIVOR,
             ),
+            finds="deals of the same company, not closed-lost, with equal or near-equal names "
+            '(the numbers in them equal: "Phase 1" is not "Phase 2"), amounts within a '
+            "percentage of the larger (or both missing), close dates within a number of "
+            "days (or both missing)",
+            fix=ANY_RECORD,
+            merge=Merges("deals"),
         ),
         INVALID_VALUE,
     ),
@@ -109,6 +156,8 @@ SPEC = Specialist(
     report_rank=1,
     candidate_rules=("person_name_fuzzy_ratio", "near_miss_points", "near_miss_window"),
 )
+# The duplicate kinds and the object their records are (derived from SPEC).
+MERGE_KINDS: dict[str, str] = {k.name: k.merge.object for k in SPEC.kinds if k.merge}
 
 # company_same_name is an exact rule: its threshold is a ratio of 100.
 COMPANY_NAME_THRESHOLD = 100.0
@@ -229,21 +278,6 @@ def _contact_same_person(
                 confidence=round(score / 100, 3),
                 exposure=exposure.of_contacts(_ids(group)),
             )
-
-
-def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
-    """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
-    its name ratio, rounded down to a hundredth: the value the rule compares with
-    rules.person_name_fuzzy_ratio (tuning reads it). Exact-name groups are left out:
-    no ratio hides them."""
-    found: dict[str, Decimal] = {}
-    blocks = person_blocks(batch)
-    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
-    for pairs in fuzzy.values():
-        for a, b, score in pairs:
-            ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-            found[",".join(_ids(blocks.group(a) + blocks.group(b)))] = ratio
-    return found
 
 
 # --- deals ----------------------------------------------------------------------
