@@ -355,6 +355,19 @@ MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
 if CSV_DATE_ORDER not in ("MDY", "DMY"):
     raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
+# The text encoding of CSV uploads: "auto" detects it (byte-order mark, else UTF-8,
+# else cp1252), or any text encoding Python knows (utf-8, utf-16, cp1252, latin-1, ...).
+CSV_ENCODING = env("CSV_ENCODING", "auto").strip().lower()
+if CSV_ENCODING != "auto":
+    try:
+        b"a".decode(CSV_ENCODING)  # refuses unknown names and codecs that are not text
+    except UnicodeDecodeError:
+        pass  # a text encoding that wants more than one byte (utf-16)
+    except LookupError:
+        raise ImproperlyConfigured(
+            f"CSV_ENCODING must be auto or a text encoding (utf-8, cp1252, ...), "
+            f"got {CSV_ENCODING!r}"
+        ) from None
 # Cells the sheets of one XLSX or XLS upload may span, first to last cell (the reader
 # holds that rectangle, ~32 bytes a cell): a bigger workbook is refused, not read.
 SPREADSHEET_MAX_CELLS = envint("SPREADSHEET_MAX_CELLS", 5_000_000)

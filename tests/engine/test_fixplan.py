@@ -90,6 +90,16 @@ def test_hubspot_ids_compare_as_numbers():
     assert choice.reason.endswith("9 has the lowest id")
 
 
+def test_ids_are_ordered_as_text_never_through_int():
+    huge = "9" * 5000  # past Python's 4,300-digit limit for int()
+    ids = [huge, "10", "007", "7", "8" + "0" * 4999, "co_1", "\u00b2"]  # "²" is a digit too
+    assert sorted(ids, key=survivor.id_key) == ["007", "7", "10", "8" + "0" * 4999, huge,
+                                                "co_1", "\u00b2"]  # fmt: skip
+    batch = make_batch(deals=[deal(huge), deal("5001")])
+    choice = survivor.choose(batch.deals, batch, ("lowest_id",))
+    assert (choice.survivor.id, choice.reason) == ("5001", "5001 has the lowest id")
+
+
 def test_the_order_is_configurable_and_checked():
     batch = make_batch(
         companies=[company("co_1"), company("co_2")],

@@ -11,7 +11,8 @@ narrows the candidates to those best on it, and the first that leaves one decide
   so a merge moves as little as possible;
 - oldest: the earliest created date (createdate / Create Date / createdAt, when every
   record has one), else the earliest last-modified date;
-- lowest_id: the lowest id, HubSpot's numeric ids compared as numbers.
+- lowest_id: the lowest id, HubSpot's numeric ids compared as numbers (by length, then
+  text: never through int(), so a 5,000-digit id is compared like any other).
 
 A criterion that cannot tell the candidates apart (no deal is won, no dates) is passed
 over. When the order leaves a tie, the lowest id breaks it, and the reason says so."""
@@ -89,11 +90,16 @@ def choose(records: Sequence[Record], batch: Batch, order: Sequence[str] = DEFAU
     return Choice(survivor, "; ".join(reasons) or "the only candidate")
 
 
-def id_key(record_id: str) -> tuple[int, int, str]:
-    """HubSpot ids compare as numbers (9 before 10); other ids as text, after them."""
+def id_key(record_id: str) -> tuple[int, int, str, str]:
+    """HubSpot ids compare as numbers (9 before 10); other ids as text, after them.
+
+    A number is compared by its count of digits, then as text, leading zeros set aside
+    (then the id as written tells 007 from 7): the order of the numbers without int(),
+    whose limit of 4,300 digits a hostile id passes."""
     if record_id.isdigit() and record_id.isascii():
-        return (0, int(record_id), "")
-    return (1, 0, record_id)
+        digits = record_id.lstrip("0")
+        return (0, len(digits), digits, record_id)
+    return (1, 0, record_id, "")
 
 
 # --- the criteria: each returns (the best candidates, why), or (the candidates, why it

@@ -291,11 +291,7 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
     deals: list[Deal] = []
     blocks = groups(batch.deals, each(batch.deals, "company_id"))
     for code, (_, block) in enumerate(blocks):
-        candidates = [
-            (key, deal)
-            for deal in block
-            if (key := _deal_key(deal)) and not _closed_lost(batch, deal)
-        ]
+        candidates = [(_deal_key(deal), deal) for deal in block if not _closed_lost(batch, deal)]
         if len(candidates) < 2:
             continue
         # Sorting by name, then date and amount, puts copies of one deal side by side
@@ -318,8 +314,15 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
         yield _deal_finding([deals[paired[m]] for m in members], score, links)
 
 
-def _deal_key(deal: Deal) -> str | None:
-    return normalize.word_set_key(deal.name)
+# The key of every deal whose name cleans to nothing (none, blank, only punctuation,
+# NUL or lone surrogates): one name, "no name", equal to itself and to no folded name,
+# which holds only a-z, 0-9 and spaces. So two unnamed copies of a deal pair up (then
+# the amount and date tests decide) and sort first in their company's block.
+NO_NAME = "\x00"
+
+
+def _deal_key(deal: Deal) -> str:
+    return normalize.word_set_key(deal.name) or NO_NAME
 
 
 def _closed_lost(batch: Batch, deal: Deal) -> bool:
@@ -482,4 +485,5 @@ def _contact_label(contact: Contact) -> str:
 def _deal_label(deal: Deal) -> str:
     closes = deal.close_date.isoformat() if deal.close_date else "no close date"
     amount = money(deal.amount, deal.currency)
-    return f'{deal.id} "{deal.name}" {amount}, closes {closes}, stage {deal.stage}'
+    name = f'"{deal.name}"' if deal.name else "(no name)"
+    return f"{deal.id} {name} {amount}, closes {closes}, stage {deal.stage}"

@@ -139,9 +139,11 @@ def run_specialist(run_id: int, agent: str) -> bool:
             fail_agent(run_id, agent, error)
             return specialists_finished(run_id)
         judged = model_pass(run, agent, parsed, findings)
-        judged.findings = apply_policy(judged.findings, policy)  # a model's too
-    price_findings(judged.findings, parsed)  # the model's own findings need theirs too
     try:
+        # Still the specialist's work: a failure here degrades the run like one in its
+        # detector, never leaves the agent running until the sweep gives up on it.
+        judged.findings = apply_policy(judged.findings, policy)  # a model's too
+        price_findings(judged.findings, parsed)  # the model's own findings need theirs too
         # A savepoint: a refused write (text the database cannot hold) leaves the
         # connection usable for recording the failure itself.
         with transaction.atomic():
@@ -311,6 +313,9 @@ def _coordinate(run: ReviewRun) -> None:
     if context:
         scope = policies.of_version(run.policy_version).verdict_scope or context.verdict_scope
         review = history.apply_scope(review, comparison, scope)
+    # Whatever decided it (the rules, a model, the dataset's scope), a verdict reached
+    # without a specialist is never `approve`.
+    review.decision = coordinator.not_clean_when_degraded(review.decision, failed)
     save_review(
         run,
         review,

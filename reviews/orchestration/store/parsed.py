@@ -30,6 +30,7 @@ def parse(
         max_bytes=settings.MAX_UPLOAD_BYTES,
         max_errors=settings.MAX_REPORTED_ERRORS,
         date_order=settings.CSV_DATE_ORDER,
+        encoding=settings.CSV_ENCODING,
         max_cells=settings.SPREADSHEET_MAX_CELLS,
     )
     return parse_upload(
