@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from reviews.engine.fixes.survivor import id_key
 from reviews.engine.ingest.columns import COLUMNS
-from reviews.engine.survivor import id_key
 
 TYPES = ("companies", "contacts", "deals")
 SINGULAR = {"companies": "company", "contacts": "contact", "deals": "deal"}

@@ -11,9 +11,9 @@ import pytest
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, ReviewRun
-from reviews.orchestration import runner
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run import runner
+from reviews.orchestration.run.tasks import start_review
 from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ import pytest
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, BatchFile, ReviewRun
-from reviews.web.api.tokens import create_token
 
 pytestmark = pytest.mark.django_db
 
