@@ -145,8 +145,8 @@ SPEC = Specialist(
             ),
             finds="deals of the same company, not closed-lost, with equal or near-equal names "
             '(the numbers in them equal: "Phase 1" is not "Phase 2"; or both unnamed), '
-            "amounts within a percentage of the larger (or both missing), close dates within a number of "
-            "days (or both missing)",
+            "amounts within a percentage of the larger (or both missing), close dates "
+            "within a number of days (or both missing)",
             fix=ANY_RECORD,
             merge=Merges("deals"),
         ),
