@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from reviews.engine.ingest.pipelines import Pipeline
+from reviews.engine.batch import Pipeline
 
 
 class ConnectorError(Exception):

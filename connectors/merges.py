@@ -147,7 +147,7 @@ def _same_portal(dataset, client: MergeClient) -> None:
     tell which portal its token opens (check()), be that one. A token of another account
     would merge whatever records there carry the same ids."""
     field = getattr(client, "dataset_account_field", "hubspot_portal_id")
-    expected = getattr(dataset, field)
+    expected = getattr(dataset, field) if field else ""
     if not expected:
         raise MergeNotAllowed(
             f"dataset {dataset.name} has no HubSpot portal id: set it (admin, Datasets) "

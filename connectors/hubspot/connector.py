@@ -20,8 +20,9 @@ from connectors.base import (
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
 from connectors.hubspot.pull import run_pull
+from reviews.engine.batch import Pipeline
 from reviews.engine.ingest import IngestError
-from reviews.engine.ingest.pipelines import Pipeline, pipelines_from_hubspot
+from reviews.engine.ingest.pipelines import pipelines_from_hubspot
 
 
 class HubSpotConnector:

@@ -16,8 +16,8 @@ from reviews.engine.ingest import UploadedFile
 from reviews.models import AppliedMerge, Dataset, ReviewRun
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
-from tests.engine.ingest.hubspot_exports import AS_OF, BATCH, api_files
 from tests.connectors.merge_standin import HubSpotStandIn
+from tests.engine.ingest.hubspot_exports import AS_OF, BATCH, api_files
 
 pytestmark = pytest.mark.django_db
 
