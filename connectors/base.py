@@ -116,6 +116,14 @@ class Checkpoint(Protocol):
 class Connector(Protocol):
     """What revreview asks of a CRM. Methods a CRM does not offer yet raise NotSupported."""
 
+    # The Dataset field that holds the account's id (HubSpot: "hubspot_portal_id"), set
+    # when connecting and checked before a merge; None: the dataset has none.
+    dataset_account_field: str | None
+
+    @classmethod
+    def configured(cls, settings: object, token: str) -> Connector:
+        """One for `token`, with its settings read from `settings` (django.conf's)."""
+
     def check(self) -> Account:
         """The account the credentials open (one call). Raises ConnectorError."""
 

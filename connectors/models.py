@@ -47,7 +47,7 @@ class Connection(models.Model):
 
     @property
     def provider_label(self) -> str:
-        """ "HubSpot"; the key itself for a provider no longer registered."""
+        """The CRM's name ("HubSpot"); the key itself for one no longer registered."""
         return CONNECTORS.get(self.provider, (self.provider,))[0]
 
     def full_due(self, now=None) -> bool:
@@ -83,7 +83,7 @@ class Pull(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     requests = models.PositiveIntegerField(default=0)
     waited_seconds = models.FloatField(default=0)  # of fetch_seconds, waiting on limits
-    fetch_seconds = models.FloatField(default=0)  # asking HubSpot, before the store
+    fetch_seconds = models.FloatField(default=0)  # asking the CRM, before the store
     in_flight_seconds = models.FloatField(default=0)  # of fetch_seconds, awaiting answers
     records = models.PositiveIntegerField(default=0)  # in the snapshot
     changed = models.PositiveIntegerField(default=0)  # fetched by this pull
@@ -121,7 +121,7 @@ class Pull(models.Model):
 
 
 class PullChunk(models.Model):
-    """One answer of HubSpot, as a pull keeps it (JSON), until the pull ends: what an
+    """One answer of the CRM, as a pull keeps it (JSON), until the pull ends: what an
     interrupted pull resumes from. Deleted when the pull is done or failed for good."""
 
     pull = models.ForeignKey(Pull, on_delete=models.CASCADE, related_name="chunks")

@@ -30,7 +30,7 @@ def provider_choices() -> list[tuple[str, str]]:
 
 
 def label(provider: str) -> str:
-    """ "HubSpot" for "hubspot". Raises UnknownProvider."""
+    """The CRM's name: HubSpot for "hubspot". Raises UnknownProvider."""
     return _entry(provider)[0]
 
 

@@ -6,15 +6,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('connectors', '0001_i25_connections'),
+        ("connectors", "0001_i25_connections"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='connection',
-            name='provider',
-            field=models.CharField(choices=connectors.registry.provider_choices, default='hubspot', max_length=32),
+            model_name="connection",
+            name="provider",
+            field=models.CharField(
+                choices=connectors.registry.provider_choices, default="hubspot", max_length=32
+            ),
         ),
     ]
