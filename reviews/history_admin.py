@@ -177,7 +177,7 @@ def dismiss_findings(
 @admin.register(AppliedMerge)
 class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
     """Merges sent to HubSpot: evidence of who asked and what HubSpot answered. Made
-    through reviews.orchestration.fixes.merges only, never by hand."""
+    through connectors.merges only, never by hand."""
 
     workspace_path = "dataset__workspace"
 

@@ -381,7 +381,7 @@ except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
-# Applying a fix plan's merges (reviews/orchestration/fixes/merges.py) goes through the
+# Applying a fix plan's merges (connectors/merges.py) goes through the
 # dataset's HubSpot connection (HUBSPOT_API_BASE_URL, its token: docs/connectors.md).
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.

@@ -1,1 +1,1 @@
-"""A run's fix plan from its stored batch, and merges applied in the CRM."""
+"""A run's fix plan from its stored batch (applied in the CRM by connectors/merges.py)."""

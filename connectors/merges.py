@@ -1,19 +1,19 @@
-"""Applying a run's merge plan through HubSpot (docs/output.md#applying-merges), when
-a staff member asks: never by a model, never on a schedule.
+"""Applying a run's merge plan in the CRM (docs/output.md#applying-merges), when a staff
+member asks: never by a model, never on a schedule.
 
-A merge of the plan (a survivor and the records merged into it) is sent as one HubSpot
-merge per merged record: `POST /crm/v3/objects/{type}/merge` with `{"primaryObjectId",
-"objectIdToMerge"}`. Each is recorded as an AppliedMerge row before it is sent, claimed
-with a conditional UPDATE (pending -> applying), and answered (merged / failed /
-unknown). A record already merged, or whose merge is on its way or went unanswered, is
-never sent again: HubSpot's merges cannot be undone, so a retried request (after a
-timeout, a double click, two workers) must not merge twice.
+A merge of the plan (a survivor and the records merged into it) is sent as one CRM
+merge per merged record (HubSpot: `POST /crm/v3/objects/{type}/merge`, in
+connectors/hubspot/connector.py). Each is recorded as an AppliedMerge row before it is
+sent, claimed with a conditional UPDATE (pending -> applying), and answered (merged /
+failed / unknown). A record already merged, or whose merge is on its way or went
+unanswered, is never sent again: HubSpot's merges cannot be undone, so a retried request
+(after a timeout, a double click, two workers) must not merge twice.
 
 `client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
-that raises MergeRefused (HubSpot answered no) or MergeUnanswered (no answer: timeout,
-connection lost, 5xx); one that also has `portal_id()` is checked to open the portal the
-dataset syncs before anything is sent. HttpMergeClient is one over the connectors' HubSpot
-client, with the token of the dataset's HubSpot connection (configured_client)."""
+that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
+connection lost, 5xx): a Connector (connectors/base.py). One that also has `check()` is
+checked to open the account the dataset syncs before anything is sent. configured_client
+gives the connector of the dataset's connection, with its token."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from connectors import tokens
-from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
+from connectors import registry
+from connectors.base import Connector, ConnectorError, MergeRefused, MergeUnanswered
 from connectors.models import Connection
 from reviews.engine.fixes.fixplan import Merge
 from reviews.models import AppliedMerge, Dataset, ReviewRun
@@ -36,22 +36,6 @@ from reviews.orchestration.fixes.fixplan import plan_for_run
 
 logger = logging.getLogger(__name__)
 Status = AppliedMerge.Status
-
-
-class MergeRefused(Exception):
-    """HubSpot answered and did not merge (a 4xx): safe to ask again after a fix."""
-
-    def __init__(self, status: int, answer: Any) -> None:
-        super().__init__(f"HubSpot refused the merge ({status})")
-        self.status, self.answer = status, answer
-
-
-class MergeUnanswered(Exception):
-    """No answer, or a 5xx: HubSpot may or may not have merged."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class MergeClient(Protocol):
@@ -158,27 +142,30 @@ def _checked(run: ReviewRun, user):
 
 
 def _same_portal(dataset, client: MergeClient) -> None:
-    """Merges go only to the portal the dataset syncs: its HubSpot portal id must be set
-    and, when the client can tell which portal its token opens, be that one. A token of
-    another account would merge whatever records there carry the same ids."""
-    if not dataset.hubspot_portal_id:
+    """Merges go only to the portal the dataset syncs: its HubSpot portal id (the field
+    the connector names, dataset_account_field) must be set and, when the client can
+    tell which portal its token opens (check()), be that one. A token of another account
+    would merge whatever records there carry the same ids."""
+    field = getattr(client, "dataset_account_field", "hubspot_portal_id")
+    expected = getattr(dataset, field) if field else ""
+    if not expected:
         raise MergeNotAllowed(
             f"dataset {dataset.name} has no HubSpot portal id: set it (admin, Datasets) "
             "so merges go to the portal it syncs"
         )
-    portal_of = getattr(client, "portal_id", None)
-    if portal_of is None:
+    check = getattr(client, "check", None)
+    if check is None:
         return
     try:
-        portal = portal_of()
-    except (MergeRefused, MergeUnanswered) as error:
+        portal = check().id
+    except ConnectorError as error:
         raise MergeNotAllowed(
             f"cannot tell which HubSpot portal the token opens: {error}"
         ) from None
-    if portal != dataset.hubspot_portal_id:
+    if portal != expected:
         raise MergeNotAllowed(
             f"the HubSpot token opens portal {portal}, dataset {dataset.name} syncs portal "
-            f"{dataset.hubspot_portal_id}: nothing sent"
+            f"{expected}: nothing sent"
         )
 
 
@@ -260,53 +247,14 @@ def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
     )
 
 
-class HttpMergeClient:
-    """HubSpot's merge endpoint through the connectors' HubSpot client (paced by the
-    portal's rate-limit headers; the token never logged). A merge is sent once: no
-    answer, or a 5xx, is MergeUnanswered; a 4xx is MergeRefused."""
-
-    def __init__(self, base_url: str, token: str, *, timeout: float = 30.0) -> None:
-        limits = Limits(
-            share=settings.HUBSPOT_RATE_SHARE,
-            max_retries=settings.HUBSPOT_MAX_RETRIES,
-            backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,
-            timeout_seconds=timeout,
-        )
-        self._client = HubSpotClient(base_url, token, limits)
-
-    def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
-        try:
-            return self._client.merge(object_type, primary_id, object_id_to_merge)
-        except HubSpotError as error:
-            raise _merge_error(error) from None
-
-    def portal_id(self) -> str:
-        """The portal (Hub ID) the token opens: GET /account-info/v3/details."""
-        try:
-            return str(self._client.account_details().get("portalId", ""))
-        except HubSpotError as error:
-            raise _merge_error(error) from None
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def _merge_error(error: HubSpotError) -> Exception:
-    if error.status is None:
-        return MergeUnanswered(f"no answer from HubSpot: {error.message}")
-    if error.status >= 500:
-        return MergeUnanswered(f"HubSpot answered {error.status}", error.status)
-    return MergeRefused(error.status, error.body)
-
-
-def configured_client(dataset: Dataset | None) -> HttpMergeClient | None:
-    """A client with the dataset's HubSpot connection (its token, decrypted here), or
-    None when the dataset has none (connect it: docs/connectors.md)."""
+def configured_client(dataset: Dataset | None) -> Connector | None:
+    """The connector of the dataset's connection (its token decrypted here), or None when
+    the dataset has none (connect it: docs/connectors.md). Raises MergeNotAllowed when no
+    connector serves the connection's provider."""
     connection = Connection.objects.filter(dataset=dataset).first() if dataset else None
     if connection is None:
         return None
-    return HttpMergeClient(
-        settings.HUBSPOT_API_BASE_URL,
-        tokens.decrypt(connection.token_sealed),
-        timeout=settings.HUBSPOT_TIMEOUT_SECONDS,
-    )
+    try:
+        return registry.connector_for(connection)
+    except registry.UnknownProvider as error:
+        raise MergeNotAllowed(str(error)) from None

@@ -1,4 +1,4 @@
-"""Applying a run's merge plan through HubSpot (reviews.orchestration.fixes.merges) against a
+"""Applying a run's merge plan through HubSpot (connectors.merges) against a
 loopback stand-in of the merge endpoint: a dry run first, each pair merged once even
 when a request is retried after a timeout, every answer recorded, staff only, and the
 next pull of the CRM resolves the duplicate findings."""
@@ -9,19 +9,15 @@ from datetime import timedelta
 
 import pytest
 
+from connectors.hubspot.client import Limits
+from connectors.hubspot.connector import HubSpotConnector
+from connectors.merges import MergeNotAllowed, _claim, apply_merges, dry_run
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AppliedMerge, Dataset, ReviewRun
-from reviews.orchestration.fixes.merges import (
-    HttpMergeClient,
-    MergeNotAllowed,
-    _claim,
-    apply_merges,
-    dry_run,
-)
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from tests.connectors.merge_standin import HubSpotStandIn
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH, api_files
-from tests.orchestration.hubspot_standin import HubSpotStandIn
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +78,7 @@ def test_the_dry_run_shows_each_merge_and_sends_nothing(run, staff):
 
 def test_only_staff_apply_merges(run, django_user_model):
     member = django_user_model.objects.create_user("member")
-    client = HttpMergeClient("http://127.0.0.1:9", TOKEN)
+    client = HubSpotConnector("http://127.0.0.1:9", TOKEN)
     with pytest.raises(MergeNotAllowed, match="staff"):
         apply_merges(run, None, user=member, client=client)
     with pytest.raises(MergeNotAllowed, match="staff"):
@@ -92,7 +88,7 @@ def test_only_staff_apply_merges(run, django_user_model):
 
 def test_each_pair_is_merged_once_and_recorded_even_when_asked_twice(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
-        client = HttpMergeClient(hubspot.url, TOKEN)
+        client = HubSpotConnector(hubspot.url, TOKEN)
         first = apply_merges(run, None, user=staff, client=client)
         again = apply_merges(run, None, user=staff, client=client)
     assert pairs(first) == PAIRS and {s.outcome for s in first} == {"merged"}
@@ -111,9 +107,9 @@ def test_each_pair_is_merged_once_and_recorded_even_when_asked_twice(run, staff)
 
 def test_a_merge_retried_after_a_timeout_is_not_sent_again(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN, slow_first_s=1.5) as hubspot:
-        impatient = HttpMergeClient(hubspot.url, TOKEN, timeout=0.5)
+        impatient = HubSpotConnector(hubspot.url, TOKEN, Limits(timeout_seconds=0.5))
         first = apply_merges(run, None, user=staff, client=impatient)
-        retried = apply_merges(run, None, user=staff, client=HttpMergeClient(hubspot.url, TOKEN))
+        retried = apply_merges(run, None, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
     timed_out = first[0]
     assert timed_out.outcome == "unknown" and "no answer" in timed_out.detail
     assert [s.outcome for s in first[1:]] == ["merged", "merged"]
@@ -125,8 +121,8 @@ def test_a_merge_retried_after_a_timeout_is_not_sent_again(run, staff):
     assert row.status == "unknown" and row.claimed_at is not None
 
 
-class _NoPortalCheck(HttpMergeClient):
-    portal_id = None  # a client that cannot tell its portal: only merge() is called
+class _NoPortalCheck(HubSpotConnector):
+    check = None  # a client that cannot tell its portal: only merge() is called
 
 
 def test_a_refused_merge_is_recorded_and_may_be_asked_again(run, staff):
@@ -134,7 +130,7 @@ def test_a_refused_merge_is_recorded_and_may_be_asked_again(run, staff):
         wrong = apply_merges(run, None, user=staff, client=_NoPortalCheck(hubspot.url, "nope"))
         assert {s.outcome for s in wrong} == {"failed"}
         assert set(AppliedMerge.objects.values_list("http_status", flat=True)) == {401}
-        fixed = apply_merges(run, None, user=staff, client=HttpMergeClient(hubspot.url, TOKEN))
+        fixed = apply_merges(run, None, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
     assert {s.outcome for s in fixed} == {"merged"}
     assert set(hubspot.merged) == PAIRS
     assert AppliedMerge.objects.filter(status="failed").count() == 3
@@ -144,11 +140,11 @@ def test_selected_merges_only(run, staff):
     [deals] = [s for s in dry_run(run, user=staff) if s.object_type == "deals"]
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
         apply_merges(
-            run, [deals.fingerprint], user=staff, client=HttpMergeClient(hubspot.url, TOKEN)
+            run, [deals.fingerprint], user=staff, client=HubSpotConnector(hubspot.url, TOKEN)
         )
     assert hubspot.merged == [("deals", "5001", "5002")]
     with pytest.raises(MergeNotAllowed, match="not merges of run"):
-        apply_merges(run, ["0" * 16], user=staff, client=HttpMergeClient(hubspot.url, TOKEN))
+        apply_merges(run, ["0" * 16], user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
 
 
 def test_one_claim_wins(run, staff):
@@ -162,7 +158,7 @@ def test_one_claim_wins(run, staff):
 def test_the_next_pull_resolves_the_merged_duplicates(run, staff):
     merge_fingerprints = {s.fingerprint for s in dry_run(run, user=staff)}
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
-        apply_merges(run, None, user=staff, client=HttpMergeClient(hubspot.url, TOKEN))
+        apply_merges(run, None, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
     after = sync(hubspot.batch, AS_OF + timedelta(days=1))
     assert after.baseline_run_id == run.pk
     assert merge_fingerprints <= {entry["fingerprint"] for entry in after.resolved}
@@ -171,7 +167,7 @@ def test_the_next_pull_resolves_the_merged_duplicates(run, staff):
 
 def test_merges_are_paced(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
-        client = HttpMergeClient(hubspot.url, TOKEN)
+        client = HubSpotConnector(hubspot.url, TOKEN)
         apply_merges(run, None, user=staff, client=client, interval=0.3)
     gaps = [b - a for a, b in zip(hubspot.arrived, hubspot.arrived[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 0.29
@@ -180,11 +176,11 @@ def test_merges_are_paced(run, staff):
 def test_merges_go_only_to_the_portal_the_dataset_syncs(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN, portal="999") as other:
         with pytest.raises(MergeNotAllowed, match="opens portal 999, dataset acme syncs portal"):
-            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, TOKEN))
+            apply_merges(run, None, user=staff, client=HubSpotConnector(other.url, TOKEN))
         with pytest.raises(MergeNotAllowed, match="cannot tell which HubSpot portal"):
-            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, "nope"))
+            apply_merges(run, None, user=staff, client=HubSpotConnector(other.url, "nope"))
         Dataset.objects.filter(name="acme").update(hubspot_portal_id="")
         with pytest.raises(MergeNotAllowed, match="has no HubSpot portal id"):
-            apply_merges(run, None, user=staff, client=HttpMergeClient(other.url, TOKEN))
+            apply_merges(run, None, user=staff, client=HubSpotConnector(other.url, TOKEN))
         assert len(dry_run(run, user=staff)) == 3  # a dry run sends nothing: allowed
     assert other.requests == [] and AppliedMerge.objects.count() == 0
