@@ -1,11 +1,14 @@
 """The weekly digest webhook (docs/history.md): for each active subscription watching
 `weekly_digest`, one delivery a week with its dataset's tuning proposals and the root
 causes of recurring problems. Made once per (subscription, ISO week); sent and retried
-by the same delivery code as a run's alert (destination checks, signing, attempts)."""
+by the same delivery code as a run's alert (destination checks, signing, attempts).
+What a digest says is composed by the caller (reviews.orchestration.dataset.digests): the
+alerts only wrap and deliver it."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -14,7 +17,6 @@ from django.utils import timezone
 
 from alerts.models import Trigger, WebhookDelivery, WebhookSubscription
 from alerts.payloads import site_url, slack_escape, slack_link
-from reviews.orchestration import policies
 
 
 def week_of(moment: datetime) -> str:
@@ -50,8 +52,9 @@ def slack_text(data: dict) -> str:
     return "\n".join(lines) + "\n" + slack_link(data["url"], "Open the dataset")
 
 
-def create_digests(now: datetime | None = None) -> list[int]:
-    """This week's digest deliveries not made yet. Safe to call twice."""
+def create_digests(contents: Callable[[object], dict], now: datetime | None = None) -> list[int]:
+    """This week's digest deliveries not made yet, each saying what `contents(dataset)`
+    returns ({"proposals": [...], "root_causes": [...]}). Safe to call twice."""
     week = week_of(now or timezone.now())
     made = []
     subscriptions = WebhookSubscription.objects.filter(active=True).select_related("dataset")
@@ -63,9 +66,7 @@ def create_digests(now: datetime | None = None) -> list[int]:
             continue
         dataset = subscription.dataset
         if dataset.pk not in found_by_dataset:
-            found = policies.tune_dataset(dataset)
-            found.pop("_objects")
-            found_by_dataset[dataset.pk] = found
+            found_by_dataset[dataset.pk] = contents(dataset)
         data = message(dataset, found_by_dataset[dataset.pk], week)
         if subscription.payload_format == WebhookSubscription.Format.SLACK:
             data = {"text": slack_text(data)}

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
-from reviews.engine.history import standing_sentence
+from reviews.engine.history.compare import standing_sentence
 from reviews.models import ReviewRun, Severity, findings_of
 
 VERDICT_WORDS = {

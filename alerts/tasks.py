@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from alerts import delivery, digest
+from alerts import delivery
 from alerts.models import WebhookSubscription
 
 logger = logging.getLogger(__name__)
@@ -49,11 +49,4 @@ def deliver_webhook(*, delivery_id: int) -> None:
 def sweep_webhook_deliveries() -> None:
     for delivery_id in delivery.overdue(SWEEP_GRACE_SECONDS):
         logger.info("webhook delivery %s was overdue; sending it now", delivery_id)
-        deliver_webhook.delay(delivery_id=delivery_id)
-
-
-@shared_task(name="alerts.weekly_digest", soft_time_limit=600, time_limit=660)
-def weekly_digest() -> None:
-    """This week's digest for every subscription watching weekly_digest (beat: weekly)."""
-    for delivery_id in digest.create_digests():
         deliver_webhook.delay(delivery_id=delivery_id)

@@ -42,9 +42,9 @@ def main(argv: list[str]) -> int:
     from django.test.utils import CaptureQueriesContext
 
     from reviews.models import Batch, ReviewRun, findings_of
-    from reviews.orchestration.parsed import parse_stored
-    from reviews.orchestration.submit import serve
-    from reviews.web.report import stream_report_json
+    from reviews.orchestration.intake.submit import serve
+    from reviews.orchestration.store.parsed import parse_stored
+    from reviews.reports.report import stream_report_json
 
     settings.ALLOWED_HOSTS = ["*"]
     settings.SECURE_SSL_REDIRECT = False  # the test client speaks plain HTTP

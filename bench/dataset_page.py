@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> dict:
     from django.urls import reverse
 
     from reviews.models import Dataset, Finding
-    from reviews.orchestration.dismissals import dismiss
-    from reviews.orchestration.submit import submit
-    from reviews.orchestration.tasks import start_review
+    from reviews.orchestration.dataset.dismissals import dismiss
+    from reviews.orchestration.intake.submit import submit
+    from reviews.orchestration.run.tasks import start_review
     from reviews.samplegen.sync import generate_syncs
     from tests.uploads import json_upload
     from workspaces.models import Membership, Role, default_workspace

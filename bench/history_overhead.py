@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from django.conf import settings
 
-    from reviews.engine import coordinator, history
+    from reviews.engine import coordinator
+    from reviews.engine.history import compare as history
     from reviews.engine.ingest import Limits, UploadedFile, parse_upload
     from reviews.engine.specialists import NAMES, detector
     from reviews.samplegen import generate

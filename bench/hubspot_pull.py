@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> dict:
 
     from connectors import pulls
     from reviews.models import Dataset
-    from reviews.orchestration.tasks import start_review
+    from reviews.orchestration.run.tasks import start_review
     from tests.connectors.standin import StandIn
 
     began = time.perf_counter()

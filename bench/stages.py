@@ -35,14 +35,16 @@ def main(argv: list[str]) -> int:
     from django.conf import settings
     from django.core.management import call_command
 
-    from reviews.engine import coordinator, history
+    from reviews.engine import coordinator
+    from reviews.engine.history import compare as history
     from reviews.engine.ingest import UploadedFile
     from reviews.engine.risk import classify_risk
     from reviews.engine.specialists import NAMES, detector
-    from reviews.orchestration import handoff, serving
-    from reviews.orchestration.findings_store import write_findings
-    from reviews.orchestration.submit import accept, create_run, store_upload
-    from reviews.web.report import stream_report_json
+    from reviews.orchestration.intake.submit import accept, create_run, store_upload
+    from reviews.orchestration.run import handoff
+    from reviews.orchestration.run.findings_store import write_findings
+    from reviews.orchestration.serving import decide as serving
+    from reviews.reports.report import stream_report_json
 
     call_command("migrate", verbosity=0)
     path = Path(argv[0])

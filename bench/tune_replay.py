@@ -21,10 +21,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reviews.engine.ingest import UploadedFile, parse_upload  # noqa: E402
-from reviews.engine.policy import EMPTY  # noqa: E402
-from reviews.engine.rules import Rules  # noqa: E402
-from reviews.engine.tune import (  # noqa: E402
+from reviews.engine.history.policy import EMPTY  # noqa: E402
+from reviews.engine.history.tune import (  # noqa: E402
     new_by_sync,
     observe,
     propose,
@@ -32,6 +30,8 @@ from reviews.engine.tune import (  # noqa: E402
     replay,
     root_causes,  # noqa: E402
 )
+from reviews.engine.ingest import UploadedFile, parse_upload  # noqa: E402
+from reviews.engine.rules import Rules  # noqa: E402
 from reviews.samplegen.sync import generate_syncs  # noqa: E402
 
 

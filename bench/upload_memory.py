@@ -210,7 +210,7 @@ def main() -> None:
 # uploads only where its user may.
 _CREATE_USER = (
     "import os; from django.contrib.auth.models import User; "
-    "from reviews.web.api.tokens import create_token; "
+    "from reviews.apiauth.tokens import create_token; "
     "from workspaces.models import Membership, Role, default_workspace; "
     "user = User.objects.create_user('bench', password=os.environ['DEMO_PASSWORD']); "
     "Membership.objects.create(user=user, workspace=default_workspace(), role=Role.REVIEWER); "

@@ -11,12 +11,21 @@ from workspaces.admin import WorkspaceScoped
 @admin.register(Connection)
 class ConnectionAdmin(WorkspaceScoped, admin.ModelAdmin):
     workspace_path = "dataset__workspace"
-    list_display = ("dataset", "portal_id", "every_hours", "active", "next_pull_at", "last_full_at")
-    list_filter = ("active",)
+    list_display = (
+        "dataset",
+        "provider",
+        "portal_id",
+        "every_hours",
+        "active",
+        "next_pull_at",
+        "last_full_at",
+    )
+    list_filter = ("provider", "active")
     search_fields = ("dataset__name", "portal_id")
     exclude = ("token_sealed",)  # sealed; connect again to change it
     readonly_fields = (
         "dataset",
+        "provider",
         "token_hint",
         "portal_id",
         "company_currency",

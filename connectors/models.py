@@ -1,4 +1,5 @@
-"""A dataset's connection to its HubSpot portal, its pulls, and each pull's checkpoint."""
+"""A dataset's connection to its CRM account (a provider of connectors/registry.py), its
+pulls, and each pull's checkpoint."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from datetime import timedelta
 
 from django.db import models
 from django.utils import timezone
+
+from connectors.registry import CONNECTORS, DEFAULT_PROVIDER, check_provider, provider_choices
 
 
 class Connection(models.Model):
@@ -16,7 +19,10 @@ class Connection(models.Model):
     )
     token_sealed = models.BinaryField()  # Fernet; never in a form, a page, a log or a run
     token_hint = models.CharField(max_length=16, blank=True)  # "pat-…a1b2": which token
-    portal_id = models.CharField(max_length=32)
+    # The CRM, a key of connectors.registry.CONNECTORS. Choices are the registry's, read
+    # when asked (a callable): a CRM added there needs no migration.
+    provider = models.CharField(max_length=32, choices=provider_choices, default=DEFAULT_PROVIDER)
+    portal_id = models.CharField(max_length=32)  # the CRM account's id (HubSpot's portal)
     company_currency = models.CharField(max_length=8, blank=True)
     time_zone = models.CharField(max_length=64, blank=True)
     account = models.JSONField(default=dict, blank=True)  # the rest of account-info details
@@ -31,7 +37,18 @@ class Connection(models.Model):
     )
 
     def __str__(self) -> str:
-        return f"{self.dataset} ← HubSpot portal {self.portal_id}"
+        return f"{self.dataset} ← {self.provider_label} portal {self.portal_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        # A connection no connector can serve is refused before it is stored.
+        if self.provider not in CONNECTORS:
+            check_provider(self.provider, where=f"connection of dataset {self.dataset}")
+        super().save(*args, **kwargs)
+
+    @property
+    def provider_label(self) -> str:
+        """The CRM's name ("HubSpot"); the key itself for one no longer registered."""
+        return CONNECTORS.get(self.provider, (self.provider,))[0]
 
     def full_due(self, now=None) -> bool:
         now = now or timezone.now()
@@ -66,7 +83,7 @@ class Pull(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     requests = models.PositiveIntegerField(default=0)
     waited_seconds = models.FloatField(default=0)  # of fetch_seconds, waiting on limits
-    fetch_seconds = models.FloatField(default=0)  # asking HubSpot, before the store
+    fetch_seconds = models.FloatField(default=0)  # asking the CRM, before the store
     in_flight_seconds = models.FloatField(default=0)  # of fetch_seconds, awaiting answers
     records = models.PositiveIntegerField(default=0)  # in the snapshot
     changed = models.PositiveIntegerField(default=0)  # fetched by this pull
@@ -104,7 +121,7 @@ class Pull(models.Model):
 
 
 class PullChunk(models.Model):
-    """One answer of HubSpot, as a pull keeps it (JSON), until the pull ends: what an
+    """One answer of the CRM, as a pull keeps it (JSON), until the pull ends: what an
     interrupted pull resumes from. Deleted when the pull is done or failed for good."""
 
     pull = models.ForeignKey(Pull, on_delete=models.CASCADE, related_name="chunks")

@@ -47,7 +47,8 @@ def notify_pull_failed(self, *, pull_id: int) -> None:
         if Trigger.FAILED not in subscription.triggers:
             continue
         if subscription.payload_format == WebhookSubscription.Format.SLACK:
-            text = f"revreview: the HubSpot pull of {dataset.name} failed: {pull.error}"
+            label = pull.connection.provider_label
+            text = f"revreview: the {label} pull of {dataset.name} failed: {pull.error}"
             data = json.dumps({"text": text}).encode()
         else:
             data = body

@@ -1,5 +1,5 @@
-"""Connecting a dataset to a HubSpot portal, and pulling it: the rows around the
-Django-free client and pull (connectors/hubspot/).
+"""Connecting a dataset to its CRM account, and pulling it: the rows around the
+Django-free connector of its provider (connectors/registry.py, connectors/base.py).
 
 A pull's snapshot is stored and reviewed exactly like an upload: one CRM API JSON file
 (reviews/engine/ingest/api_json.py reads it) kept by store_upload (sha256, compressed),
@@ -19,31 +19,27 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from connectors import notify, tokens
-from connectors.hubspot import snapshot as snap
-from connectors.hubspot.client import (
-    DailyLimitReached,
-    HubSpotClient,
-    HubSpotError,
-    Limits,
-    TokenRefused,
+from connectors import notify, registry, tokens
+from connectors.base import (
+    AccountUnknown,
+    Connector,
+    ConnectorError,
+    CredentialsRefused,
+    LimitReached,
+    Pulled,
 )
-from connectors.hubspot.pull import run_pull
 from connectors.models import Connection, Pull, PullChunk
-from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.engine.ingest.pipelines import pipelines_from_hubspot
+from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset
-from reviews.orchestration.parsed import stored_files
-from reviews.orchestration.pipelines import store_pipelines
-from reviews.orchestration.submit import Submission, review_stored, store_upload
+from reviews.orchestration.dataset.pipelines import store_pipelines
+from reviews.orchestration.intake.submit import Submission, review_stored, store_upload
+from reviews.orchestration.store.parsed import stored_files
 
 logger = logging.getLogger(__name__)
 
-SNAPSHOT_FILE = "hubspot-snapshot.json"
-
 
 class ConnectRefused(Exception):
-    """HubSpot refused the token (its message), or the dataset cannot be connected."""
+    """The CRM refused the token (its message), or the dataset cannot be connected."""
 
 
 class AlreadyPulling(Exception):
@@ -52,57 +48,62 @@ class AlreadyPulling(Exception):
         self.pull = pull
 
 
-def client_for(token: str) -> HubSpotClient:
-    limits = Limits(
-        share=settings.HUBSPOT_RATE_SHARE,
-        search_per_second=settings.HUBSPOT_SEARCH_PER_SECOND,
-        max_retries=settings.HUBSPOT_MAX_RETRIES,
-        backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,
-        timeout_seconds=settings.HUBSPOT_TIMEOUT_SECONDS,
-    )
-    return HubSpotClient(settings.HUBSPOT_API_BASE_URL, token, limits)
-
-
 def connect(
-    dataset: Dataset, token: str, *, every_hours: int | None = None, user=None
+    dataset: Dataset,
+    token: str,
+    *,
+    provider: str = registry.DEFAULT_PROVIDER,
+    every_hours: int | None = None,
+    user=None,
 ) -> Connection:
-    """Check the token with one call (account details) and keep it, encrypted, with what
-    the call said. Raises ConnectRefused with HubSpot's message."""
+    """Check the token with one call (the connector's check) and keep it, encrypted, with
+    what the call said. Raises ConnectRefused with the CRM's message."""
+    try:
+        registry.check_provider(provider, where=f"connecting dataset {dataset.name}")
+    except registry.UnknownProvider as error:
+        raise ConnectRefused(str(error)) from None
+    name = registry.label(provider)
     token = token.strip()
     if not token:
         raise ConnectRefused("no token given")
     every = every_hours or settings.HUBSPOT_PULL_EVERY_HOURS
     if every < 1:
         raise ConnectRefused("--every: at least 1 hour")
-    # The call is outside any transaction: a slow HubSpot holds no database lock.
+    # The call is outside any transaction: a slow CRM holds no database lock.
+    connector = registry.connector_with(provider, token)
     try:
-        with client_for(token) as client:
-            details = client.account_details()
-    except HubSpotError as error:
-        raise ConnectRefused(f"HubSpot refused the token: {error.message}") from None
-    portal = str(details.get("portalId") or "")
-    if not portal:
-        raise ConnectRefused("HubSpot's account details name no portal")
+        account = connector.check()
+    except AccountUnknown as error:
+        raise ConnectRefused(error.message) from None
+    except ConnectorError as error:
+        raise ConnectRefused(f"{name} refused the token: {error.message}") from None
+    finally:
+        connector.close()
     values = {
+        "provider": provider,
         "token_sealed": tokens.encrypt(token),
         "token_hint": f"{token[:4]}…{token[-4:]}" if len(token) > 12 else "…",
-        "portal_id": portal,
-        "company_currency": str(details.get("companyCurrency") or "")[:8],
-        "time_zone": str(details.get("timeZone") or "")[:64],
-        "account": details,
+        "portal_id": account.id,
+        "company_currency": account.currency,
+        "time_zone": account.time_zone,
+        "account": account.details,
         "every_hours": every,
         "active": True,
         "next_pull_at": timezone.now(),
         "connected_by": user,
     }
     with transaction.atomic():
-        connection, created = Connection.objects.update_or_create(dataset=dataset, defaults=values)
-        if not created and connection.portal_id != portal:
-            connection.last_full_at = None  # another portal: start with a full pull
+        before = Connection.objects.filter(dataset=dataset).values("provider", "portal_id").first()
+        connection = Connection.objects.update_or_create(dataset=dataset, defaults=values)[0]
+        if before and (before["provider"], before["portal_id"]) != (provider, account.id):
+            connection.last_full_at = None  # another account: start with a full pull
             connection.save(update_fields=["last_full_at"])
-        if hasattr(dataset, "hubspot_portal_id"):  # datasets that name their portal
-            Dataset.objects.filter(pk=dataset.pk).update(hubspot_portal_id=portal)
-    logger.info("dataset %s connected to HubSpot portal %s", dataset.name, portal)
+        # The dataset's own field for this CRM's account id, where it has one (HubSpot:
+        # hubspot_portal_id, read by fix-plan links and the merges' check).
+        field = getattr(registry.connector_class(provider), "dataset_account_field", None)
+        if field:
+            Dataset.objects.filter(pk=dataset.pk).update(**{field: account.id})
+    logger.info("dataset %s connected to %s account %s", dataset.name, name, account.id)
     return connection
 
 
@@ -129,18 +130,17 @@ def request_pull(connection: Connection, *, full: bool = False, by: str = "sched
 
 class DbCheckpoint:
     """A pull's answers as PullChunk rows, written with the progress after them in one
-    transaction. Answers are held in memory and written while the client waits on a rate
-    limit (and at the end of each step), so the writes cost the pull no time of its own;
-    a pull that stops loses at most the answers since its last wait."""
+    transaction. Answers are held in memory and written while the connector waits on a
+    rate limit (and at the end of each step), so the writes cost the pull no time of its
+    own; a pull that stops loses at most the answers since its last wait."""
 
-    def __init__(self, pull: Pull, client: HubSpotClient) -> None:
+    def __init__(self, pull: Pull, connector: Connector) -> None:
         self.pull = pull
-        self.client = client
+        self.connector = connector
         self.base_requests = pull.requests
         self.position = pull.chunks.aggregate(n=Max("position"))["n"] or 0
         self.pending: list[PullChunk] = []
         self.latest: tuple[str, dict] | None = None
-        client.while_waiting = self.flush
 
     def chunks(self) -> list[tuple[str, object]]:
         return [(c.step, c.data) for c in self.pull.chunks.order_by("position")]
@@ -169,7 +169,7 @@ class DbCheckpoint:
                 progress=self.pull.progress,
                 step=step,
                 heartbeat_at=timezone.now(),
-                requests=self.base_requests + self.client.requests,
+                requests=self.base_requests + self.connector.usage().requests,
             )
         self.pending, self.latest = [], None
 
@@ -212,42 +212,43 @@ def execute_pull(pull_id: int, *, dispatch: bool = True) -> tuple[Pull | None, S
         if previous is None:  # nothing to build on: a full pull
             Pull.objects.filter(pk=pull.pk).update(kind=Pull.Kind.FULL)
             pull.kind = Pull.Kind.FULL
-    client = None
+    connector = checkpoint = None
     try:
-        client = client_for(tokens.decrypt(connection.token_sealed))
-        checkpoint = DbCheckpoint(pull, client)
-        since_ms = int(since.timestamp() * 1000) if since else 0
+        connector = registry.connector_for(connection)
+        checkpoint = DbCheckpoint(pull, connector)
         began = time.monotonic()
-        result = run_pull(client, checkpoint, previous=previous, since_ms=since_ms)
+        result = connector.pull(checkpoint, previous=previous, since=since)
         base = (*base, time.monotonic() - began)
-    except (HubSpotError, tokens.TokenUnreadable) as error:
-        if client is not None and client.while_waiting is not None:
-            client.while_waiting()  # keep the answers that came before the failure
-        _fail(pull, client, error, base)
+    except (ConnectorError, tokens.TokenUnreadable, registry.UnknownProvider) as error:
+        if checkpoint is not None:
+            checkpoint.flush()  # keep the answers that came before the failure
+        _fail(pull, connector, error, base)
         return _reloaded(pull), None
     finally:
-        if client is not None:
-            client.close()
-    return _finish(pull, client, result, since, base, dispatch=dispatch)
+        if connector is not None:
+            connector.close()
+    return _finish(pull, connector, result, since, base, dispatch=dispatch)
 
 
-def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch: bool):
+def _finish(pull: Pull, connector: Connector, result: Pulled, since, base, *, dispatch: bool):
     connection = pull.connection
-    data = json.dumps(snap.document(result.snapshot), separators=(",", ":")).encode()
+    name = registry.snapshot_file(connection.provider)
+    data = json.dumps(result.document, separators=(",", ":")).encode()
     # The dataset's workspace, not the default one: a pull is a sync of that dataset.
     batch = store_upload(
-        [UploadedFile(name=SNAPSHOT_FILE, data=data)], workspace=connection.dataset.workspace_id
+        [UploadedFile(name=name, data=data)], workspace=connection.dataset.workspace_id
     )
-    # Before the review: this sync's deal stages are read with the portal's pipelines.
-    remember_pipelines(connection.dataset, result.pipelines)
+    # Before the review: this sync's deal stages are read with the account's pipelines.
+    remember_pipelines(connection, result)
     submission = review_stored(
         batch,
-        files=[UploadedFile(name=SNAPSHOT_FILE, data=data)],
+        files=[UploadedFile(name=name, data=data)],
         as_of=pull.started_at,
         dataset=connection.dataset.name,
         dispatch=dispatch,
     )
     now = timezone.now()
+    usage = connector.usage()
     with transaction.atomic():
         pull.chunks.all().delete()
         Pull.objects.filter(pk=pull.pk).update(
@@ -255,11 +256,11 @@ def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch:
             error="" if submission.accepted else "; ".join(submission.errors)[:2000],
             finished_at=now,
             since=since,
-            requests=base[0] + client.requests,
-            waited_seconds=base[1] + client.waited,
+            requests=base[0] + usage.requests,
+            waited_seconds=base[1] + usage.waited_seconds,
             fetch_seconds=pull.fetch_seconds + base[2],
-            in_flight_seconds=pull.in_flight_seconds + client.in_flight,
-            records=sum(len(v) for v in result.snapshot.values()),
+            in_flight_seconds=pull.in_flight_seconds + usage.in_flight_seconds,
+            records=result.records,
             changed=result.changed,
             removed=result.removed,
             batch=batch,
@@ -276,22 +277,23 @@ def _finish(pull: Pull, client: HubSpotClient, result, since, base, *, dispatch:
     return _reloaded(pull), submission
 
 
-def _fail(pull: Pull, client: HubSpotClient | None, error: Exception, base: tuple) -> None:
+def _fail(pull: Pull, connector: Connector | None, error: Exception, base: tuple) -> None:
     """Record why; keep the answers for a retry unless the token is the problem (a new
-    token may be another portal's) or the retries are spent."""
+    token may be another account's), no connector serves the connection, or the retries
+    are spent."""
     now = timezone.now()
     attempts = pull.attempts + 1
-    retry = not isinstance(error, TokenRefused | tokens.TokenUnreadable) and (
-        attempts < settings.HUBSPOT_PULL_RETRY_LIMIT
-    )
+    final = CredentialsRefused | tokens.TokenUnreadable | registry.UnknownProvider
+    retry = not isinstance(error, final) and attempts < settings.HUBSPOT_PULL_RETRY_LIMIT
     reason = str(error)
-    if isinstance(error, TokenRefused):
+    if isinstance(error, CredentialsRefused):
         reason = (
-            f"HubSpot refused the token ({error.status}): {error.message} "
-            "— connect the dataset again"
+            f"{pull.connection.provider_label} refused the token ({error.status}): "
+            f"{error.message} — connect the dataset again"
         )
-    elif isinstance(error, DailyLimitReached):
+    elif isinstance(error, LimitReached):
         reason = f"rate limit: {error.message}"
+    usage = connector.usage() if connector is not None else None
     pull.refresh_from_db()
     with transaction.atomic():
         if not retry:
@@ -300,8 +302,8 @@ def _fail(pull: Pull, client: HubSpotClient | None, error: Exception, base: tupl
             status=Pull.Status.FAILED,
             error=reason[:2000],
             finished_at=now,
-            requests=base[0] + (client.requests if client else 0),
-            waited_seconds=base[1] + (client.waited if client else 0),
+            requests=base[0] + (usage.requests if usage else 0),
+            waited_seconds=base[1] + (usage.waited_seconds if usage else 0),
             progress={**pull.progress, "resumable": retry} if retry else {},
         )
         wait = timedelta(minutes=settings.HUBSPOT_PULL_RETRY_MINUTES)
@@ -321,8 +323,8 @@ def _reloaded(pull: Pull) -> Pull:
     return Pull.objects.select_related("connection__dataset", "run").get(pk=pull.pk)
 
 
-def _last_snapshot(connection: Connection):
-    """(the last good pull's snapshot, the modified-since time of the next pull)."""
+def _last_snapshot(connection: Connection) -> tuple[dict | None, object]:
+    """(the last good pull's document, the modified-since time of the next pull)."""
     last = (
         connection.pulls.filter(status=Pull.Status.DONE, batch__isnull=False)
         .order_by("-started_at")
@@ -330,22 +332,27 @@ def _last_snapshot(connection: Connection):
     )
     if last is None:
         return None, None
-    (stored,) = [f for f in stored_files(last.batch) if f.name == SNAPSHOT_FILE] or [None]
+    name = registry.snapshot_file(connection.provider)
+    (stored,) = [f for f in stored_files(last.batch) if f.name == name] or [None]
     if stored is None:
         return None, None
     since = last.started_at - timedelta(minutes=settings.HUBSPOT_PULL_OVERLAP_MINUTES)
-    return snap.from_document(json.loads(stored.data)), since
+    return json.loads(stored.data), since
 
 
-def remember_pipelines(dataset: Dataset, response: dict) -> None:
-    """The portal's deal pipelines (GET /crm/v3/pipelines/deals, as answered) become the
-    dataset's, as an uploaded pipelines response would (docs/input.md). One that cannot
-    be read is logged and left out: the sync is still reviewed, by the export's state
-    columns and the default pipeline, and says so (batch.stage_source)."""
-    try:
-        pipelines = pipelines_from_hubspot(response)
-    except IngestError as error:
-        logger.warning("dataset %s: HubSpot's pipelines were not read: %s", dataset.pk, error)
+def remember_pipelines(connection: Connection, pulled: Pulled) -> None:
+    """The account's deal pipelines (HubSpot: GET /crm/v3/pipelines/deals, as answered)
+    become the dataset's, as an uploaded pipelines response would (docs/input.md). Ones
+    that cannot be read are logged and left out: the sync is still reviewed, by the
+    export's state columns and the default pipeline, and says so (batch.stage_source)."""
+    dataset = connection.dataset
+    if pulled.pipelines_problem:
+        logger.warning(
+            "dataset %s: %s's pipelines were not read: %s",
+            dataset.pk,
+            connection.provider_label,
+            pulled.pipelines_problem,
+        )
         return
-    if pipelines:
-        store_pipelines(dataset, pipelines, how="connector")
+    if pulled.pipelines:
+        store_pipelines(dataset, pulled.pipelines, how="connector")

@@ -31,7 +31,7 @@ def pull_summary(pull: Pull | None) -> dict | None:
 
 
 def connection_status(dataset: Dataset) -> dict | None:
-    """None when the dataset has no HubSpot connection."""
+    """None when the dataset has no connection."""
     connection = Connection.objects.filter(dataset=dataset).first()
     if connection is None:
         return None
@@ -41,6 +41,8 @@ def connection_status(dataset: Dataset) -> dict | None:
         (p for p in pulls if p.status in (Pull.Status.QUEUED, Pull.Status.RUNNING)), None
     )
     return {
+        "provider": connection.provider,  # a key of connectors.registry.CONNECTORS
+        "provider_label": connection.provider_label,
         "portal_id": connection.portal_id,
         "company_currency": connection.company_currency,
         "time_zone": connection.time_zone,

@@ -1,4 +1,4 @@
-"""Celery tasks of the HubSpot connections: thin, by id, safe to run twice."""
+"""Celery tasks of the CRM connections: thin, by id, safe to run twice."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ one MULTI. Simple and atomic; the price is that a client can send up to twice th
 limit across an hour boundary, which is acceptable for a cost guard.
 
 Just over the limit (up to HARD_FACTOR x limit) a request is served by failback; beyond
-that it is refused with 429 and Retry-After (reviews.orchestration.serving decides).
+that it is refused with 429 and Retry-After (reviews.orchestration.serving.decide decides).
 
 Embedded mode (REDIS_URL empty): the same counters in Django's cache, which there is
 the per-process local-memory cache: the web process limits its clients; CLI runs are
@@ -91,7 +91,7 @@ def rate_keys(user_id: int | None, address: str | None) -> list[str]:
 
 def with_workspace(keys: list[str] | None, workspace_id: int | None) -> list[str] | None:
     """`keys` and the workspace the request acts in (its batch's). Added where the request
-    is served (reviews.orchestration.serving), so every path counts it, requests queued or
+    is served (reviews.orchestration.serving.decide), so every path counts it, requests queued or
     spooled with only a user and an address among them."""
     if not keys or workspace_id is None:
         return keys

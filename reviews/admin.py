@@ -27,9 +27,9 @@ from reviews.models import (
     Verdict,
     findings_of,
 )
-from reviews.orchestration.submit import ServeRefused, rerun
+from reviews.orchestration.intake.submit import ServeRefused, rerun
+from reviews.reports.exports import findings_csv_response, findings_of_runs
 from reviews.search import search_findings, search_runs
-from reviews.web.exports import findings_csv_response, findings_of_runs
 from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
 from workspaces.models import Role

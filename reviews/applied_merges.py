@@ -1,4 +1,4 @@
-"""AppliedMerge: one merge of a fix plan sent to HubSpot (reviews.orchestration.merges),
+"""AppliedMerge: one merge of a fix plan sent to HubSpot (connectors.merges),
 who asked for it, when, and what HubSpot answered. Kept in its own module so
 reviews/models.py stays readable; reviews.models imports it, so Django finds it there."""
 

@@ -1,6 +1,6 @@
 """Admin for dataset history: datasets (editable), dismissals (who, when, why; undo as
 an action) and the findings action that dismisses. Every dismissal and undo goes through
-reviews.orchestration.dismissals, the same code as the dashboard, the CLI and the API."""
+reviews.orchestration.dataset.dismissals, the same code as the dashboard, the CLI and the API."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from reviews.models import AppliedMerge, Dataset, Dismissal, Finding
-from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
-from reviews.orchestration.pipelines import validate_stored
+from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.dataset.pipelines import validate_stored
 from workspaces.access import scope
 from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
 from workspaces.models import Role
@@ -92,7 +92,7 @@ class DatasetAdmin(WorkspaceScoped, admin.ModelAdmin):
 class DismissalAdmin(WorkspaceScoped, admin.ModelAdmin):
     workspace_path = "dataset__workspace"
     """Who dismissed what, when and why. Undo goes through the same code as the
-    dashboard and the CLI (reviews.orchestration.dismissals), so it is recorded."""
+    dashboard and the CLI (reviews.orchestration.dataset.dismissals), so it is recorded."""
 
     list_display = (
         "fingerprint",
@@ -177,7 +177,7 @@ def dismiss_findings(
 @admin.register(AppliedMerge)
 class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
     """Merges sent to HubSpot: evidence of who asked and what HubSpot answered. Made
-    through reviews.orchestration.merges only, never by hand."""
+    through connectors.merges only, never by hand."""
 
     workspace_path = "dataset__workspace"
 

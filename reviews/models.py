@@ -8,7 +8,8 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
-from reviews.engine import findings, history
+from reviews.engine import findings
+from reviews.engine.history import compare as history
 from workspaces.models import default_workspace_id
 
 
@@ -74,7 +75,8 @@ class Batch(models.Model):
     sha256 = models.CharField(max_length=64, db_index=True)  # of the upload's bytes
     size_bytes = models.BigIntegerField()
     # Hash of the canonicalised parsed batch: the same records in any key or record
-    # order give the same key (reviews.orchestration.serving.content_key). Empty until accepted.
+    # order give the same key (reviews.orchestration.serving.decide.content_key). Empty
+    # until accepted.
     content_key = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
     errors = models.JSONField(default=list, blank=True)  # why it was rejected
@@ -188,7 +190,8 @@ class ReviewRun(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="runs")
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.FRESH)
     reason = models.CharField(max_length=300, blank=True)  # why failback, when it is
-    # The review configuration this run used (reviews.orchestration.serving.config_fingerprint), and
+    # The review configuration this run used
+    # (reviews.orchestration.serving.decide.config_fingerprint), and
     # for a cached or failback run, the finished run whose findings it serves. Those
     # findings are read in place (findings_of), not copied, so that run is protected.
     config_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
@@ -204,7 +207,7 @@ class ReviewRun(models.Model):
     resolved = models.JSONField(default=list, blank=True)
     suppressed = models.JSONField(default=list, blank=True)
     # What still stands in the dataset after this sync, whatever decided the verdict
-    # (reviews.engine.history.standing: state, critical, warning, amount, since_run);
+    # (reviews.engine.history.compare.standing: state, critical, warning, amount, since_run);
     # {} for runs made before it was kept. A served run carries its source's.
     standing = models.JSONField(default=dict, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
@@ -222,7 +225,7 @@ class ReviewRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # When its start task reached the broker (None: the dispatch failed, or not yet),
-    # and how often the sweep sent it again (reviews.orchestration.sweep).
+    # and how often the sweep sent it again (reviews.orchestration.run.sweep).
     dispatched_at = models.DateTimeField(null=True, blank=True)
     retries = models.PositiveSmallIntegerField(default=0)
     # Daily-budget tokens reserved for this run's model calls when it was served
@@ -325,7 +328,7 @@ class Finding(models.Model):
     # ISO 4217 code of amount_at_risk; "mixed" (and no amount) when it spans currencies.
     currency = models.CharField(max_length=8, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.RULE)
-    # reviews.engine.history.fingerprint: the same problem keeps it from sync to sync.
+    # reviews.engine.history.compare.fingerprint: the same problem keeps it from sync to sync.
     fingerprint = models.CharField(max_length=16, blank=True, default="", db_index=True)
     # Owners and record sources of the records it names (RawFinding): who fixes it.
     owners = models.JSONField(default=list, blank=True)
@@ -460,7 +463,7 @@ class Dismissal(models.Model):
 
 
 class PolicyVersion(models.Model):
-    """One version of a dataset's review policy (reviews.engine.policy.Policy as data):
+    """One version of a dataset's review policy (reviews.engine.history.policy.Policy as data):
     who made it, when and why. The newest is the dataset's policy; a restore is a new
     version with an older one's policy."""
 

@@ -87,7 +87,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     "reviews",
-    "reviews.web.api",
+    "reviews.apiauth",
     "ledger",
     "alerts",
     "workspaces",
@@ -224,7 +224,7 @@ SPECIALIST_TIME_LIMIT = envint("SPECIALIST_TIME_LIMIT", 330)
 COORDINATOR_SOFT_TIME_LIMIT = envint("COORDINATOR_SOFT_TIME_LIMIT", 300)
 COORDINATOR_TIME_LIMIT = envint("COORDINATOR_TIME_LIMIT", 330)
 
-# Workers that come back (reviews/orchestration/sweep.py): a running agent beats every
+# Workers that come back (reviews/orchestration/run/sweep.py): a running agent beats every
 # HEARTBEAT_SECONDS; one silent for HEARTBEAT_TIMEOUT_SECONDS is re-dispatched, up to
 # RUN_RETRY_LIMIT times, then failed. The sweep runs every SWEEP_INTERVAL_SECONDS on a
 # queue of its own, so a backlog of reviews never delays it.
@@ -321,7 +321,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(HUBSPOT_PULL_CHECK_SECONDS)},
     },
     # docs/history.md: tuning proposals and root causes, once a week (made once per week)
-    "weekly-digest": {"task": "alerts.weekly_digest", "schedule": 6 * 3600.0},
+    "weekly-digest": {"task": "reviews.weekly_digest", "schedule": 6 * 3600.0},
     # docs/history.md: datasets that opted in apply proposals that hide only dismissed ones
     "auto-tune": {"task": "reviews.auto_tune", "schedule": 24 * 3600.0},
 }
@@ -345,7 +345,7 @@ FILE_UPLOAD_HANDLERS = [
 # A dashboard upload bigger than this is parsed by a worker, not the web process.
 PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
 # Uploads received while the database is unreachable wait here (one folder each) until
-# the sweep imports them (reviews/orchestration/spool.py). Web and worker must share it.
+# the sweep imports them (reviews/orchestration/store/spool.py). Web and worker must share it.
 SPOOL_DIR = Path(env("SPOOL_DIR", str(DATA_DIR / "spool")))
 # The most the spool holds, in bytes: past it an upload sent while the database is down
 # is refused (503, nothing kept) instead of filling the disk. Ten of the largest uploads.
@@ -355,6 +355,19 @@ MAX_REPORTED_ERRORS = envint("MAX_REPORTED_ERRORS", 100)
 CSV_DATE_ORDER = env("CSV_DATE_ORDER", "MDY").upper()
 if CSV_DATE_ORDER not in ("MDY", "DMY"):
     raise ImproperlyConfigured(f"CSV_DATE_ORDER must be MDY or DMY, got {CSV_DATE_ORDER!r}")
+# The text encoding of CSV uploads: "auto" detects it (byte-order mark, else UTF-8,
+# else cp1252), or any text encoding Python knows (utf-8, utf-16, cp1252, latin-1, ...).
+CSV_ENCODING = env("CSV_ENCODING", "auto").strip().lower()
+if CSV_ENCODING != "auto":
+    try:
+        b"a".decode(CSV_ENCODING)  # refuses unknown names and codecs that are not text
+    except UnicodeDecodeError:
+        pass  # a text encoding that wants more than one byte (utf-16)
+    except LookupError:
+        raise ImproperlyConfigured(
+            f"CSV_ENCODING must be auto or a text encoding (utf-8, cp1252, ...), "
+            f"got {CSV_ENCODING!r}"
+        ) from None
 # Cells the sheets of one XLSX or XLS upload may span, first to last cell (the reader
 # holds that rectangle, ~32 bytes a cell): a bigger workbook is refused, not read.
 SPREADSHEET_MAX_CELLS = envint("SPREADSHEET_MAX_CELLS", 5_000_000)
@@ -368,7 +381,7 @@ except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 # Links from the fix plan to HubSpot records: https://app-eu1.hubspot.com for an EU account.
 HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
-# Applying a fix plan's merges (reviews/orchestration/merges.py) goes through the
+# Applying a fix plan's merges (connectors/merges.py) goes through the
 # dataset's HubSpot connection (HUBSPOT_API_BASE_URL, its token: docs/connectors.md).
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.
@@ -405,7 +418,7 @@ BREAKER_COOLDOWN_SECONDS = envint("BREAKER_COOLDOWN_SECONDS", 120)
 BREAKER_RETIRED_COOLDOWN_SECONDS = envint("BREAKER_RETIRED_COOLDOWN_SECONDS", 86_400)
 RUN_DEADLINE_SECONDS = envint("RUN_DEADLINE_SECONDS", 600)
 
-# --- serving: budget and rate limit (reviews/orchestration/serving.py, ledger/budget.py) ---
+# --- serving: budget and rate limit (reviews/orchestration/serving/decide.py, ledger/budget.py) ---
 
 # Input + output tokens per UTC day across all clients; 0 = unlimited (still counted).
 DAILY_TOKEN_BUDGET = envint("DAILY_TOKEN_BUDGET", 2_000_000)

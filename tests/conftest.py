@@ -48,11 +48,11 @@ def _empty_test_cache():
 
 @pytest.fixture(autouse=True)
 def _no_parsed_batch_from_another_test():
-    """The process keeps one parsed batch by its id (reviews.orchestration.parsed); a
+    """The process keeps one parsed batch by its id (reviews.orchestration.store.parsed); a
     test's rolled-back rows free their ids on SQLite, so the next test's batch may get
     the same id. Stored batches never change in production, so only tests need this."""
     yield
-    from reviews.orchestration.parsed import forget_parsed
+    from reviews.orchestration.store.parsed import forget_parsed
 
     forget_parsed()
 

@@ -1,5 +1,7 @@
-"""The layout is the architecture: the engine is plain Python, imports point one way
-(web -> orchestration -> llm -> engine), and no module imports itself in a circle."""
+"""The layout is the architecture: the engine is plain Python, every package has a rank
+and imports point down the ranks (web -> commands and admin -> connectors -> the
+orchestration's rooms -> llm -> rows -> engine), no module imports itself in a circle,
+and no app reaches into another app's private names."""
 
 from __future__ import annotations
 
@@ -8,27 +10,73 @@ import subprocess
 import sys
 from pathlib import Path
 
+from connectors.registry import CONNECTORS
 from tests.services import ROOT
 
 PACKAGES = ("reviews", "ledger", "alerts", "revreview", "workspaces", "connectors")
 
-# Lower layers never import higher ones. A module not listed sits at the app level
-# (models, admin, management commands) and is only checked for circles.
+# Every package has a rank; a module imports only from its own rank or lower (the
+# longest matching prefix decides). Within a rank, only circles are refused.
 LAYERS = {
+    # Plain Python, no Django: the review itself, the connector protocol and each CRM's
+    # folder behind it.
     "reviews.engine": 0,
-    # The HubSpot client and the pull's steps: plain Python like the engine (no Django).
-    "connectors.hubspot": 0,
+    "connectors.base": 0,
+    "revreview": 0,  # settings, the Celery app, caches, logging: read by everything
     "reviews.samplegen": 1,
-    "reviews.llm": 1,
-    "reviews.orchestration": 2,
-    # A connection's rows and tasks sit beside the orchestration they feed; the
-    # connectors' models, admin and commands are app-level, like reviews'.
-    "connectors.pulls": 2,
+    "workspaces.models": 1,
+    # Rows and what concerns one row: each app's models and the small services over
+    # them (the ledger's budget and prices, webhook delivery, workspace access).
+    "workspaces": 2,
+    "reviews": 2,
+    "reviews.models": 2,
+    "reviews.applied_merges": 2,
+    "reviews.apps": 2,
+    "reviews.audit": 2,
+    "reviews.search": 2,
+    "reviews.templatetags": 2,
+    "ledger": 2,
+    "alerts": 2,
+    "connectors.models": 2,
+    "connectors.registry": 2,  # the CRMs' list, read by the connection's model
     "connectors.tokens": 2,
-    "connectors.tasks": 2,
-    "connectors.status": 2,
-    "reviews.web": 3,
+    "connectors.apps": 2,
+    "reviews.llm": 3,  # the model pass writes the ledger
+    # The orchestration, room by room (docs/architecture.md).
+    "reviews.orchestration": 4,
+    "reviews.orchestration.store": 4,
+    "reviews.orchestration.serving": 4,
+    "reviews.orchestration.dataset": 5,
+    "reviews.orchestration.run": 6,
+    "reviews.orchestration.intake": 7,
+    "reviews.orchestration.fixes": 7,
+    "reviews.apiauth": 7,
+    # A CRM connection's pulls, schedule and writes feed the intake; reports read runs.
+    "connectors": 8,
+    "reviews.reports": 8,
+    # Commands and admin: app-level entry points.
+    "reviews.cli": 9,
+    "reviews.management": 9,
+    "connectors.management": 9,
+    "ledger.management": 9,
+    "workspaces.management": 9,
+    "reviews.admin": 9,
+    "reviews.history_admin": 9,
+    "reviews.apiauth.admin": 9,
+    "ledger.admin": 9,
+    "alerts.admin": 9,
+    "connectors.admin": 9,
+    "workspaces.admin": 9,
+    # The web: pages, the token API, the spend pages, and the URLconf over them.
+    "reviews.web": 10,
+    "ledger.views": 10,
+    "ledger.urls": 10,
+    "revreview.urls": 11,
 }
+# Each CRM's folder (connectors/<crm>/, its connector named in connectors/registry.py)
+# is plain Python beside the engine: a CRM added there is ranked with no line here.
+CRM_PACKAGES = sorted({path.rsplit(".", 2)[0] for _, path in CONNECTORS.values()})
+LAYERS.update(dict.fromkeys(CRM_PACKAGES, 0))
 
 
 def module_name(path: Path) -> str:
@@ -68,10 +116,47 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def layer_of(module: str) -> int | None:
-    for prefix, rank in LAYERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            return rank
+    """The rank of the longest prefix of `module` in LAYERS."""
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        if (prefix := ".".join(parts[:end])) in LAYERS:
+            return LAYERS[prefix]
     return None
+
+
+def owner_of(module: str) -> str:
+    """The app a module belongs to: reviews' rooms (engine, orchestration, web, ...) are
+    apps of their own; elsewhere the top-level package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "reviews" and len(parts) > 1 else parts[0]
+
+
+def private_names_used(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """`_names` that `name` takes from a module of another app: imported by name, or read
+    as an attribute of an imported module or class."""
+    found: set[str] = set()
+    bound: dict[str, str] = {}  # local name -> the project module it came from
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = node.module
+                if alias.name.startswith("_"):
+                    found.add(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules and alias.asname:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr != "_meta"  # Django's public model API
+        ):
+            found.add(f"{bound[node.value.id]}.{node.attr}")
+    return {used for used in found if owner_of(used) != owner_of(name)}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -113,6 +198,28 @@ def test_imports_point_one_way():
     assert wrong == []
 
 
+def test_every_module_has_a_rank():
+    assert [name for name in project_modules() if layer_of(name) is None] == []
+
+
+def test_no_module_uses_another_apps_private_names():
+    modules = project_modules()
+    used = [
+        f"{name} uses {private}"
+        for name, path in modules.items()
+        for private in sorted(private_names_used(name, path, modules))
+    ]
+    assert used == []
+
+
+def test_the_rank_checks_can_fail():
+    assert layer_of("reviews.orchestration.run.runner") == 6
+    assert layer_of("reviews.web.api.batches") == 10
+    assert layer_of("reviews.apiauth.admin") == 9 > layer_of("reviews.apiauth.models") == 7
+    assert owner_of("reviews.management.commands.review") == "reviews.management"
+    assert owner_of("connectors.management.commands.hubspot_pull") == "connectors"
+
+
 def test_the_engine_imports_nothing_but_itself_from_the_project():
     graph = import_graph()
     leaks = [
@@ -140,16 +247,19 @@ def test_the_engine_runs_without_django():
 
 
 def test_the_hubspot_client_runs_without_django():
-    """connectors/hubspot/ (the client, the snapshot, the pull's steps) imports the
-    engine and nothing of Django."""
-    plain = sorted(m for m in project_modules() if m.startswith("connectors.hubspot"))
-    assert "connectors.hubspot.client" in plain
+    """connectors/hubspot/ (the client, the snapshot, the pull's steps, the connector),
+    like every CRM's folder of the registry, imports the engine, the connector protocol
+    (connectors/base.py), its own folder and nothing of Django."""
+    assert "connectors.hubspot" in CRM_PACKAGES
+    plain = sorted(m for m in project_modules() if m.startswith(("connectors.base", *CRM_PACKAGES)))
+    assert {"connectors.hubspot.client", "connectors.hubspot.connector"} <= set(plain)
     leaks = [
         f"{source} imports {target}"
+        for crm in ["connectors.base", *CRM_PACKAGES]
         for source, targets in import_graph().items()
-        if source.startswith("connectors.hubspot")
+        if source == crm or source.startswith(crm + ".")
         for target in targets
-        if not target.startswith(("connectors.hubspot", "reviews.engine"))
+        if not target.startswith((crm, "connectors.base", "reviews.engine"))
     ]
     assert leaks == []
     script = (

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from connectors.base import ConnectorError, CredentialsRefused, LimitReached
 from connectors.hubspot.snapshot import epoch_ms
 
 SEARCH_CAP = 10_000  # the search API answers 400 past this many results of one query
@@ -38,24 +39,23 @@ BATCH_READ = 1_000  # v4 associations batch read: ids a request
 _MARGIN = 0.05
 
 
-class HubSpotError(Exception):
+class HubSpotError(ConnectorError):
     """HubSpot refused a request: its status and message."""
+
+    crm = "HubSpot"
 
     def __init__(
         self, status: int | None, message: str, *, category: str = "", body: dict | None = None
     ) -> None:
-        super().__init__(f"HubSpot answered {status}: {message}" if status else message)
-        self.status = status
-        self.message = message
+        super().__init__(status, message, body=body)
         self.category = category
-        self.body = body or {}
 
 
-class TokenRefused(HubSpotError):
+class TokenRefused(HubSpotError, CredentialsRefused):
     """401 or 403: the token is wrong, revoked or lacks a scope."""
 
 
-class DailyLimitReached(HubSpotError):
+class DailyLimitReached(HubSpotError, LimitReached):
     """The portal's daily limit, or the share of it this client may use, is spent."""
 
 
@@ -97,6 +97,7 @@ class HubSpotClient:
         self._max: int | None = None
         self._interval = 10.0  # seconds, until HubSpot says
         self._remaining: int | None = None
+        self.daily_left: int | None = None  # the portal's, as its last answer said
 
     def close(self) -> None:
         self._http.close()
@@ -282,6 +283,8 @@ class HubSpotClient:
         self._remaining = _int(headers.get("X-HubSpot-RateLimit-Remaining"))
         daily = _int(headers.get("X-HubSpot-RateLimit-Daily"))
         left = _int(headers.get("X-HubSpot-RateLimit-Daily-Remaining"))
+        if left is not None:
+            self.daily_left = left
         if daily and left is not None and left < daily * (1 - self.limits.share):
             raise DailyLimitReached(
                 None,

@@ -15,21 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from connectors.base import Checkpoint
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import BATCH_READ, HubSpotClient
-
-
-class Checkpoint(Protocol):
-    def chunks(self) -> list[tuple[str, object]]:
-        """What earlier attempts of this pull recorded, in order: (step, data)."""
-
-    def progress(self) -> dict:
-        """The progress recorded with the last chunk ({} for a new pull)."""
-
-    def record(self, step: str, data: object, progress: dict) -> None:
-        """Keep one answer and the progress after it, together."""
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from reviews.engine.fixes.survivor import id_key
 from reviews.engine.ingest.columns import COLUMNS
 
 TYPES = ("companies", "contacts", "deals")
@@ -107,5 +108,7 @@ def epoch_ms(value: object) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _id_key(value: str) -> tuple[int, str]:
-    return (int(value), "") if value.isdigit() else (1 << 62, value)
+def _id_key(value: str) -> tuple[int, int, str, str]:
+    """Numeric ids in number order, others after them: the survivor rule's order,
+    which never goes through int() (a 5,000-digit id is past its limit)."""
+    return id_key(value)

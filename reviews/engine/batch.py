@@ -212,7 +212,7 @@ class Batch:
     # stage (Is Closed Won, Is Deal Closed?, Deal probability): hubspot_records.
     observed_stages: dict[tuple[str, str], Stage] = field(default_factory=dict)
     # Pipelines a file of the upload defined (a pipelines API response): the dataset
-    # learns them (reviews.orchestration.pipelines).
+    # learns them (reviews.orchestration.dataset.pipelines).
     uploaded_pipelines: list[Pipeline] = field(default_factory=list)
     # The native JSON reader keeps its records' unread fields here, by list name, rather
     # than in each record's `extra` (extra_fields.py); read them with extra_of().

@@ -40,6 +40,15 @@ def decide(findings: list[RawFinding]) -> str:
     return "approve"
 
 
+def not_clean_when_degraded(decision: str, failed_specialists: list[str]) -> str:
+    """A verdict reached without a specialist (a degraded run) is never `approve`: a
+    detector that failed means unknown, not clean (docs/rules.md), so such a run is at
+    best `approve_with_comments`."""
+    if failed_specialists and decision == "approve":
+        return "approve_with_comments"
+    return decision
+
+
 _LENIENCY = {"request_changes": 0, "approve_with_comments": 1, "approve": 2}
 
 
@@ -151,7 +160,7 @@ def fuse(
         severity_counts[finding.severity] += 1
     return Review(
         findings=fused,
-        decision=decide(fused),
+        decision=not_clean_when_degraded(decide(fused), failed_specialists),
         summary=summarise(
             fused, counts, severity_counts, len(exposure), by_currency, failed_specialists
         ),

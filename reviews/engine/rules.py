@@ -30,7 +30,7 @@ def _kind(spec) -> type:
 
 def _check_text(name: str, value: str) -> None:
     """A text rule holds a list its own module checks (the survivor order)."""
-    from reviews.engine.survivor import parse_order  # the criteria are declared there
+    from reviews.engine.fixes.survivor import parse_order  # the criteria are declared there
 
     try:
         parse_order(value)
@@ -71,7 +71,7 @@ class Rules:
         "(a block of up to this many + 1 names is compared in full)",
         low=1,
     )
-    # merges (reviews.engine.survivor): the record dedup's suggested fix keeps, and the
+    # merges (reviews.engine.fixes.survivor): the record dedup's suggested fix keeps, and the
     # survivor of each merge in the fix plan
     merge_survivor_order: str = _rule(
         "won,associations,oldest,lowest_id",

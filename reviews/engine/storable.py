@@ -11,7 +11,7 @@ escaped NUL; the ingest reports every value it escaped as an `invalid_value`.)
 Used wherever text enters or leaves the engine: the ingest (reviews.engine.ingest.
 safe_text walks a parsed batch with it), a model's reply (reviews.llm.apply), the
 findings blob (reviews.engine.findings.pack) and the findings writer
-(reviews.orchestration.findings_store). The API refuses such text in its own query and
+(reviews.orchestration.run.findings_store). The API refuses such text in its own query and
 form fields instead (reviews.web.api.common.refuse_unstorable): a name to look up is
 not data to keep.
 

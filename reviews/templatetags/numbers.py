@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 
 from reviews.engine import money as formats
-from reviews.engine.history import standing_sentence
+from reviews.engine.history.compare import standing_sentence
 
 register = template.Library()
 

@@ -1,5 +1,6 @@
-"""A dataset's HubSpot connection on its page: connect (the token is checked, kept
-encrypted and never shown again), the schedule, and a pull now."""
+"""A dataset's CRM connection on its page: connect (the token is checked, kept encrypted
+and never shown again), the schedule, and a pull now. The CRMs offered are the
+registry's (connectors/registry.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from connectors import registry
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, ConnectRefused, connect, request_pull
 from connectors.tasks import send_pull
@@ -34,13 +36,20 @@ def _connection(request: HttpRequest, name: str) -> Connection | None:
     """The dataset's connection; None (with a message) when it has none."""
     connection = Connection.objects.filter(dataset=_dataset(request, name)).first()
     if connection is None:
-        messages.error(request, "The dataset has no HubSpot connection: connect it first.")
+        messages.error(
+            request, f"The dataset has no {registry.labels()} connection: connect it first."
+        )
     return connection
 
 
 class ConnectForm(forms.Form):
+    # Not sent by a page offering one CRM: the default one.
+    provider = forms.ChoiceField(choices=registry.provider_choices, required=False)
     token = forms.CharField(max_length=500, strip=True, widget=forms.PasswordInput)
     every_hours = forms.IntegerField(min_value=1, max_value=24 * 30, initial=24)
+
+    def clean_provider(self) -> str:
+        return self.cleaned_data["provider"] or registry.DEFAULT_PROVIDER
 
 
 class ScheduleForm(forms.Form):
@@ -54,19 +63,24 @@ def connect_dataset(request: HttpRequest, name: str) -> HttpResponse:
     dataset = _dataset(request, name)
     form = ConnectForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A token and a number of hours (1 or more) are required.")
+        messages.error(
+            request, "A known CRM, a token and a number of hours (1 or more) are required."
+        )
         return redirect("reviews:dataset", dataset.name)
     try:
         connection = connect(
             dataset,
             form.cleaned_data["token"],
+            provider=form.cleaned_data["provider"],
             every_hours=form.cleaned_data["every_hours"],
             user=request.user,
         )
     except ConnectRefused as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, f"Connected to HubSpot portal {connection.portal_id}.")
+        messages.success(
+            request, f"Connected to {connection.provider_label} portal {connection.portal_id}."
+        )
     return redirect("reviews:dataset", dataset.name)
 
 

@@ -9,9 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from connectors import registry
 from connectors.status import connection_status
 from reviews.models import Dismissal, Finding, ReviewRun
-from reviews.orchestration.dismissals import DismissalError, active, dismiss, undo_dismissal
+from reviews.orchestration.dataset.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import datasets
 from reviews.web.access import get_dataset_for_user, get_finding_for_user
 from reviews.web.forms import DismissForm
@@ -100,5 +101,7 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
             "created_by"
         )[:50],
         "connection": connection_status(dataset),
+        "crm_providers": registry.provider_choices(),  # the connect form's choice
+        "crm_labels": registry.labels(),
     }
     return render(request, "reviews/dataset.html", context)

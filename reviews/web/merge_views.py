@@ -10,13 +10,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from reviews.orchestration.fixplan import PlanUnavailable
-from reviews.orchestration.merges import (
-    MergeNotAllowed,
-    apply_merges,
-    configured_client,
-    dry_run,
-)
+from connectors import registry
+from connectors.merges import MergeNotAllowed, apply_merges, configured_client, dry_run
+from reviews.orchestration.fixes.fixplan import PlanUnavailable
 from reviews.web.access import get_run_for_user
 from workspaces.models import Role
 
@@ -28,9 +24,11 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
         raise PermissionDenied("merges are applied by staff")
     # A member's run only (else 404); merging in HubSpot changes the CRM: reviewer role.
     run = get_run_for_user(request, run_id, Role.REVIEWER)
-    client = configured_client(run.batch.dataset)
-    context = {"run": run, "connected": client is not None, "applied": False, "error": ""}
+    context = {"run": run, "connected": False, "applied": False, "error": ""}
+    client = None
     try:
+        client = configured_client(run.batch.dataset)
+        context["connected"] = client is not None
         if request.method == "POST":
             chosen = request.POST.getlist("fingerprint")
             if not request.POST.get("confirm"):
@@ -39,7 +37,8 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
                 context["error"] = "Tick at least one merge."
             elif client is None:
                 context["error"] = (
-                    "No HubSpot connection: connect the dataset to its portal on its page."
+                    f"No {registry.labels()} connection: connect the dataset to its portal "
+                    "on its page."
                 )
             else:
                 # The requests to HubSpot run here, one merge after another: a plan's
@@ -50,5 +49,8 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
             context["steps"] = dry_run(run, user=request.user)
     except (MergeNotAllowed, PlanUnavailable) as error:
         context["error"], context["steps"] = str(error), []
+    finally:
+        if client is not None:
+            client.close()
     status = 400 if context["error"] and request.method == "POST" else 200
     return render(request, "reviews/apply_merges.html", context, status=status)

@@ -4,7 +4,7 @@ Loading a signed-in user reads the database (AuthenticationMiddleware), so with 
 database down `request.user` fails. The session itself is in Redis (SESSION_ENGINE
 `cached_db`, revreview/settings.py) and holds the user's id and auth hash (an HMAC of
 the user's password hash): enough to keep the upload in the spool for that user, to be
-checked once the database is back (reviews.orchestration.spool_senders). Only the
+checked once the database is back (reviews.orchestration.intake.spool_senders). Only the
 upload endpoint takes this path; other pages answer 503 (reviews.web.unavailable). A
 request without a signed-in session is sent to log in as always, so an anonymous
 client cannot fill the spool."""
@@ -22,8 +22,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
-from reviews.orchestration.spool_senders import SESSION
-from reviews.orchestration.submit import DatabaseUnavailable, unreachable_errors
+from reviews.orchestration.intake.spool_senders import SESSION
+from reviews.orchestration.intake.submit import DatabaseUnavailable, unreachable_errors
 
 _ATTRIBUTE = "offline_sender"
 

@@ -1,5 +1,5 @@
 """A dataset's deal pipelines on the dashboard: upload HubSpot's pipelines API response
-on the dataset page (reviews.orchestration.pipelines does the rest)."""
+on the dataset page (reviews.orchestration.dataset.pipelines does the rest)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from reviews.engine.ingest import IngestError
-from reviews.orchestration.pipelines import store_pipelines_response
+from reviews.orchestration.dataset.pipelines import store_pipelines_response
 from reviews.web.access import get_dataset_for_user, require_role
 from workspaces.models import Role
 

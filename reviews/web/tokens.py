@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token, revoke
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import create_token, revoke
 from workspaces.access import workspaces_of
 from workspaces.models import Workspace
 

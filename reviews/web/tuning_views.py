@@ -1,6 +1,6 @@
 """The dataset page's review policy and tuning section (docs/history.md): the policy, its
 history with diffs, proposals with their replay (apply / dismiss), root causes, restore.
-Thin views over reviews.orchestration.policies. The section is its own partial
+Thin views over reviews.orchestration.dataset.policies. The section is its own partial
 (templates/reviews/_tuning.html), loaded by htmx after the page: tuning parses the
 stored syncs."""
 
@@ -12,9 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from reviews.engine.policy import PolicyError
+from reviews.engine.history.policy import PolicyError
 from reviews.models import Dataset
-from reviews.orchestration import policies
+from reviews.orchestration.dataset import policies
 from reviews.web.access import get_dataset_for_user, require_role
 from workspaces.models import Role
 

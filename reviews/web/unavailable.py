@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from reviews.orchestration.submit import unreachable_errors
+from reviews.orchestration.intake.submit import unreachable_errors
 
 logger = logging.getLogger(__name__)
 

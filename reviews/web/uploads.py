@@ -1,5 +1,5 @@
 """Receiving uploads: the upload page, the size limit enforced while the body is read,
-and the received files handed on as chunked sources (reviews.orchestration.blob_store).
+and the received files handed on as chunked sources (reviews.orchestration.store.blob_store).
 
 Django spools a file over FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file as it
 arrives (the body read by reviews.web.multipart, which hands each file to the handlers
@@ -19,10 +19,7 @@ from django.views.decorators.http import require_http_methods
 
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Dataset, ReviewRun
-from reviews.orchestration import spool
-from reviews.orchestration.blob_store import Source
-from reviews.orchestration.intake_tasks import accept_later
-from reviews.orchestration.submit import (
+from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     ServeRefused,
     StoredNotRead,
@@ -32,6 +29,9 @@ from reviews.orchestration.submit import (
     submit,
     unreachable_errors,
 )
+from reviews.orchestration.intake.tasks import accept_later
+from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import Source
 from reviews.web.client_address import request_rate_keys
 from reviews.web.forms import UploadForm
 from reviews.web.offline_auth import login_required_or_offline, offline_sender
@@ -50,7 +50,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     once (400 with every error if rejected); a big one is parsed by a worker and the
     batch page follows it. One that cannot be stored because the database is down, even
     down before its user could be loaded (reviews.web.offline_auth), is kept in the
-    spool and answered 503 (reviews.orchestration.spool)."""
+    spool and answered 503 (reviews.orchestration.store.spool)."""
     if request.method == "GET":
         return upload_page(request, UploadForm(workspaces=upload_workspaces(request)))
     offline = offline_sender(request)

@@ -3,7 +3,7 @@ from django.urls import path
 from reviews.web import (
     connection_views,
     dataset_names,  # noqa: F401  (registers the `dataset` converter)
-    fixplan_export,
+    fixplan_views,
     history_views,
     merge_views,
     pipelines_views,
@@ -23,17 +23,17 @@ urlpatterns = [
     path("runs/<int:run_id>/break-glass/", views.break_glass, name="break_glass"),
     path("runs/<int:run_id>/findings.csv", views.findings_csv, name="findings_csv"),
     path("runs/<int:run_id>.json", views.run_json, name="run_json"),
-    path("runs/<int:run_id>/fix-plan.json", fixplan_export.fix_plan_json, name="fix_plan_json"),
+    path("runs/<int:run_id>/fix-plan.json", fixplan_views.fix_plan_json, name="fix_plan_json"),
     path(
         "runs/<int:run_id>/merges.csv",
-        fixplan_export.fix_plan_csv,
+        fixplan_views.fix_plan_csv,
         {"kind": "merges"},
         name="merges_csv",
     ),
     path("runs/<int:run_id>/merges/apply/", merge_views.apply_run_merges, name="apply_merges"),
     path(
         "runs/<int:run_id>/tasks.csv",
-        fixplan_export.fix_plan_csv,
+        fixplan_views.fix_plan_csv,
         {"kind": "tasks"},
         name="tasks_csv",
     ),

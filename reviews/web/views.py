@@ -1,7 +1,7 @@
 """The dashboard: watch a run live, read the verdict, act on it (the upload page is in
 reviews.web.uploads).
 
-Views stay thin: parse the request, call one function (reviews.orchestration.submit or a
+Views stay thin: parse the request, call one function (reviews.orchestration.intake.submit or a
 query helper below), render. The only htmx branch is `if request.htmx: template += "#partial"`."""
 
 from __future__ import annotations
@@ -43,15 +43,15 @@ from reviews.models import (
     Severity,
     Verdict,
 )
-from reviews.orchestration.runner import models_allowed
-from reviews.orchestration.submit import ServeRefused, rerun
+from reviews.orchestration.intake.submit import ServeRefused, rerun
+from reviews.orchestration.run.runner import models_allowed
+from reviews.reports.exports import findings_csv_response
+from reviews.reports.report import stream_report_json
 from reviews.search import search_runs
 from reviews.web.access import get_batch_for_user, get_run_for_user
 from reviews.web.client_address import request_rate_keys
-from reviews.web.exports import findings_csv_response
 from reviews.web.findings_page import findings_context, shown_findings
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
-from reviews.web.report import stream_report_json
 from workspaces.access import may, scope
 from workspaces.models import Role
 

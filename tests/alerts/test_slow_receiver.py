@@ -17,7 +17,7 @@ from django.utils import timezone
 from alerts.delivery import CUT_SHORT
 from alerts.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from reviews.models import Dataset, ReviewRun
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
 from revreview.celery import app
 from tests import services
 from tests.alerts.receiver import TrickleReceiver

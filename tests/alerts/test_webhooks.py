@@ -12,9 +12,9 @@ from alerts import signing
 from alerts.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset, ReviewRun
-from reviews.orchestration.runner import fail_run
-from reviews.orchestration.submit import dispatch_review, submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import dispatch_review, submit
+from reviews.orchestration.run.runner import fail_run
+from reviews.orchestration.run.tasks import start_review
 from tests.alerts.receiver import Receiver
 from tests.services import ROOT
 

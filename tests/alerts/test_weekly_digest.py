@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from alerts import digest, signing
+from alerts import signing
 from alerts.models import WebhookDelivery, WebhookSubscription
 from alerts.tasks import deliver_webhook
 from reviews.models import Dataset
+from reviews.orchestration.dataset import digests
 from tests.alerts.receiver import Receiver
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -29,8 +30,8 @@ def test_a_weekly_digest_is_signed_made_once_a_week_and_only_when_watched(redis_
             dataset=dataset, url=receiver.url, secret=SECRET, triggers=["request_changes"]
         )
         monday = datetime(2026, 11, 23, 7, tzinfo=UTC)
-        [made] = digest.create_digests(monday)
-        assert digest.create_digests(monday.replace(day=26)) == []  # the same week
+        [made] = digests.create_digests(monday)
+        assert digests.create_digests(monday.replace(day=26)) == []  # the same week
         deliver_webhook.apply(kwargs={"delivery_id": made})
         (request,) = receiver.wait_for(1)
     assert signing.verify(SECRET, request.headers[signing.HEADER], request.body)
@@ -41,4 +42,4 @@ def test_a_weekly_digest_is_signed_made_once_a_week_and_only_when_watched(redis_
     assert body["proposals"] == [] and body["root_causes"] == []
     delivery = WebhookDelivery.objects.get(pk=made)
     assert delivery.run is None and delivery.status == "delivered"
-    assert len(digest.create_digests(datetime(2026, 11, 30, 7, tzinfo=UTC))) == 1  # next week
+    assert len(digests.create_digests(datetime(2026, 11, 30, 7, tzinfo=UTC))) == 1  # next week

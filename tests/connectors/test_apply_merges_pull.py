@@ -12,11 +12,11 @@ import time
 import pytest
 
 from connectors import pulls
+from connectors.merges import apply_merges, configured_client, dry_run
 from connectors.models import Pull
 from reviews.models import AppliedMerge, Dataset
-from reviews.orchestration.merges import apply_merges, configured_client, dry_run
-from reviews.orchestration.parsed import stored_files
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.store.parsed import stored_files
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
 
@@ -35,7 +35,7 @@ def pull_and_review(connection):
 
 
 def snapshot_ids(pull) -> dict[str, set[str]]:
-    (stored,) = [f for f in stored_files(pull.batch) if f.name == pulls.SNAPSHOT_FILE]
+    (stored,) = [f for f in stored_files(pull.batch) if f.name == "hubspot-snapshot.json"]
     doc = json.loads(stored.data)
     return {kind: {str(o["id"]) for o in doc[kind]} for kind in ("companies", "contacts")}
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.core.management.base import OutputWrapper
 
+from connectors.management.commands import hubspot_pull
 from connectors.models import Connection, Pull
-from reviews.models import ReviewRun
+from reviews import cli
+from reviews.management.commands import review
+from reviews.models import Batch, ReviewRun
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
 
@@ -95,3 +100,30 @@ def test_a_dataset_name_in_two_workspaces_needs_workspace(postgres, hubspot):
     assert Pull.objects.get().connection.dataset.workspace == sales
     code, _, err = run("hubspot_pull", "--dataset", "acme", "--workspace", "nowhere")
     assert code == 2 and "no workspace 'nowhere'" in err
+
+
+def test_review_and_hubspot_pull_share_reviews_cli():
+    """The refused batch's output, the in-process review, the report and the exit codes
+    are reviews/cli.py's, used by both commands (neither reaches into the other)."""
+    shared = ["bad_input", "run_in_process", "report_and_exit", "EXIT_BAD_INPUT"]
+    for name in [*shared, "EXIT_NOT_REVIEWED"]:
+        assert getattr(review, name) is getattr(hubspot_pull, name) is getattr(cli, name)
+    assert not hasattr(review.Command, "_bad_input")
+    assert (cli.EXIT_BAD_INPUT, cli.EXIT_NOT_REVIEWED) == (2, 3)
+
+
+def test_a_refused_batch_is_told_the_same_way_by_both_commands(postgres):
+    """What hubspot_pull prints for a snapshot the reader refuses is what review prints
+    for a refused file: the same function, given the stored batch and its errors."""
+    broken = Path(__file__).resolve().parents[2] / "samples" / "broken.json"
+    code, out, err = run("review", str(broken), "--format", "json")
+    batch = Batch.objects.get()
+    assert code == 2 and json.loads(out)["batch"]["id"] == batch.pk
+    again_out, again_err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        cli.bad_input(
+            OutputWrapper(again_out), OutputWrapper(again_err), "json", batch.errors, batch
+        )
+    assert exit_.value.code == 2
+    assert (again_out.getvalue(), again_err.getvalue()) == (out, err)
+    assert err.startswith("error: companies[1].id")

@@ -12,10 +12,10 @@ import pytest
 from connectors import pulls, tokens
 from connectors.models import Connection, Pull, PullChunk
 from reviews.models import Batch, Dataset
-from reviews.orchestration.pipelines import store_pipelines_response
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
-from reviews.web.report import run_report
+from reviews.orchestration.dataset.pipelines import store_pipelines_response
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.reports.report import run_report
 from tests.connectors.portals import change, document_upload, problem_portal
 from tests.connectors.standin import serving
 

@@ -6,11 +6,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from reviews.engine import coordinator, fixplan
-from reviews.engine.history import fingerprint_of
+from reviews.engine import coordinator
+from reviews.engine.fixes import fixplan
+from reviews.engine.history.compare import fingerprint_of
 from reviews.engine.ingest import UploadedFile
 from reviews.engine.specialists import NAMES, detector
-from reviews.orchestration.parsed import parse
+from reviews.orchestration.store.parsed import parse
 from tests.engine.ingest.helpers import RECEIVED
 from tests.engine.ingest.hubspot_exports import AS_OF
 

@@ -1,4 +1,4 @@
-"""The fix plan on plain data (reviews.engine.fixplan, survivor): the survivor an
+"""The fix plan on plain data (reviews.engine.fixes.fixplan, survivor): the survivor an
 analyst picks for every duplicate finding, with its reason; tasks with owners and
 HubSpot properties, sorted by money. No database."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reviews.engine import fixplan, survivor
+from reviews.engine.fixes import fixplan, survivor
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from tests.engine.fixplan_helpers import findings, parsed, plan_of, sample
 from tests.engine.ingest.hubspot_exports import BATCH, api_files, csv_files, native_file
@@ -88,6 +88,16 @@ def test_hubspot_ids_compare_as_numbers():
     choice = survivor.choose(batch.companies, batch)
     assert choice.survivor.id == "9"
     assert choice.reason.endswith("9 has the lowest id")
+
+
+def test_ids_are_ordered_as_text_never_through_int():
+    huge = "9" * 5000  # past Python's 4,300-digit limit for int()
+    ids = [huge, "10", "007", "7", "8" + "0" * 4999, "co_1", "\u00b2"]  # "²" is a digit too
+    assert sorted(ids, key=survivor.id_key) == ["007", "7", "10", "8" + "0" * 4999, huge,
+                                                "co_1", "\u00b2"]  # fmt: skip
+    batch = make_batch(deals=[deal(huge), deal("5001")])
+    choice = survivor.choose(batch.deals, batch, ("lowest_id",))
+    assert (choice.survivor.id, choice.reason) == ("5001", "5001 has the lowest id")
 
 
 def test_the_order_is_configurable_and_checked():
@@ -345,3 +355,41 @@ def test_an_unknown_survivor_criterion_stops_the_start_up():
     )  # fmt: skip
     assert started.returncode != 0
     assert "rule merge_survivor_order: unknown survivor criteria newest" in started.stderr
+
+
+# --- the kinds' declarations -------------------------------------------------------------
+
+
+def test_a_kind_declared_at_run_time_is_planned_from_its_own_declaration():
+    """A team's rule (docs/rules.md) is a Kind the registry does not list: handed to the
+    plan with the others, its task is where it says; unknown, on its record as a whole."""
+    from reviews.engine.findings import Severity
+    from reviews.engine.specialists import KINDS
+    from reviews.engine.specialists.spec import FixTarget, Kind
+
+    batch = make_batch(companies=[company("co_1", domain="acme.example")])
+    no_vat = Kind(
+        "no_vat_number",
+        (Severity.WARNING,),
+        ("company", "companies", "no VAT number"),
+        finds="an EU company without a VAT number",
+        fix=FixTarget("companies", "domain"),
+    )
+    finding = fixplan.PlanFinding("team", "no_vat_number", "warning", "No VAT", ["co_1"])
+    (task,) = fixplan.build(batch, [finding], kinds={**KINDS, no_vat.name: no_vat}).tasks
+    assert (task.object, task.record_id, task.property) == ("companies", "co_1", "domain")
+    (task,) = fixplan.build(batch, [finding]).tasks  # not declared: the record as a whole
+    assert (task.object, task.record_id, task.property) == ("companies", "co_1", "")
+
+
+def test_a_duplicate_filed_under_another_category_is_a_task_not_a_merge():
+    """Only the specialist that declares a duplicate kind's merge has it merged: a model
+    that re-files the finding (or names a kind of its own alike) gets a task."""
+    batch = make_batch(companies=[company("co_1"), company("co_2")])
+    found = fixplan.PlanFinding("dedup", "company_same_domain", "warning", "Two", ["co_1", "co_2"])
+    assert [m.merge for m in fixplan.build(batch, [found]).merges] == [["co_2"]]
+    refiled = fixplan.PlanFinding(
+        "attribution", "company_same_domain", "warning", "Two", ["co_1", "co_2"]
+    )
+    plan = fixplan.build(batch, [refiled])
+    assert plan.merges == [] and [(t.record_id, t.property) for t in plan.tasks] == [("co_1", "")]

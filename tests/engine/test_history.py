@@ -5,9 +5,9 @@ import hashlib
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from reviews.engine import history
 from reviews.engine.coordinator import fuse
-from reviews.engine.history import Baseline, Dismissed, Past, compare, fingerprint
+from reviews.engine.history import compare as history
+from reviews.engine.history.compare import Baseline, Dismissed, Past, compare, fingerprint
 from tests.engine.test_coordinator import COUNTS, finding
 
 JULY = datetime(2026, 7, 1, tzinfo=UTC)

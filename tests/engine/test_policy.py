@@ -1,4 +1,4 @@
-"""A dataset's review policy as data (reviews.engine.policy): validated, applied as the
+"""A dataset's review policy as data (reviews.engine.history.policy): validated, applied as the
 Rules' overrides and a post-detection filter, guarded for criticals, diffed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from reviews.engine.findings import RawFinding
-from reviews.engine.policy import (
+from reviews.engine.history.policy import (
     Policy,
     PolicyError,
     apply,

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 import typing
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
+
+import pytest
 
 from reviews.engine import risk
 from reviews.engine.batch import ValueProblem
@@ -25,7 +28,16 @@ from reviews.engine.specialists import (
     detector,
     rules_read,
 )
-from reviews.engine.specialists.spec import INVALID_VALUE, Match
+from reviews.engine.specialists.dedup import MERGE_KINDS
+from reviews.engine.specialists.spec import (
+    ANY_RECORD,
+    INVALID_VALUE,
+    FixTarget,
+    Kind,
+    Match,
+    Measure,
+    Merges,
+)
 from tests.engine.specialists.factories import company, make_batch
 from tests.services import ROOT
 
@@ -71,6 +83,53 @@ def test_every_kind_reads_only_rules_that_exist_and_every_rule_is_read():
     for spec in REGISTRY.values():
         assert set(spec.candidate_rules) <= fields, spec.category
     assert set(rules_read()) | set(risk.RULES_READ) == fields
+
+
+def test_every_kind_says_where_its_fix_is_what_it_merges_and_what_tuning_measures():
+    fields = {kind.name: {f.key for f in kind.fields} for kind in (COMPANIES, CONTACTS, DEALS)}
+    batch = make_batch(companies=[company("co_1", enriched_at=datetime(2025, 1, 1, tzinfo=UTC))])
+    for kind in KINDS.values():
+        assert isinstance(kind.fix, FixTarget), kind.name
+        assert kind.finds.strip(), kind.name  # its docs/rules.md row says what it finds
+        if kind.fix.object is not None and kind.fix.field:
+            # a field the batch has: the fix plan names it as the CRM does
+            assert kind.fix.field in fields[kind.fix.object], kind.name
+        if kind.merge is not None:
+            assert isinstance(kind.merge, Merges), kind.name
+            # with nothing left to merge, the task is on the first of its records
+            assert kind.fix == ANY_RECORD, kind.name
+        if kind.measure is not None:
+            assert kind.measure.rule in kind.rules, kind.name
+            assert isinstance(kind.measure.values(batch, Rules()), Mapping), kind.name
+    assert MERGE_KINDS == {k.name: k.merge.object for k in KINDS.values() if k.merge}
+
+
+def test_a_kind_cannot_be_declared_without_saying_where_its_fix_is():
+    label = ("thing", "things", "odd")
+    with pytest.raises(TypeError, match="fix"):
+        Kind("no_fix", (Severity.WARNING,), label, finds="a thing")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="fix must be a FixTarget"):
+        Kind("none_fix", (Severity.WARNING,), label, finds="a thing", fix=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="finds"):
+        Kind("no_words", (Severity.WARNING,), label, fix=ANY_RECORD)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="name the field"):
+        FixTarget("deals", None)
+    with pytest.raises(ValueError, match="not one of"):
+        FixTarget("tickets", "")
+    with pytest.raises(ValueError, match="not a rule it reads"):
+        Kind(
+            "unmeasured",
+            (Severity.WARNING,),
+            label,
+            finds="a thing",
+            fix=ANY_RECORD,
+            measure=Measure("stale_enrichment_days", lambda batch, rules: {}),
+        )
+    # Declared at run time (a team's rule), a kind is a value like the built-in ones.
+    team = Kind(
+        "no_vat", (Severity.WARNING,), label, finds="a thing", fix=FixTarget("companies", "")
+    )
+    assert team.heading(2, Rules()) == "2 things: odd" and team.merge is team.measure is None
 
 
 # --- the lists derived from it, or checked against it -----------------------------------

@@ -4,9 +4,9 @@ whatever its verdict scope counted, and the sentence every verdict is shown with
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from reviews.engine import history
 from reviews.engine.coordinator import fuse
-from reviews.engine.history import compare, standing, standing_sentence
+from reviews.engine.history import compare as history
+from reviews.engine.history.compare import compare, standing, standing_sentence
 from tests.engine.test_coordinator import COUNTS, finding
 from tests.engine.test_history import AUGUST, JULY, baseline
 

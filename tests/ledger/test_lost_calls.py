@@ -17,7 +17,7 @@ from ledger.models import LedgerEntry
 from reviews.llm.chain import call_with_failback
 from reviews.llm.roster import CHEAP
 from reviews.llm.schemas import SpecialistReply
-from reviews.orchestration import sweep
+from reviews.orchestration.run import sweep
 from tests.llm.fake_gateway import completion
 from tests.llm.helpers import API_KEY
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import call_command
 
-from reviews.engine.history import fingerprint
+from reviews.engine.history.compare import fingerprint
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES
 from reviews.llm import context

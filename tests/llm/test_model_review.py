@@ -20,8 +20,8 @@ from reviews.engine.findings import unpack
 from reviews.engine.specialists import NAMES, SPECIALISTS
 from reviews.llm import roster
 from reviews.models import AgentRun, ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.llm.fake_gateway import completion, error
 from tests.llm.helpers import API_KEY, own_redis
 from tests.uploads import DATA, json_upload, upload

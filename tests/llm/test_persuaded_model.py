@@ -17,9 +17,9 @@ import pytest
 from reviews.llm.claims import claims_approval
 from reviews.llm.roster import CHEAP, MID
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
-from reviews.web.report import run_report
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.reports.report import run_report
 from tests.llm.fake_gateway import completion
 from tests.uploads import json_upload
 

@@ -10,8 +10,8 @@ from ledger.models import LedgerEntry
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 
 EXPORTED_AT = "2026-08-01T09:00:00Z"
 

@@ -11,8 +11,8 @@ from reviews.engine.ingest import UploadedFile
 from reviews.llm.breaker import Breaker
 from reviews.llm.roster import CHEAP
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.llm.fake_gateway import completion
 from tests.llm.helpers import API_KEY
 from tests.orchestration.helpers import seed_batch

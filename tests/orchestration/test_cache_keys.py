@@ -5,8 +5,8 @@ import json
 import pytest
 
 from ledger.models import ModelRate
-from reviews.orchestration import serving
-from reviews.orchestration.serving import config_fingerprint, content_key
+from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.serving.decide import config_fingerprint, content_key
 from tests.orchestration.helpers import parse, seed_batch
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from reviews.engine.history import fingerprint
+from reviews.engine.history.compare import fingerprint
 from reviews.models import Dismissal
 from tests.orchestration.test_cli import review_json
 

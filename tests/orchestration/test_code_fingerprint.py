@@ -1,4 +1,4 @@
-"""The cache key follows the code (reviews.orchestration.code_version): a changed
+"""The cache key follows the code (reviews.orchestration.serving.code_version): a changed
 detector line makes the next review of a cached batch fresh, with no constant to bump."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from reviews.orchestration import code_version, serving
-from reviews.orchestration.code_version import DECIDING_SOURCES, REVIEWS_DIR, deciding_files
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.serving import code_version
+from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.serving.code_version import DECIDING_SOURCES, REVIEWS_DIR, deciding_files
 from tests.uploads import upload
 
 DETECTOR_LINE = "        if age > threshold:\n"  # freshness: the stale rule's comparison

@@ -7,14 +7,14 @@ import copy
 
 import pytest
 
-from reviews.engine.history import fingerprint
+from reviews.engine.history.compare import fingerprint
 from reviews.models import Dataset, Dismissal, ReviewRun
-from reviews.orchestration import serving
-from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
-from reviews.orchestration.submit import rerun, reuse_run, submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.intake.submit import rerun, reuse_run, submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.serving import decide as serving
+from reviews.reports.report import run_report
 from reviews.samplegen.sync import generate_syncs
-from reviews.web.report import run_report
 from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db

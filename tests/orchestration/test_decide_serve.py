@@ -6,7 +6,7 @@ import pytest
 
 from ledger import budget
 from reviews.models import ReviewRun
-from reviews.orchestration.serving import (
+from reviews.orchestration.serving.decide import (
     ERROR,
     ServeDecision,
     config_fingerprint,

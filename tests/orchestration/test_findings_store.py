@@ -7,7 +7,7 @@ import pytest
 
 from reviews.engine.findings import PACKED_FIELDS, RawFinding, pack, unpack
 from reviews.models import Finding
-from reviews.orchestration.findings_store import write_findings
+from reviews.orchestration.run.findings_store import write_findings
 from tests.web.conftest import queued
 
 

@@ -1,4 +1,4 @@
-"""The specialist -> coordinator hand-off (reviews.orchestration.handoff): the stored
+"""The specialist -> coordinator hand-off (reviews.orchestration.run.handoff): the stored
 blob is the authority; the findings kept in-process stand in for it only when they are
 exactly what it holds."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from reviews.engine.findings import RawFinding, pack, unpack
-from reviews.orchestration import handoff
+from reviews.orchestration.run import handoff
 
 
 def _findings(title: str = "Company co_1 was last enriched 200 days ago") -> list[RawFinding]:

@@ -11,9 +11,9 @@ import pytest
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, ReviewRun
-from reviews.orchestration.parsed import keep_parsed, load_parsed
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.store.parsed import keep_parsed, load_parsed
 from tests.engine.ingest.helpers import batch_doc
 from tests.orchestration.test_cli import review_json
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from reviews.management.commands.load_samples import sample_uploads
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
 from tests.engine.ingest.hubspot_exports import csv_files
 from tests.orchestration.test_cli import review_json
 

@@ -24,10 +24,10 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
 from django.db import connection
 from django.urls import reverse
 
+from reviews.apiauth.tokens import create_token, digest, revoke_token
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration import spool
-from reviews.orchestration.spool_import import import_spool
-from reviews.web.api.tokens import create_token, digest, revoke_token
+from reviews.orchestration.intake.spool_import import import_spool
+from reviews.orchestration.store import spool
 from reviews.web.unavailable import UNAVAILABLE
 from reviews.web.uploads import SPOOLED
 from tests import services

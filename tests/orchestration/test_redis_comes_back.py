@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from ledger import redis_client
 from reviews.models import ReviewRun
-from reviews.orchestration import sweep
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run import sweep
 from tests.orchestration.test_worker_recovery import private_redis
 from tests.uploads import DATA, json_upload
 

@@ -9,10 +9,11 @@ from django.utils import timezone
 from reviews import models
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
-from reviews.orchestration import runner, serving
-from reviews.orchestration.parsed import load_parsed
-from reviews.orchestration.submit import ServeRefused, rerun, reuse_run, submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import ServeRefused, rerun, reuse_run, submit
+from reviews.orchestration.run import runner
+from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.store.parsed import load_parsed
 from tests.uploads import json_upload, upload
 
 pytestmark = pytest.mark.django_db
@@ -234,7 +235,7 @@ def test_a_redelivered_coordinator_does_not_run_again():
 def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
     django_capture_on_commit_callbacks,
 ):
-    from reviews.orchestration import parsed as parsed_module
+    from reviews.orchestration.store import parsed as parsed_module
 
     parsed_module.keep_parsed(0, None)  # whatever an earlier review left
     with django_capture_on_commit_callbacks(execute=False):
@@ -243,7 +244,7 @@ def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
 
 
 def test_the_rules_coordinator_lets_go_of_the_runs_parsed_batch_only(monkeypatch):
-    from reviews.orchestration import parsed as parsed_module
+    from reviews.orchestration.store import parsed as parsed_module
 
     coordinated = []
     real = runner._coordinate

@@ -20,11 +20,12 @@ from django.core.management.base import CommandError
 from django.db import OperationalError, connection
 from django.urls import reverse
 
+from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, BatchFile, ReviewRun
-from reviews.orchestration import spool, sweep, tasks
-from reviews.orchestration.blob_store import Source
-from reviews.orchestration.spool_import import import_spool
-from reviews.web.api.tokens import create_token
+from reviews.orchestration.intake.spool_import import import_spool
+from reviews.orchestration.run import sweep, tasks
+from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import Source
 from reviews.web.uploads import NOT_KEPT, SPOOLED
 from tests.uploads import DATA
 

@@ -13,11 +13,11 @@ import shutil
 import pytest
 from django.urls import reverse
 
+from reviews.apiauth.models import IdempotencyKey
+from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration import spool
-from reviews.orchestration.spool_import import import_spool
-from reviews.web.api.models import IdempotencyKey
-from reviews.web.api.tokens import create_token
+from reviews.orchestration.intake.spool_import import import_spool
+from reviews.orchestration.store import spool
 from reviews.web.uploads import SPOOLED
 from tests.orchestration.test_spool import SEED, database_down, only_folder
 from tests.orchestration.test_spool import spool_dir as spool_dir  # a fixture

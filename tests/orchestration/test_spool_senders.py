@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import create_token, digest
 from reviews.models import Batch
-from reviews.orchestration import spool
-from reviews.orchestration.blob_store import Source
-from reviews.orchestration.spool_import import import_spool
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token, digest
+from reviews.orchestration.intake.spool_import import import_spool
+from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import Source
 from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,8 +7,8 @@ from django.db import connection
 from django.utils import timezone
 
 from reviews.models import AgentRun, Finding, ReviewRun
-from reviews.orchestration import heartbeat, runner, sweep, tasks
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run import heartbeat, runner, sweep, tasks
 from revreview.celery import app
 from tests.uploads import upload
 

@@ -14,15 +14,15 @@ import orjson
 import pytest
 from django.core.management import call_command
 
+from reviews.engine.history.policy import EMPTY, Policy, PolicyError
+from reviews.engine.history.tune import observe
 from reviews.engine.ingest import UploadedFile, parse_upload
-from reviews.engine.policy import EMPTY, Policy, PolicyError
 from reviews.engine.rules import Rules
-from reviews.engine.tune import observe
 from reviews.models import Dataset, Finding, PolicyVersion, ReviewRun
-from reviews.orchestration import policies
-from reviews.orchestration.dismissals import dismiss
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import auto_tune, start_review
+from reviews.orchestration.dataset import policies
+from reviews.orchestration.dataset.dismissals import dismiss
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import auto_tune, start_review
 from reviews.samplegen.sync import generate_syncs
 from tests.uploads import json_upload
 

@@ -14,9 +14,9 @@ from django.db import connection
 from django.utils import timezone
 
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration import sweep
-from reviews.orchestration.submit import accept_stored_upload, store_upload
-from reviews.orchestration.tasks import ACCEPT_UPLOAD
+from reviews.orchestration.intake.submit import accept_stored_upload, store_upload
+from reviews.orchestration.run import sweep
+from reviews.orchestration.run.tasks import ACCEPT_UPLOAD
 from revreview.celery import app
 from tests import services
 from tests.orchestration.test_worker_recovery import tail, worker_env

@@ -8,8 +8,8 @@ import pytest
 
 from ledger.models import LedgerEntry
 from reviews.models import Batch, ReviewRun
-from reviews.orchestration import serving
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.serving import decide as serving
 from tests.uploads import upload
 from workspaces.models import Membership, Role, Workspace
 

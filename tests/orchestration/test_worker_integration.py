@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from reviews.models import AgentRun, ReviewRun
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
 from tests.uploads import DATA, upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -64,8 +64,8 @@ def test_cli_worker_flag_sends_the_review_through_the_broker_and_waits(worker):
 
 
 def test_worker_reads_a_big_upload_then_reviews_it(worker):
-    from reviews.orchestration.intake_tasks import accept_later
-    from reviews.orchestration.submit import store_upload
+    from reviews.orchestration.intake.submit import store_upload
+    from reviews.orchestration.intake.tasks import accept_later
 
     batch = store_upload([upload("seed-example.json")])
     accept_later(batch, as_of=None, rate_keys=["ip:203.0.113.9"])  # on commit: at once here

@@ -31,8 +31,8 @@ from reviews.engine import coordinator
 from reviews.engine.specialists import NAMES, detector
 from reviews.llm.roster import CHEAP, MID
 from reviews.models import AgentRun, ReviewRun
-from reviews.orchestration.parsed import parse_stored
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.store.parsed import parse_stored
 from revreview.celery import app
 from tests import services
 from tests.llm.fake_gateway import completion

@@ -6,8 +6,8 @@ import pytest
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.uploads import upload
 
 

@@ -11,9 +11,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from reviews.models import AppliedMerge
+from tests.connectors.merge_standin import HubSpotStandIn
+from tests.connectors.test_merges import PAIRS, TOKEN, connect_acme, sync
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
-from tests.orchestration.hubspot_standin import HubSpotStandIn
-from tests.orchestration.test_apply_merges import PAIRS, TOKEN, connect_acme, sync
 
 pytestmark = pytest.mark.django_db
 

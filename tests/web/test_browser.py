@@ -14,8 +14,8 @@ from django.db import connections
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from reviews.models import ReviewRun, Verdict
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests import services
 from tests.services import ROOT
 from tests.uploads import DATA, upload

@@ -9,9 +9,9 @@ import pytest
 from playwright.sync_api import expect
 
 from reviews.models import AppliedMerge
+from tests.connectors.merge_standin import HubSpotStandIn
+from tests.connectors.test_merges import TOKEN, connect_acme, sync
 from tests.engine.ingest.hubspot_exports import AS_OF, BATCH
-from tests.orchestration.hubspot_standin import HubSpotStandIn
-from tests.orchestration.test_apply_merges import TOKEN, connect_acme, sync
 from tests.web.test_browser import browser, log_in, page, screenshot  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from reviews.engine.findings import RawFinding
 from reviews.models import Finding, ReviewRun, findings_of
-from reviews.orchestration.findings_store import write_findings
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.findings_store import write_findings
 from reviews.web.findings_page import LIST_ALL_UP_TO
 from tests.uploads import upload
 from tests.web.conftest import reviewed

@@ -17,8 +17,8 @@ from django.urls import reverse
 from reviews.engine.ingest import UploadedFile
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from reviews.models import Dataset, Finding
-from reviews.orchestration.dismissals import dismiss
-from reviews.web.fixplan_export import MERGE_COLUMNS, TASK_COLUMNS
+from reviews.orchestration.dataset.dismissals import dismiss
+from reviews.reports.fixplan_export import MERGE_COLUMNS, TASK_COLUMNS
 from tests.engine.fixplan_helpers import SAMPLES
 from tests.uploads import json_upload
 from tests.web.api.conftest import bearer
@@ -181,7 +181,7 @@ def test_cli_csv_needs_a_kind_and_prints_the_pages_bytes(member_client, hubspot_
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_api_fix_plan_json_and_csv(live_server, django_user_model, redis_url):
-    from reviews.web.api.tokens import create_token
+    from reviews.apiauth.tokens import create_token
 
     run = reviewed(hubspot_sample())
     user = django_user_model.objects.create_user("reader")

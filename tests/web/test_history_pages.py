@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from reviews.models import Dataset, Dismissal, ReviewRun
-from reviews.orchestration.dismissals import dismiss
+from reviews.orchestration.dataset.dismissals import dismiss
 from tests.orchestration.test_dataset_history import reviewed, small_sync
 from tests.web.conftest import reviewed as reviewed_seed
 

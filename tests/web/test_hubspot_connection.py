@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from connectors import registry
 from connectors.models import Connection, Pull
+from reviews.apiauth.tokens import create_token
 from reviews.models import Dataset
-from reviews.web.api.tokens import create_token
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
 
@@ -124,3 +125,14 @@ def test_outsiders_get_404_and_viewers_403(postgres, hubspot, django_user_model,
     client.force_login(viewer)
     assert client.post(urls[0], {"token": TOKEN, "every_hours": 1}).status_code == 403
     assert not Connection.objects.filter(dataset=dataset).exists()
+
+
+def test_the_connect_form_offers_the_registrys_crms(monkeypatch, dataset, member_client):
+    html = page(member_client)
+    assert '<input type="hidden" name="provider" value="hubspot">' in html
+    assert "<h2>HubSpot connection</h2>" in html and '<select name="provider">' not in html
+    salesforce = ("Salesforce", "connectors.hubspot.connector.HubSpotConnector")
+    monkeypatch.setitem(registry.CONNECTORS, "salesforce", salesforce)  # one more line
+    html = page(member_client)
+    assert '<select name="provider">' in html and '<option value="salesforce">' in html
+    assert "Connect a HubSpot or Salesforce portal" in html

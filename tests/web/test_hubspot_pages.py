@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from reviews.engine.ingest import UploadedFile
-from reviews.orchestration.submit import submit
+from reviews.orchestration.intake.submit import submit
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from reviews.apiauth.tokens import create_token
 from reviews.models import ReviewRun
-from reviews.web.api.tokens import create_token
 from tests.uploads import DATA
 from tests.web.conftest import reviewed
 from workspaces.models import Membership, Role, Workspace, default_workspace

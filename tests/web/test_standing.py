@@ -13,9 +13,9 @@ from django.urls import reverse
 from alerts.models import WebhookSubscription
 from alerts.payloads import message, slack_text
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
-from reviews.web.report import run_report, text_report
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.reports.report import run_report, text_report
 from tests.uploads import json_upload
 
 pytestmark = pytest.mark.django_db

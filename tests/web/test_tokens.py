@@ -10,8 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import active_token, cached_token, digest
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import active_token, cached_token, digest
 
 pytestmark = pytest.mark.django_db
 

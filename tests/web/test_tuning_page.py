@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reviews.engine.policy import Policy
+from reviews.engine.history.policy import Policy
 from reviews.models import Dataset, PolicyVersion
-from reviews.orchestration import policies
+from reviews.orchestration.dataset import policies
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import TemporaryUploadedFile
 from django.urls import reverse
 
+from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, ReviewRun
-from reviews.web.api.tokens import create_token
 from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from ledger.models import LedgerEntry
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
-from reviews.orchestration.submit import submit
-from reviews.web.report import run_report
+from reviews.orchestration.intake.submit import submit
+from reviews.reports.report import run_report
 from tests.uploads import DATA, json_upload, upload
 from tests.web.conftest import queued, reviewed
 
@@ -181,7 +181,7 @@ def test_upload_page_lists_recent_uploads(member_client):
 
 
 def test_batch_page_lists_the_errors_of_a_rejected_batch(member_client):
-    from reviews.orchestration.submit import submit
+    from reviews.orchestration.intake.submit import submit
 
     batch = submit([json_upload(BROKEN)]).batch
     page = member_client.get(reverse("reviews:batch", args=[batch.pk])).content.decode()
@@ -201,7 +201,7 @@ def test_run_page_polls_with_200_while_running_and_stops_with_286_when_done(memb
     assert 'hx-trigger="every 500ms"' in response.content.decode()
     assert "<html" not in response.content.decode()  # the partial only
 
-    from reviews.orchestration.tasks import start_review
+    from reviews.orchestration.run.tasks import start_review
 
     start_review.apply(kwargs={"run_id": run.pk})
     response = htmx_get(member_client, url)

@@ -11,12 +11,12 @@ from django.test import Client
 
 from alerts.models import WebhookSubscription
 from ledger.models import LedgerEntry
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import create_token
 from reviews.models import Dismissal, Finding, ReviewRun, findings_of
-from reviews.orchestration.dismissals import dismiss
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token
+from reviews.orchestration.dataset.dismissals import dismiss
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.uploads import upload
 from workspaces.models import Membership, Role, Workspace
 

@@ -8,9 +8,9 @@ from django.db import IntegrityError, transaction
 
 from alerts.delivery import create_deliveries
 from alerts.models import WebhookDelivery, WebhookSubscription
+from reviews.apiauth.tokens import create_token
 from reviews.models import Dataset, ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.web.api.tokens import create_token
+from reviews.orchestration.intake.submit import submit
 from tests.uploads import upload
 from tests.workspaces.conftest import A_DATASET, reviewed_in
 from workspaces.access import workspaces_of
@@ -177,9 +177,9 @@ def test_an_upload_kept_in_the_spool_lands_in_its_workspace_if_its_user_may(
     world, viewer, settings, tmp_path
 ):
     from reviews.models import Batch
-    from reviews.orchestration import spool
-    from reviews.orchestration.spool_import import import_spool
-    from reviews.orchestration.submit import as_source
+    from reviews.orchestration.intake.spool_import import import_spool
+    from reviews.orchestration.intake.submit import as_source
+    from reviews.orchestration.store import spool
 
     settings.SPOOL_DIR = tmp_path / "spool"
     data = [as_source(upload("seed-example.json"))]
@@ -201,7 +201,7 @@ def test_an_upload_kept_in_the_spool_lands_in_its_workspace_if_its_user_may(
 
 def test_a_workspace_past_its_own_daily_budget_is_served_by_failback(world, settings):
     from ledger.models import LedgerEntry
-    from reviews.orchestration import serving
+    from reviews.orchestration.serving import decide as serving
 
     settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # a gateway configured: budgets count
     world.a.daily_token_budget = 1_000
@@ -226,7 +226,7 @@ def test_only_a_superuser_sets_a_workspaces_budget(world):
 
 
 def test_the_tokens_page_offers_a_choice_of_workspace_when_there_are_several(world, client):
-    from reviews.web.api.models import ApiToken
+    from reviews.apiauth.models import ApiToken
 
     client.force_login(world.alice)
     page = client.get("/settings/tokens/").content.decode()

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from reviews.apiauth.models import ApiToken
 from reviews.models import Batch
-from reviews.web.api.models import ApiToken
 from workspaces.access import role_in
 from workspaces.models import Membership, Role, Workspace
 

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from connectors.pulls import ConnectRefused, connect
 from reviews.models import Dataset
-from reviews.orchestration.submit import dataset_name
+from reviews.orchestration.intake.submit import dataset_name
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_holding
 from workspaces.models import Workspace
@@ -42,11 +42,12 @@ class Command(BaseCommand):
         with transaction.atomic():
             target, _ = Dataset.objects.get_or_create(name=name, workspace=workspace)
         try:
-            connection = connect(target, token, every_hours=every)
+            connection = connect(target, token, provider="hubspot", every_hours=every)
         except ConnectRefused as error:
             raise CommandError(str(error), returncode=EXIT_REFUSED) from None
         self.stdout.write(
-            f"dataset {target.name} connected to HubSpot portal {connection.portal_id} "
+            f"dataset {target.name} connected to {connection.provider_label} portal "
+            f"{connection.portal_id} "
             f"({connection.company_currency or '-'}, {connection.time_zone or '-'}); "
             f"pulled every {connection.every_hours} h, the first pull is due now"
         )

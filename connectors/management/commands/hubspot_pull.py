@@ -8,22 +8,18 @@ and print the run report exactly as `manage.py review` does, with its exit codes
 
 from __future__ import annotations
 
-import sys
-from itertools import chain
-
 from django.core.management.base import BaseCommand, CommandError
 
+from connectors import registry
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, execute_pull, request_pull
-from reviews.management.commands.review import (
+from reviews.cli import (
     EXIT_BAD_INPUT,
     EXIT_NOT_REVIEWED,
-    _run_in_process,
-    _write_chunks,
+    bad_input,
+    report_and_exit,
+    run_in_process,
 )
-from reviews.management.commands.review import Command as ReviewCommand
-from reviews.orchestration.parsed import forget_parsed
-from reviews.web.report import run_report, stream_report_json, text_report
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_holding
 from workspaces.models import Workspace
@@ -49,8 +45,8 @@ class Command(BaseCommand):
         connection = connections.filter(dataset__workspace=workspace).first()
         if connection is None:
             raise CommandError(
-                f"dataset {dataset!r} of workspace {workspace.name!r} has no HubSpot connection: "
-                "run hubspot_connect first",
+                f"dataset {dataset!r} of workspace {workspace.name!r} has no "
+                f"{registry.labels()} connection: run hubspot_connect first",
                 returncode=EXIT_BAD_INPUT,
             )
         try:
@@ -63,7 +59,7 @@ class Command(BaseCommand):
         if submission is None:
             raise CommandError(f"pull {pull.pk} failed: {pull.error}", returncode=EXIT_NOT_REVIEWED)
         if not submission.accepted:
-            ReviewCommand._bad_input(self, format, submission.errors, batch=submission.batch)
+            bad_input(self.stdout, self.stderr, format, submission.errors, submission.batch)
         self.stderr.write(
             f"pull {pull.pk} ({pull.kind}): {pull.records:,} records, {pull.changed:,} fetched, "
             f"{pull.removed:,} removed, {pull.requests:,} requests in "
@@ -71,13 +67,5 @@ class Command(BaseCommand):
         )
         run = submission.run
         if not run.is_finished:
-            run = _run_in_process(run)
-        forget_parsed()
-        if format == "json":
-            _write_chunks(self.stdout, chain(stream_report_json(run), [b"\n"]))
-        else:
-            self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
-        verdict = getattr(run, "verdict", None)
-        if verdict is None:
-            sys.exit(EXIT_NOT_REVIEWED)
-        sys.exit(1 if verdict.effective_decision == "request_changes" else 0)
+            run = run_in_process(run)
+        report_and_exit(self.stdout, run, format)

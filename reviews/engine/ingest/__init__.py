@@ -1,8 +1,8 @@
 """Turn uploaded files into a validated Batch (reviews.engine.batch), or say exactly why not.
 
-parse_upload() takes the files as received (already stored by reviews.orchestration.submit) and
-returns a Batch, or raises IngestError listing every structural problem (up to a cap),
-each naming the record and field.
+parse_upload() takes the files as received (already stored by
+reviews.orchestration.intake.submit) and returns a Batch, or raises IngestError listing
+every structural problem (up to a cap), each naming the record and field.
 
 An upload is one .json file, one to three HubSpot .csv/.xlsx/.xls exports or CRM API
 .json files, or one .zip holding either; any of them may come with a response of

@@ -18,12 +18,13 @@ class IngestError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The ingest's limits and conventions (MAX_UPLOAD_BYTES, MAX_REPORTED_ERRORS and
-    CSV_DATE_ORDER in the settings)."""
+    """The ingest's limits and conventions (MAX_UPLOAD_BYTES, MAX_REPORTED_ERRORS,
+    CSV_DATE_ORDER and CSV_ENCODING in the settings)."""
 
     max_bytes: int = 200 * 1024 * 1024
     max_errors: int = 100
     date_order: str = "MDY"  # of 07/08/2026 in a CSV whose values do not settle it
+    encoding: str = "auto"  # of a CSV file (CSV_ENCODING): detected, or this codec
     # Cells the sheets of one XLSX or XLS may span (first to last cell, empty ones too):
     # what the reader holds in memory, about 32 bytes each (SPREADSHEET_MAX_CELLS).
     max_cells: int = 5_000_000

@@ -12,7 +12,8 @@ from datetime import datetime
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest.columns import COLUMNS, LANGUAGES, kind_of, map_headers
-from reviews.engine.ingest.errors import ErrorList, Limits, not_utf8
+from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
+from reviews.engine.ingest.errors import ErrorList, Limits
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.spreadsheet import sheet_rows, spreadsheet_kind
 from reviews.engine.ingest.values import describe
@@ -41,7 +42,7 @@ def parse_csv_batch(
             sheet = sheet_rows(name, data, errors, limits)
             table = table_from_rows(name, *sheet, errors) if sheet else None
         else:
-            table = _open(name, data, errors)
+            table = _open(name, data, errors, limits.encoding)
         if table is None:
             continue
         if table.kind in tables:
@@ -55,24 +56,19 @@ def parse_csv_batch(
     )
 
 
-def _open(name: str, data: bytes, errors: ErrorList) -> Table | None:
+def _open(name: str, data: bytes, errors: ErrorList, encoding: str = AUTO) -> Table | None:
     try:
-        # Decoded whole once to find a bad byte exactly, and the delimiter; the rows
-        # are then read from a stream, so the file is never held as text (a StringIO
-        # would cost four bytes a character).
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        errors.add(
-            f"{name}: {not_utf8(data, error)}; "
-            'export it again, or save it from Excel as "CSV UTF-8"'
-        )
+        # Checked whole once, in chunks (encodings.py), to name a bad byte exactly; the
+        # rows are then read from a stream, so the file is never held as text (a
+        # StringIO would cost four bytes a character).
+        codec = csv_codec(data, encoding)
+    except Undecodable as error:
+        errors.add(f"{name} {error}")
         return None
-    end = text.find("\n")
-    first_line = text if end < 0 else text[:end]
-    del text
-    # utf-8-sig drops Excel's BOM; newline="" lets the csv module handle CRLF and line
-    # breaks inside quoted cells.
-    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    # The codec drops a byte-order mark; newline="" lets the csv module handle CRLF and
+    # line breaks inside quoted cells.
+    first_line = io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline="").readline()
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline="")
     rows = csv.reader(stream, delimiter=_delimiter(first_line))
     try:
         headers = next(rows, None)

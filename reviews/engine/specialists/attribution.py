@@ -28,7 +28,7 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     named,
 )
-from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
+from reviews.engine.specialists.spec import INVALID_VALUE, PER_FINDING, FixTarget, Kind, Specialist
 
 CATEGORY = "attribution"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -42,18 +42,46 @@ SPEC = Specialist(
     category=CATEGORY,
     kinds=(
         Kind(
-            "contact_wrong_company", W, ("contact", "contacts", "email domain of another company")
+            "contact_wrong_company",
+            W,
+            ("contact", "contacts", "email domain of another company"),
+            finds="a contact whose (non-free-mail) email domain is another company's domain in "
+            "the batch, and not its own company's domain or a parent or subdomain of it",
+            fix=FixTarget("contacts", "companyId"),
         ),
-        Kind("dangling_reference", W, ("record", "records", "naming a record not in the batch")),
-        Kind("deal_contact_elsewhere", W, ("deal", "deals", "a contact at another company")),
+        Kind(
+            "dangling_reference",
+            W,
+            ("record", "records", "naming a record not in the batch"),
+            finds="a contact's or deal's company (`companyId`, or any of its associated "
+            "`companyIds`) or an entry of a deal's `contactIds` that names no record of the "
+            "batch",
+            fix=PER_FINDING,  # the contact or the deal, its company or its contacts
+        ),
+        Kind(
+            "deal_contact_elsewhere",
+            W,
+            ("deal", "deals", "a contact at another company"),
+            finds="a deal listing a contact who belongs to a different company than the deal "
+            "(both companies in the batch)",
+            fix=FixTarget("deals", "contactIds"),
+        ),
         Kind(
             "unresolved_company_name",
             W,
             ("company name", "company names", "matching no single company"),
             only_from="a CSV export's Associated Company column",
+            finds="an `Associated Company` name in a CSV export that no company, or several "
+            "companies, of the batch have: one finding per name, listing the records left "
+            "without a company",
+            fix=PER_FINDING,  # the first record left without a company, its company
         ),
         Kind(
-            "contact_missing_company", (Severity.SUGGESTION,), ("contact", "contacts", "no company")
+            "contact_missing_company",
+            (Severity.SUGGESTION,),
+            ("contact", "contacts", "no company"),
+            finds="a contact with no company whose email domain is a company's in the batch",
+            fix=FixTarget("contacts", "companyId"),
         ),
         INVALID_VALUE,
     ),

@@ -25,9 +25,10 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TypeVar
 
-from reviews.engine import normalize, survivor
+from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.fixes import survivor
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
@@ -42,7 +43,15 @@ from reviews.engine.specialists.common import (
 )
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
-from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
+from reviews.engine.specialists.spec import (
+    ANY_RECORD,
+    INVALID_VALUE,
+    Kind,
+    Match,
+    Measure,
+    Merges,
+    Specialist,
+)
 
 CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -50,17 +59,27 @@ SLICE: dict[str, tuple[str, ...]] = {
     "contacts": ("id", "email", "first_name", "last_name", "company_id"),
     "deals": ("id", "name", "amount", "stage", "close_date", "company_id", "contact_ids"),
 }
-# The duplicate kinds and the object their records are: the fix plan merges them
-# (reviews.engine.fixplan); every other dedup finding is a task.
-MERGE_KINDS: dict[str, str] = {
-    "company_same_domain": "companies",
-    "company_same_name": "companies",
-    "contact_same_email": "contacts",
-    "contact_same_person": "contacts",
-    "deal_entered_twice": "deals",
-}
 
+
+def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
+    """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
+    its name ratio, rounded down to a hundredth: the value the rule compares with
+    rules.person_name_fuzzy_ratio (its measure: tuning reads it). Exact-name groups are
+    left out: no ratio hides them."""
+    found: dict[str, Decimal] = {}
+    blocks = person_blocks(batch)
+    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
+    for pairs in fuzzy.values():
+        for a, b, score in pairs:
+            ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+            found[",".join(_ids(blocks.group(a) + blocks.group(b)))] = ratio
+    return found
+
+
+# Every duplicate kind is merged by the fix plan (reviews.engine.fixes.fixplan); when
+# nothing is left to merge, its task is on the first of its records, as a whole.
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
+SURVIVOR = ("merge_survivor_order",)
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
@@ -68,26 +87,49 @@ SPEC = Specialist(
             "company_same_domain",
             W,
             ("company group", "company groups", "sharing a domain"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more companies with one normalised domain (free-mail domains excepted)",
+            fix=ANY_RECORD,
+            merge=Merges("companies"),
         ),
         Kind(
             "company_same_name",
             W,
             ("company group", "company groups", "sharing a name"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more companies with one normalised name and different or missing "
+            "domains (a free-mail domain counts as missing)",
+            fix=ANY_RECORD,
+            merge=Merges(
+                "companies",
+                check="same name, not the same domain: check they are one company "
+                "(not a subsidiary or a region) before merging",
+            ),
         ),
         Kind(
             "contact_same_email",
             W,
             ("contact group", "contact groups", "sharing an email"),
-            rules=("merge_survivor_order",),
+            rules=SURVIVOR,
+            finds="two or more contacts with one normalised email",
+            fix=ANY_RECORD,
+            merge=Merges("contacts"),
         ),
         Kind(
             "contact_same_person",
             W,
             ("contact group", "contact groups", "the same person twice"),
             Match.FUZZY,
-            rules=("person_name_fuzzy_ratio", "fuzzy_window", "merge_survivor_order"),
+            rules=("person_name_fuzzy_ratio", "fuzzy_window", *SURVIVOR),
+            finds="contacts at the same company with the same full name, or names at least "
+            "this similar (0-100), and not all the same email",
+            fix=ANY_RECORD,
+            merge=Merges(
+                "contacts",
+                check="same or near-same name, not the same email: check they are one "
+                "person before merging",
+            ),
+            measure=Measure("person_name_fuzzy_ratio", person_ratios, inclusive=True),
         ),
         Kind(
             "deal_entered_twice",
@@ -99,8 +141,14 @@ SPEC = Specialist(
                 "deal_amount_tolerance_pct",
                 "deal_close_date_window_days",
                 "fuzzy_window",
-                "merge_survivor_order",
+                *SURVIVOR,
             ),
+            finds="deals of the same company, not closed-lost, with equal or near-equal names "
+            '(the numbers in them equal: "Phase 1" is not "Phase 2"; or both unnamed), '
+            "amounts within a percentage of the larger (or both missing), close dates "
+            "within a number of days (or both missing)",
+            fix=ANY_RECORD,
+            merge=Merges("deals"),
         ),
         INVALID_VALUE,
     ),
@@ -108,6 +156,8 @@ SPEC = Specialist(
     report_rank=1,
     candidate_rules=("person_name_fuzzy_ratio", "near_miss_points", "near_miss_window"),
 )
+# The duplicate kinds and the object their records are (derived from SPEC).
+MERGE_KINDS: dict[str, str] = {k.name: k.merge.object for k in SPEC.kinds if k.merge}
 
 # company_same_name is an exact rule: its threshold is a ratio of 100.
 COMPANY_NAME_THRESHOLD = 100.0
@@ -132,7 +182,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
 
 class _Links:
     """The companies by id, and which duplicate to keep: the survivor the fix plan names
-    (reviews.engine.survivor: a won deal, then the most associations, the oldest, the
+    (reviews.engine.fixes.survivor: a won deal, then the most associations, the oldest, the
     lowest id), so the suggested fix and the merge plan agree."""
 
     def __init__(self, batch: Batch, order: tuple[str, ...] | None = None) -> None:
@@ -230,21 +280,6 @@ def _contact_same_person(
             )
 
 
-def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
-    """Each fuzzy contact_same_person group (its sorted record ids joined by ",") with
-    its name ratio, rounded down to a hundredth: the value the rule compares with
-    rules.person_name_fuzzy_ratio (tuning reads it). Exact-name groups are left out:
-    no ratio hides them."""
-    found: dict[str, Decimal] = {}
-    blocks = person_blocks(batch)
-    fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
-    for pairs in fuzzy.values():
-        for a, b, score in pairs:
-            ratio = Decimal(score).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-            found[",".join(_ids(blocks.group(a) + blocks.group(b)))] = ratio
-    return found
-
-
 # --- deals ----------------------------------------------------------------------
 
 
@@ -256,11 +291,7 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
     deals: list[Deal] = []
     blocks = groups(batch.deals, each(batch.deals, "company_id"))
     for code, (_, block) in enumerate(blocks):
-        candidates = [
-            (key, deal)
-            for deal in block
-            if (key := _deal_key(deal)) and not _closed_lost(batch, deal)
-        ]
+        candidates = [(_deal_key(deal), deal) for deal in block if not _closed_lost(batch, deal)]
         if len(candidates) < 2:
             continue
         # Sorting by name, then date and amount, puts copies of one deal side by side
@@ -283,8 +314,15 @@ def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[
         yield _deal_finding([deals[paired[m]] for m in members], score, links)
 
 
-def _deal_key(deal: Deal) -> str | None:
-    return normalize.word_set_key(deal.name)
+# The key of every deal whose name cleans to nothing (none, blank, only punctuation,
+# NUL or lone surrogates): one name, "no name", equal to itself and to no folded name,
+# which holds only a-z, 0-9 and spaces. So two unnamed copies of a deal pair up (then
+# the amount and date tests decide) and sort first in their company's block.
+NO_NAME = "\x00"
+
+
+def _deal_key(deal: Deal) -> str:
+    return normalize.word_set_key(deal.name) or NO_NAME
 
 
 def _closed_lost(batch: Batch, deal: Deal) -> bool:
@@ -447,4 +485,5 @@ def _contact_label(contact: Contact) -> str:
 def _deal_label(deal: Deal) -> str:
     closes = deal.close_date.isoformat() if deal.close_date else "no close date"
     amount = money(deal.amount, deal.currency)
-    return f'{deal.id} "{deal.name}" {amount}, closes {closes}, stage {deal.stage}'
+    name = f'"{deal.name}"' if deal.name else "(no name)"
+    return f"{deal.id} {name} {amount}, closes {closes}, stage {deal.stage}"

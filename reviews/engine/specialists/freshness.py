@@ -29,13 +29,27 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     named,
 )
-from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Specialist
+from reviews.engine.specialists.spec import INVALID_VALUE, FixTarget, Kind, Measure, Specialist
 
 CATEGORY = "freshness"
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "enriched_at", "updated_at"),
     "deals": ("id", "company_id", "stage", "amount"),
 }
+
+
+def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
+    """Each dated company's age in whole days at the as-of date: the value
+    stale_enrichment compares with rules.stale_enrichment_days (its measure: tuning
+    reads it)."""
+    today = batch.as_of.date()
+    found: dict[str, int] = {}
+    for company in batch.companies:
+        stamp, _ = _stamp(company)
+        if stamp is not None:
+            found[company.id] = (today - _local_date(stamp, batch.as_of)).days
+    return found
+
 
 SPEC = Specialist(
     category=CATEGORY,
@@ -45,8 +59,20 @@ SPEC = Specialist(
             (Severity.WARNING, Severity.SUGGESTION),
             ("company", "companies", "enrichment older than {stale_enrichment_days} days"),
             rules=("stale_enrichment_days",),
+            finds="a company whose `enrichedAt` (else `updatedAt`) is more than this many "
+            "whole days before the as-of date: a warning if it has an open deal, else a "
+            "suggestion",
+            fix=FixTarget("companies", ""),  # re-enriched as a whole
+            measure=Measure("stale_enrichment_days", ages),
         ),
-        Kind("never_enriched", (Severity.SUGGESTION,), ("company", "companies", "never enriched")),
+        Kind(
+            "never_enriched",
+            (Severity.SUGGESTION,),
+            ("company", "companies", "never enriched"),
+            finds="a company with neither `enrichedAt` nor `updatedAt`, when other companies "
+            "of the batch have one (else the export simply lacks the columns)",
+            fix=FixTarget("companies", ""),
+        ),
         INVALID_VALUE,
     ),
     slice=SLICE,
@@ -85,18 +111,6 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
                 _stale(company, field, stamp, age, today, deals, at_risk, exposure.currencies)
             )
     return findings
-
-
-def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
-    """Each dated company's age in whole days at the as-of date: the value
-    stale_enrichment compares with rules.stale_enrichment_days (tuning reads it)."""
-    today = batch.as_of.date()
-    found: dict[str, int] = {}
-    for company in batch.companies:
-        stamp, _ = _stamp(company)
-        if stamp is not None:
-            found[company.id] = (today - _local_date(stamp, batch.as_of)).days
-    return found
 
 
 def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:

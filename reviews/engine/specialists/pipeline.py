@@ -26,28 +26,95 @@ from reviews.engine.batch import Batch, Deal, Stage
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import invalid_value_findings, money, named
-from reviews.engine.specialists.spec import INVALID_VALUE, Kind, Match, Specialist
+from reviews.engine.specialists.spec import (
+    INVALID_VALUE,
+    FixTarget,
+    Kind,
+    Match,
+    Measure,
+    Specialist,
+)
 
 CATEGORY = "pipeline"
 SLICE: dict[str, tuple[str, ...]] = {
     "deals": ("id", "name", "amount", "stage", "close_date", "pipeline", "company_id"),
 }
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
+
+
+def typo_factors(batch: Batch, rules: Rules) -> dict[str, Decimal]:
+    """Each deal's amount over its company's median (companies with at least
+    rules.amount_typo_min_deals positive amounts): the value amount_looks_like_typo
+    compares with rules.amount_typo_factor (its measure: tuning reads it)."""
+    by_company: dict[str, list[Deal]] = defaultdict(list)
+    for deal in batch.deals:
+        if deal.company_id and deal.amount and deal.amount > 0:
+            by_company[deal.company_id].append(deal)
+    found: dict[str, Decimal] = {}
+    for deals in by_company.values():
+        if len(deals) >= rules.amount_typo_min_deals:
+            typical = median(deal.amount for deal in deals)
+            found |= {deal.id: deal.amount / typical for deal in deals}
+    return found
+
+
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
-        Kind("won_without_close_date", C, ("deal", "deals", "won without a close date")),
-        Kind("won_without_amount", C, ("deal", "deals", "won without an amount")),
-        Kind("negative_amount", C, ("deal", "deals", "negative amount")),
-        Kind("open_past_close_date", W, ("deal", "deals", "open past the close date")),
-        Kind("unknown_stage", W, ("deal", "deals", "stage not in its pipeline")),
-        Kind("missing_stage", W, ("deal", "deals", "no stage")),
+        Kind(
+            "won_without_close_date",
+            C,
+            ("deal", "deals", "won without a close date"),
+            finds="a closed-won deal with no close date",
+            fix=FixTarget("deals", "closeDate"),
+        ),
+        Kind(
+            "won_without_amount",
+            C,
+            ("deal", "deals", "won without an amount"),
+            finds="a closed-won deal with no amount, an amount of 0, or a malformed one",
+            fix=FixTarget("deals", "amount"),
+        ),
+        Kind(
+            "negative_amount",
+            C,
+            ("deal", "deals", "negative amount"),
+            finds="any deal with an amount below 0",
+            fix=FixTarget("deals", "amount"),
+        ),
+        Kind(
+            "open_past_close_date",
+            W,
+            ("deal", "deals", "open past the close date"),
+            finds="an open deal (with a known stage) whose close date is before the as-of date",
+            fix=FixTarget("deals", "closeDate"),
+        ),
+        Kind(
+            "unknown_stage",
+            W,
+            ("deal", "deals", "stage not in its pipeline"),
+            finds="a stage nothing describes: not in the deal's pipeline as the dataset or "
+            "upload defines it, not described by the export's state columns, not a default "
+            "stage ([input.md](input.md#pipelines-and-stages))",
+            fix=FixTarget("deals", "stage"),
+        ),
+        Kind(
+            "missing_stage",
+            W,
+            ("deal", "deals", "no stage"),
+            finds="a deal with no stage (a malformed stage is an `invalid_value` instead)",
+            fix=FixTarget("deals", "stage"),
+        ),
         Kind(
             "amount_looks_like_typo",
             (Severity.SUGGESTION,),
             ("deal", "deals", "amount looks like a typo"),
             Match.FUZZY,
             rules=("amount_typo_factor", "amount_typo_min_deals"),
+            finds="a deal at least this many times the median amount of its company's deals "
+            "(this many or more with an amount above 0)",
+            fix=FixTarget("deals", "amount"),
+            measure=Measure("amount_typo_factor", typo_factors, inclusive=True),
         ),
         INVALID_VALUE,
     ),
@@ -220,22 +287,6 @@ def _amount_typos(batch: Batch, rules: Rules) -> list[RawFinding]:
         for deal in deals:
             if deal.amount >= typical * factor:
                 found.append(_amount_typo(deal, company_id, typical, len(deals)))
-    return found
-
-
-def typo_factors(batch: Batch, rules: Rules) -> dict[str, Decimal]:
-    """Each deal's amount over its company's median (companies with at least
-    rules.amount_typo_min_deals positive amounts): the value amount_looks_like_typo
-    compares with rules.amount_typo_factor (tuning reads it)."""
-    by_company: dict[str, list[Deal]] = defaultdict(list)
-    for deal in batch.deals:
-        if deal.company_id and deal.amount and deal.amount > 0:
-            by_company[deal.company_id].append(deal)
-    found: dict[str, Decimal] = {}
-    for deals in by_company.values():
-        if len(deals) >= rules.amount_typo_min_deals:
-            typical = median(deal.amount for deal in deals)
-            found |= {deal.id: deal.amount / typical for deal in deals}
     return found
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token, revoke_token
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import create_token, revoke_token
 from workspaces.models import Workspace
 
 

@@ -11,14 +11,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from connectors.merges import MergeNotAllowed, apply_merges, configured_client, dry_run
 from reviews.models import ReviewRun
-from reviews.orchestration.fixplan import PlanUnavailable
-from reviews.orchestration.merges import (
-    MergeNotAllowed,
-    apply_merges,
-    configured_client,
-    dry_run,
-)
+from reviews.orchestration.fixes.fixplan import PlanUnavailable
 
 EXIT_SOME_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -52,7 +47,10 @@ class Command(BaseCommand):
                     raise MergeNotAllowed(
                         "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
                     )
-                steps = apply_merges(found, fingerprint, user=person, client=client)
+                try:
+                    steps = apply_merges(found, fingerprint, user=person, client=client)
+                finally:
+                    client.close()
             else:
                 steps = dry_run(found, fingerprint, user=person)
         except (MergeNotAllowed, PlanUnavailable) as error:

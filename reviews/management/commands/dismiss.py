@@ -1,6 +1,6 @@
 """manage.py dismiss --dataset NAME FINGERPRINT --reason TEXT [--undo]: tell revreview a
 problem is not one (later reviews of the dataset list it as suppressed), or take that
-back. The same code as the dashboard's Dismiss button (reviews.orchestration.dismissals).
+back. The same code as the dashboard's Dismiss button (reviews.orchestration.dataset.dismissals).
 
 Exit codes: 0 done, 2 bad input (unknown dataset or fingerprint, no reason)."""
 
@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import Dataset
-from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 

@@ -15,8 +15,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import ReviewRun
-from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
-from reviews.web.fixplan_export import KINDS, csv_lines, for_owner, plan_document
+from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run
+from reviews.reports.fixplan_export import KINDS, csv_lines, for_owner, plan_document
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_PLAN = 3

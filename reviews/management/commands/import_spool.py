@@ -1,5 +1,5 @@
 """manage.py import_spool: import the uploads kept on disk while the database was down
-(reviews.orchestration.spool_import); the sweep does the same every
+(reviews.orchestration.intake.spool_import); the sweep does the same every
 SWEEP_INTERVAL_SECONDS. Exits 1 if an upload could not be imported (it stays in the
 spool with the reason) or the database is still unavailable."""
 
@@ -9,7 +9,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from reviews.orchestration.spool_import import import_spool
+from reviews.orchestration.intake.spool_import import import_spool
 
 
 class Command(BaseCommand):

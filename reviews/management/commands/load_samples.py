@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Batch
-from reviews.orchestration.submit import stored_sha256, submit
+from reviews.orchestration.intake.submit import stored_sha256, submit
 
 SAMPLES_DIR = settings.BASE_DIR / "samples"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from reviews.engine.rules import DEFAULT_RULES
 from reviews.samplegen import write_sample
 from reviews.samplegen.sync import write_syncs
 
@@ -32,7 +33,8 @@ class Command(BaseCommand):
             "--stale-share",
             type=float,
             default=0.0,
-            help="share (0-1) of background companies with enrichment over 180 days old",
+            help="share (0-1) of background companies with enrichment older than the default "
+            f"stale_enrichment_days ({DEFAULT_RULES.stale_enrichment_days})",
         )
 
     def handle(

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviews.engine.ingest import IngestError
 from reviews.models import Dataset
-from reviews.orchestration.pipelines import store_pipelines_response
+from reviews.orchestration.dataset.pipelines import store_pipelines_response
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 

@@ -1,7 +1,7 @@
 """manage.py review FILE [FILE ...]: review a batch and print its JSON (docs/output.md) or
 a text report.
 
-The review is served like an upload (reviews.orchestration.serving): from the cache when
+The review is served like an upload (reviews.orchestration.serving.decide): from the cache when
 this content was reviewed under the same configuration, by failback when the daily token
 budget is spent. The CLI has no client address, so it is never rate limited.
 
@@ -10,35 +10,30 @@ Exit codes (docs/output.md): 0 approve / approve_with_comments, 1 request_change
 
 from __future__ import annotations
 
-import json
-import sys
 import time
-from collections.abc import Iterable
 from datetime import UTC, datetime
-from itertools import chain
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
+from reviews.cli import (
+    EXIT_BAD_INPUT,
+    EXIT_NOT_REVIEWED,
+    bad_input,
+    report_and_exit,
+    run_in_process,
+)
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.parsed import forget_parsed
-from reviews.orchestration.submit import (
+from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     ServeRefused,
     UploadTooLarge,
     submit,
 )
-from reviews.web.report import run_report, stream_report_json, text_report
-from revreview.celery import app
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
-
-EXIT_BAD_INPUT = 2
-# No verdict: the run failed, (--worker) did not finish within --timeout, or the
-# database was unavailable.
-EXIT_NOT_REVIEWED = 3
 
 
 class Command(BaseCommand):
@@ -81,9 +76,9 @@ class Command(BaseCommand):
                 workspace=workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT),
             )
         except (IngestError, UploadTooLarge) as error:
-            self._bad_input(format, [str(error)], batch=None)
+            bad_input(self.stdout, self.stderr, format, [str(error)], batch=None)
         except ServeRefused as error:
-            self._bad_input(format, [str(error)], batch=error.batch)
+            bad_input(self.stdout, self.stderr, format, [str(error)], batch=error.batch)
         except DatabaseUnavailable as error:  # the file is still on the caller's disk
             raise CommandError(
                 f"the database is unavailable, nothing was stored ({error}); "
@@ -91,58 +86,13 @@ class Command(BaseCommand):
                 returncode=EXIT_NOT_REVIEWED,
             ) from None
         if not submission.accepted:
-            self._bad_input(format, submission.errors, batch=submission.batch)
+            bad_input(self.stdout, self.stderr, format, submission.errors, submission.batch)
         del uploads  # stored and parsed: the review needs neither copy of the bytes
 
         run = submission.run
         if not run.is_finished:  # else served from another run's review: nothing to run
-            run = _wait(run, options["timeout"]) if options["worker"] else _run_in_process(run)
-
-        forget_parsed()  # the review is done: free the records before the report is built
-        if format == "json":
-            # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
-            # whole, as dicts or as text.
-            _write_chunks(self.stdout, chain(stream_report_json(run), [b"\n"]))
-        else:
-            self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
-        verdict = getattr(run, "verdict", None)
-        if verdict is None:  # the run failed: its error is in the report
-            sys.exit(EXIT_NOT_REVIEWED)
-        sys.exit(1 if verdict.effective_decision == "request_changes" else 0)
-
-    def _bad_input(self, format: str, errors: list[str], batch) -> None:
-        if format == "json":
-            # As everywhere (docs/output.md), batch.id is our database id, where the
-            # stored upload is kept (/batches/<id>/); external_id is the batch's own id
-            # (unknown when parsing failed).
-            stored = (
-                {
-                    "id": batch.pk,
-                    "external_id": batch.external_id or None,
-                    "db_id": batch.pk,  # the same as id, kept for earlier readers
-                    "sha256": batch.sha256,
-                }
-                if batch
-                else None
-            )
-            payload = {"batch": stored, "errors": errors}
-            self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
-        for error in errors:
-            self.stderr.write(f"error: {error}")
-        sys.exit(EXIT_BAD_INPUT)
-
-
-def _write_chunks(stdout, chunks: Iterable[bytes]) -> None:
-    """The JSON as bytes to a real stdout (no copy as text); as text to anything else
-    (call_command's StringIO in tests)."""
-    buffer = getattr(getattr(stdout, "_out", None), "buffer", None)
-    if buffer is None:
-        stdout.write(b"".join(chunks).decode(), ending="")
-        return
-    stdout.flush()
-    for chunk in chunks:
-        buffer.write(chunk)
-    buffer.flush()
+            run = _wait(run, options["timeout"]) if options["worker"] else run_in_process(run)
+        report_and_exit(self.stdout, run, format)
 
 
 def _read(path: Path) -> UploadedFile:
@@ -161,18 +111,6 @@ def _parse_as_of(value: str | None) -> datetime | None:
     if parsed is None:
         raise CommandError(f"--as-of: not an ISO date-time: {value!r}", returncode=EXIT_BAD_INPUT)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _run_in_process(run: ReviewRun) -> ReviewRun:
-    # The same task code, executed eagerly in this process: no worker needed.
-    app.conf.task_always_eager = True
-    from reviews.orchestration.tasks import start_review
-
-    # A crash fails the run (logged, its error kept on the run); the report says so
-    # and the exit code is EXIT_NOT_REVIEWED, instead of a traceback.
-    start_review.apply(kwargs={"run_id": run.pk}, throw=False)
-    run.refresh_from_db()
-    return run
 
 
 def _wait(run: ReviewRun, timeout: float) -> ReviewRun:

@@ -5,7 +5,7 @@ with its replay over the stored syncs, and the root causes of recurring problems
 manage.py tune --dataset NAME --apply ID --reason TEXT: apply a proposal (a new policy
 version; the next sync uses it). manage.py tune --dataset NAME --revert VERSION
 [--reason TEXT]: restore policy version VERSION (0: the engine's rules as set) as a new
-version. The same code as the dataset page (reviews.orchestration.policies).
+version. The same code as the dataset page (reviews.orchestration.dataset.policies).
 
 Exit codes: 0 done, 2 bad input (unknown dataset or proposal, no reason)."""
 
@@ -15,10 +15,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviews.engine.policy import PolicyError
+from reviews.engine.history.policy import PolicyError
 from reviews.management.commands.dismiss import _user
 from reviews.models import Dataset
-from reviews.orchestration import policies
+from reviews.orchestration.dataset import policies
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 

@@ -1,5 +1,5 @@
 """The token-authenticated API under /api/v1/ (django-ninja): uploads, runs, datasets.
 
-Also a Django app (label "api") for what only the API needs: API tokens and
-idempotency keys. Every upload goes through reviews.orchestration.submit, the same
-store -> parse -> decide_serve path as the upload form."""
+Its tokens and idempotency keys are an app of their own (reviews.apiauth). Every upload
+goes through reviews.orchestration.intake, the same store -> parse -> decide_serve path
+as the upload form."""

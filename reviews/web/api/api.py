@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
-from reviews.orchestration.submit import unreachable_errors
+from reviews.orchestration.intake.submit import unreachable_errors
 from reviews.web.api import batches, datasets, fixplan, pulls, runs, tuning
 from reviews.web.unavailable import UNAVAILABLE, retry_after
 

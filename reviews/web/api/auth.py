@@ -18,9 +18,9 @@ from django.http import HttpRequest
 from ninja.errors import AuthorizationError
 from ninja.security import HttpBearer
 
-from reviews.orchestration.submit import DatabaseUnavailable, unreachable_errors
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import CachedToken, active_token, cached_token, scope_problem
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import CachedToken, active_token, cached_token, scope_problem
+from reviews.orchestration.intake.submit import DatabaseUnavailable, unreachable_errors
 from reviews.web.client_address import request_rate_keys
 from workspaces.access import role_in
 

@@ -1,5 +1,5 @@
 """POST /batches: an upload (multipart files, or a JSON batch as the body), handed to
-reviews.orchestration.submit exactly as the upload form hands it."""
+reviews.orchestration.intake.submit exactly as the upload form hands it."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from django.utils.http import parse_header_parameters
 from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
+from reviews.apiauth import idempotency
+from reviews.apiauth.tokens import CachedToken
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch
-from reviews.orchestration.blob_store import Source
-from reviews.orchestration.intake_tasks import accept_later
-from reviews.orchestration.submit import (
+from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     ServeRefused,
     StoredNotRead,
@@ -32,12 +32,12 @@ from reviews.orchestration.submit import (
     submit,
     unreachable_errors,
 )
-from reviews.web.api import idempotency
+from reviews.orchestration.intake.tasks import accept_later
+from reviews.orchestration.store.blob_store import Source
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted, UploadStored
 from reviews.web.api.spooling import DIFFERENT_UPLOAD, keep, spooled_answer
-from reviews.web.api.tokens import CachedToken
 from reviews.web.uploads import CHUNK_BYTES, as_sources, too_large_message
 from reviews.web.views import split_errors
 

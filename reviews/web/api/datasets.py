@@ -1,5 +1,5 @@
 """Datasets: the history of one CRM's syncs, and dismissing a problem for it (the
-same reviews.orchestration.dismissals functions as the dashboard and the CLI)."""
+same reviews.orchestration.dataset.dismissals functions as the dashboard and the CLI)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from ninja import Router, Status
 from connectors.status import connection_status
 from reviews.engine.ingest import IngestError
 from reviews.models import Dataset, Dismissal, Finding, ReviewRun
-from reviews.orchestration.dismissals import DismissalError, dismiss, undo_dismissal
-from reviews.orchestration.pipelines import store_pipelines_response
+from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
+from reviews.orchestration.dataset.pipelines import store_pipelines_response
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.common import run_urls
 from reviews.web.api.schemas import (

@@ -9,11 +9,12 @@ from django.http import HttpRequest
 from ninja import Path, Query, Router, Status
 
 from reviews.models import ReviewRun
-from reviews.orchestration.fixplan import PlanUnavailable, plan_for_run
+from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run
+from reviews.reports.fixplan_export import for_owner, plan_document
 from reviews.web.api.auth import READ
 from reviews.web.api.common import MAX_ID, refuse_unstorable
 from reviews.web.api.schemas import FixPlanOut, Problem
-from reviews.web.fixplan_export import csv_response, for_owner, plan_document
+from reviews.web.fixplan_views import csv_response
 
 router = Router(tags=["fix plan"])
 

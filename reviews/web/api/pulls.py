@@ -1,10 +1,11 @@
-"""Pulling a dataset's connected HubSpot portal now (docs/connectors.md)."""
+"""Pulling a dataset's connected CRM account now (docs/connectors.md)."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest
 from ninja import Router, Status
 
+from connectors import registry
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, request_pull
 from connectors.status import pull_summary
@@ -43,7 +44,7 @@ def pull_dataset(request: HttpRequest, name: str, full: bool = False):
         return Status(404, {"detail": f"no dataset named {name[:200]!r}"})
     connection = Connection.objects.select_related("dataset").filter(dataset=dataset).first()
     if connection is None:
-        return Status(400, {"detail": "the dataset has no HubSpot connection"})
+        return Status(400, {"detail": f"the dataset has no {registry.labels()} connection"})
     try:
         pull = request_pull(connection, full=full, by="api")
     except AlreadyPulling as error:

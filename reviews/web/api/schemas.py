@@ -5,10 +5,15 @@ what a later version adds to the run JSON (docs/output.md) reaches the client un
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field
+
+from connectors.registry import CONNECTORS
+
+# The CRMs a connection may name: the registry's keys ("hubspot"), one enum in the schema.
+Provider = Literal[tuple(CONNECTORS)]
 
 
 class Document(BaseModel):
@@ -221,7 +226,7 @@ class DatasetRun(Schema):
 
 
 class PullOut(Schema):
-    """One pull of a connected HubSpot portal (docs/connectors.md)."""
+    """One pull of a connected CRM account (docs/connectors.md)."""
 
     id: int
     kind: str  # full | incremental
@@ -243,8 +248,10 @@ class PullOut(Schema):
 
 
 class ConnectionOut(Schema):
-    """The dataset's HubSpot connection; never the token."""
+    """The dataset's CRM connection; never the token."""
 
+    provider: Provider  # the CRM: a key of connectors/registry.py's CONNECTORS
+    provider_label: str  # its name: "HubSpot"
     portal_id: str
     company_currency: str
     time_zone: str
@@ -265,7 +272,7 @@ class DatasetOut(Schema):
     batches: int
     runs: list[DatasetRun]  # the latest RUNS_SHOWN runs, newest as-of first
     dismissals: list[DismissalOut]  # standing ones, newest first
-    connection: ConnectionOut | None = None  # its HubSpot portal, when connected
+    connection: ConnectionOut | None = None  # its CRM account, when connected
 
 
 class MergeOut(Schema):

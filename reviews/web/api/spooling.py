@@ -1,4 +1,4 @@
-"""API uploads the database could not take: kept in the spool (reviews.orchestration.spool)
+"""API uploads the database could not take: kept in the spool (reviews.orchestration.store.spool)
 and answered 503 with the spool id, and a retry with the same Idempotency-Key answered
 with that same spool id while the upload waits there, instead of being kept twice."""
 
@@ -9,15 +9,15 @@ from datetime import datetime
 from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
+from reviews.apiauth import idempotency
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import CachedToken
 from reviews.engine.ingest import UploadedFile
-from reviews.orchestration import spool
-from reviews.orchestration.blob_store import Source
-from reviews.orchestration.spool_senders import TOKEN
-from reviews.orchestration.submit import as_source
-from reviews.web.api import idempotency
+from reviews.orchestration.intake.spool_senders import TOKEN
+from reviews.orchestration.intake.submit import as_source
+from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import Source
 from reviews.web.api.auth import rate_identity
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import CachedToken
 from reviews.web.unavailable import retry_after
 from reviews.web.uploads import NOT_KEPT, SPOOLED
 

@@ -1,5 +1,5 @@
 """A dataset's review policy and tuning over the API (docs/history.md, docs/api.md): the
-same reviews.orchestration.policies functions as the dataset page and `manage.py tune`."""
+same reviews.orchestration.dataset.policies functions as the dataset page and `manage.py tune`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
-from reviews.engine.policy import PolicyError
+from reviews.engine.history.policy import PolicyError
 from reviews.models import Dataset
-from reviews.orchestration import policies
+from reviews.orchestration.dataset import policies
 from reviews.web.api import datasets as _converter  # noqa: F401 (registers dataset_name)
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.schemas import Problem

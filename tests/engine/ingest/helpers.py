@@ -11,7 +11,7 @@ import pytest
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import IngestError, UploadedFile
-from reviews.orchestration.parsed import parse  # the settings decide the limits
+from reviews.orchestration.store.parsed import parse  # the settings decide the limits
 
 RECEIVED = datetime(2026, 8, 2, 12, 0, tzinfo=UTC)
 

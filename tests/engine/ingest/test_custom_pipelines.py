@@ -14,7 +14,7 @@ import pytest
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.pipelines import pipelines_from_data, pipelines_from_hubspot
-from reviews.orchestration.parsed import parse
+from reviews.orchestration.store.parsed import parse
 from tests.engine.ingest import renewals_portal as portal
 from tests.engine.ingest.helpers import RECEIVED
 from tests.engine.ingest.test_real_exports import keys, money, review

@@ -22,8 +22,8 @@ from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.columns import COLUMNS
 from reviews.models import Batch as StoredBatch
 from reviews.models import ReviewRun
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from tests.engine.ingest.helpers import RECEIVED, parse, zipped
 
 HOSTILE = ["\x00", "\ud800", "\udfff", "\udc80", "\u202e", "\ufeff", "\\u0000", '"', ","]

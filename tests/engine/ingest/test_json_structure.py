@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reviews.engine.ingest import UploadedFile
-from reviews.orchestration.parsed import parse  # the settings decide the limits
+from reviews.orchestration.store.parsed import parse  # the settings decide the limits
 from tests.engine.ingest.helpers import RECEIVED, batch_doc, errors_of, parse_json
 
 

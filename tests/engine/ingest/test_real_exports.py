@@ -11,7 +11,7 @@ from reviews.engine import coordinator
 from reviews.engine.ingest import UploadedFile
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES, detector
-from reviews.orchestration.parsed import parse
+from reviews.orchestration.store.parsed import parse
 from tests.engine.ingest.helpers import RECEIVED
 from tests.engine.ingest.hubspot_exports import AS_OF, api_files, csv_files, native_file
 

@@ -437,6 +437,58 @@ def test_same_deal_name_at_different_companies_is_not_flagged():
     assert findings_of(batch) == []
 
 
+# A name that cleans to nothing: missing, blank, punctuation, NUL (as the ingest keeps it,
+# escaped) or a lone surrogate's escape. All of them are one name, "no name".
+UNNAMED = [None, "", "   ", "\x00\x00", "\\u0000\\u0000", "— / —", "\\udc80"]
+
+
+@pytest.mark.parametrize("second", UNNAMED)
+@pytest.mark.parametrize("first", ["\\u0000\\u0000", None, " "])
+def test_unnamed_copies_of_a_deal_are_entered_twice(first, second):
+    batch = _twin_deals({"name": first}, {"name": second, "amount": 100500})
+    [finding] = findings_of(batch)
+    assert (finding.kind, finding.record_ids) == ("deal_entered_twice", ["dl_1", "dl_2"])
+    assert finding.confidence == 1.0  # the same "no name": an exact match
+    assert finding.exposure == {"dl_2": Decimal(100500)}
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"amount": 200000},  # beyond the amount tolerance
+        {"close_date": day("2026-12-31")},  # beyond the close date window
+        {"amount": None},  # an amount on one copy only
+        {"name": "Vertex — cell automation"},  # a named deal is not an unnamed one
+        {"name": "a"},
+    ],
+)
+def test_unnamed_deals_differing_in_amount_date_or_name_are_not_duplicates(second):
+    batch = _twin_deals({"name": "\\u0000\\u0000"}, {"name": "", **second})
+    assert findings_of(batch) == []
+
+
+def test_unnamed_deals_at_different_companies_are_not_duplicates():
+    batch = _twin_deals({"name": None}, {"name": None}, company_ids=("co_1", "co_2"))
+    assert findings_of(batch) == []
+
+
+def test_unnamed_copies_among_named_deals_at_one_company():
+    base = {"company_id": "co_1", "amount": 5000, "close_date": day("2026-09-01")}
+    batch = make_batch(
+        companies=[company("co_1")],
+        deals=[
+            deal("dl_1", name="Renewal 2026", **base),
+            deal("dl_2", name=None, **base),
+            deal("dl_3", name="Expansion", **base),
+            deal("dl_4", name="\\u0000", **base),
+            deal("dl_5", name=None, **{**base, "amount": 9000}),
+        ],
+    )
+    [finding] = findings_of(batch)
+    assert finding.record_ids == ["dl_2", "dl_4"]
+    assert "(no name) $5,000" in finding.detail
+
+
 # --- invalid values and near misses ----------------------------------------------------------
 
 

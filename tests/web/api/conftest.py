@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from reviews.web.api.tokens import create_token
+from reviews.apiauth.tokens import create_token
 
 POLL_TIMEOUT_S = 90
 

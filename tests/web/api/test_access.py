@@ -6,9 +6,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from reviews.apiauth.models import ApiToken
+from reviews.apiauth.tokens import create_token, revoke_token
 from reviews.models import Batch
-from reviews.web.api.models import ApiToken
-from reviews.web.api.tokens import create_token, revoke_token
 from tests.uploads import DATA
 from tests.web.api.conftest import bearer
 

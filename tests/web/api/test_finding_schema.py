@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reviews.orchestration.submit import submit
-from reviews.orchestration.tasks import start_review
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.reports.report import run_report
 from reviews.web.api.api import api
-from reviews.web.report import run_report
 from tests.uploads import upload
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

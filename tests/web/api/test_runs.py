@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from reviews.models import ReviewRun
-from reviews.web.report import run_report
+from reviews.reports.report import run_report
 from tests.services import ROOT
 from tests.uploads import DATA
 

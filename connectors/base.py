@@ -1,0 +1,152 @@
+"""What a CRM connector offers revreview, and the errors it raises. Plain Python, no Django:
+each CRM's folder (connectors/hubspot/, ...) implements `Connector` with its own client,
+and the Django side (connectors/pulls.py, connectors/merges.py) uses only this.
+
+A connector is made for one account's credentials (connectors/registry.py makes it from
+a connection's sealed token and the settings) and closed after use. Every call may raise
+ConnectorError: the CRM refused (its status and message) or did not answer (no status).
+The credentials are never part of a message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from reviews.engine.batch import Pipeline
+
+
+class ConnectorError(Exception):
+    """The CRM refused a request (its status and message), or gave no answer (status
+    None). `crm` names it in the message: "HubSpot answered 404: ..."."""
+
+    crm = "the CRM"
+
+    def __init__(self, status: int | None, message: str, *, body: dict | None = None) -> None:
+        super().__init__(f"{self.crm} answered {status}: {message}" if status else message)
+        self.status = status
+        self.message = message
+        self.body = body or {}
+
+
+class CredentialsRefused(ConnectorError):
+    """The token is wrong, revoked or lacks a permission: connect again (never retried)."""
+
+
+class LimitReached(ConnectorError):
+    """The account's API limit for the day, or the share of it revreview may use, is spent."""
+
+
+class AccountUnknown(ConnectorError):
+    """The CRM took the credentials but named no account: its message is the whole reason."""
+
+
+class NotSupported(ConnectorError):
+    """The connector does not offer this (yet): nothing was sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, message)
+
+
+class MergeRefused(Exception):
+    """The CRM answered and did not merge (a 4xx): safe to ask again after a fix."""
+
+    def __init__(self, status: int, answer: Any, message: str = "") -> None:
+        super().__init__(message or f"the CRM refused the merge ({status})")
+        self.status, self.answer = status, answer
+
+
+class MergeUnanswered(Exception):
+    """No answer, or a 5xx: the CRM may or may not have merged."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """What a connector's check found: the account the credentials open."""
+
+    id: str  # HubSpot: the portal id (Hub ID)
+    currency: str  # the account's company currency, "" when it names none
+    time_zone: str
+    details: dict  # the CRM's whole answer, kept with the connection
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What this connector has spent of the account's API limits, and what is left."""
+
+    requests: int  # sent, retries included
+    waited_seconds: float  # asleep for a rate limit
+    in_flight_seconds: float  # between sending a request and its answer
+    left_today: int | None  # of the account's daily requests, when the CRM says
+
+
+@dataclass(slots=True)
+class Pulled:
+    """One pull: the account's records as a CRM API JSON document (the upload format
+    reviews/engine/ingest/api_json.py reads), and its deal pipelines."""
+
+    document: dict  # {"companies": [...], "contacts": [...], "deals": [...]}
+    pipelines: list[Pipeline]  # [] when the account's could not be read (see problem)
+    pipelines_problem: str  # why they could not be read, "" when they were
+    records: int  # in the document
+    changed: int  # fetched by this pull (every record in a full pull)
+    removed: int  # archived or merged away since the previous document
+
+
+class Checkpoint(Protocol):
+    """Where a pull keeps each answer as it comes, so a pull that stops resumes."""
+
+    def chunks(self) -> list[tuple[str, object]]:
+        """What earlier attempts of this pull recorded, in order: (step, data)."""
+
+    def progress(self) -> dict:
+        """The progress recorded with the last chunk ({} for a new pull)."""
+
+    def record(self, step: str, data: object, progress: dict) -> None:
+        """Keep one answer and the progress after it, together."""
+
+    def flush(self) -> None:
+        """Write what is held; called while the connector waits on a rate limit."""
+
+
+class Connector(Protocol):
+    """What revreview asks of a CRM. Methods a CRM does not offer yet raise NotSupported."""
+
+    # The Dataset field that holds the account's id (HubSpot: "hubspot_portal_id"), set
+    # when connecting and checked before a merge; None: the dataset has none.
+    dataset_account_field: str | None
+
+    @classmethod
+    def configured(cls, settings: object, token: str) -> Connector:
+        """One for `token`, with its settings read from `settings` (django.conf's)."""
+
+    def check(self) -> Account:
+        """The account the credentials open (one call). Raises ConnectorError."""
+
+    def pull(
+        self, checkpoint: Checkpoint, *, previous: dict | None, since: datetime | None
+    ) -> Pulled:
+        """Every record (`previous` None: a full pull), or the records modified at or
+        after `since` put into `previous` (the last pull's document): incremental."""
+
+    def pipelines(self) -> list[Pipeline]:
+        """The account's deal pipelines and their stages, as the review reads them."""
+
+    def merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
+        """Merge one record into the survivor, sent once. Raises MergeRefused (the CRM
+        answered no) or MergeUnanswered (it may have merged)."""
+
+    def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
+        """Take a merge back from its snapshot."""
+
+    def create_tasks(self, tasks: list[dict]) -> list[dict]:
+        """Owners' to-do items of a fix plan, as tasks in the CRM."""
+
+    def usage(self) -> Usage:
+        """What this connector has spent of the account's limits, and what is left."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,124 @@
+"""HubSpot behind the Connector protocol (connectors/base.py): the account check, the
+pull (connectors/hubspot/pull.py), the deal pipelines, merges and the usage of the
+portal's limits, over one HubSpotClient. No Django: `configured` reads the HUBSPOT_*
+settings from whatever object it is given (django.conf.settings, in the app)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from connectors.base import (
+    Account,
+    AccountUnknown,
+    Checkpoint,
+    MergeRefused,
+    MergeUnanswered,
+    NotSupported,
+    Pulled,
+    Usage,
+)
+from connectors.hubspot import snapshot as snap
+from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
+from connectors.hubspot.pull import run_pull
+from reviews.engine.batch import Pipeline
+from reviews.engine.ingest import IngestError
+from reviews.engine.ingest.pipelines import pipelines_from_hubspot
+
+
+class HubSpotConnector:
+    # The Dataset field that names the portal: fix-plan links and the merges' check.
+    dataset_account_field = "hubspot_portal_id"
+
+    def __init__(self, base_url: str, token: str, limits: Limits | None = None, **options) -> None:
+        self.client = HubSpotClient(base_url, token, limits, **options)
+
+    @classmethod
+    def configured(cls, settings: object, token: str) -> HubSpotConnector:
+        """A connector with the HUBSPOT_* settings: the API's address, the share of the
+        portal's limits revreview uses, retries and the timeout."""
+        limits = Limits(
+            share=settings.HUBSPOT_RATE_SHARE,
+            search_per_second=settings.HUBSPOT_SEARCH_PER_SECOND,
+            max_retries=settings.HUBSPOT_MAX_RETRIES,
+            backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,
+            timeout_seconds=settings.HUBSPOT_TIMEOUT_SECONDS,
+        )
+        return cls(settings.HUBSPOT_API_BASE_URL, token, limits)
+
+    def check(self) -> Account:
+        """GET /account-info/v3/details: the portal the token opens."""
+        details = self.client.account_details()
+        portal = str(details.get("portalId") or "")
+        if not portal:
+            raise AccountUnknown(None, "HubSpot's account details name no portal")
+        return Account(
+            id=portal,
+            currency=str(details.get("companyCurrency") or "")[:8],
+            time_zone=str(details.get("timeZone") or "")[:64],
+            details=details,
+        )
+
+    def pull(
+        self, checkpoint: Checkpoint, *, previous: dict | None, since: datetime | None
+    ) -> Pulled:
+        # The checkpoint's writes happen while HubSpot's limits make the pull wait anyway.
+        self.client.while_waiting = checkpoint.flush
+        since_ms = int(since.timestamp() * 1000) if since else 0
+        last = snap.from_document(previous) if previous is not None else None
+        result = run_pull(self.client, checkpoint, previous=last, since_ms=since_ms)
+        try:
+            pipelines, problem = pipelines_from_hubspot(result.pipelines), ""
+        except IngestError as error:
+            pipelines, problem = [], str(error)
+        return Pulled(
+            document=snap.document(result.snapshot),
+            pipelines=pipelines,
+            pipelines_problem=problem,
+            records=sum(len(v) for v in result.snapshot.values()),
+            changed=result.changed,
+            removed=result.removed,
+        )
+
+    def pipelines(self) -> list[Pipeline]:
+        """GET /crm/v3/pipelines/deals, read as an uploaded pipelines response is. Raises
+        IngestError naming what cannot be read."""
+        return pipelines_from_hubspot(self.client.deal_pipelines())
+
+    def merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
+        """POST /crm/v3/objects/{type}/merge, sent once: no answer, or a 5xx, is
+        MergeUnanswered; a 4xx is MergeRefused."""
+        try:
+            return self.client.merge(object_type, primary_id, merged_id)
+        except HubSpotError as error:
+            raise _merge_error(error) from None
+
+    def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
+        raise NotSupported("HubSpot: undoing a merge is not supported yet")
+
+    def create_tasks(self, tasks: list[dict]) -> list[dict]:
+        raise NotSupported("HubSpot: creating tasks is not supported yet")
+
+    def usage(self) -> Usage:
+        return Usage(
+            requests=self.client.requests,
+            waited_seconds=self.client.waited,
+            in_flight_seconds=self.client.in_flight,
+            left_today=self.client.daily_left,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> HubSpotConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _merge_error(error: HubSpotError) -> Exception:
+    if error.status is None:
+        return MergeUnanswered(f"no answer from HubSpot: {error.message}")
+    if error.status >= 500:
+        return MergeUnanswered(f"HubSpot answered {error.status}", error.status)
+    return MergeRefused(error.status, error.body, f"HubSpot refused the merge ({error.status})")

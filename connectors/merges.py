@@ -1,0 +1,260 @@
+"""Applying a run's merge plan in the CRM (docs/output.md#applying-merges), when a staff
+member asks: never by a model, never on a schedule.
+
+A merge of the plan (a survivor and the records merged into it) is sent as one CRM
+merge per merged record (HubSpot: `POST /crm/v3/objects/{type}/merge`, in
+connectors/hubspot/connector.py). Each is recorded as an AppliedMerge row before it is
+sent, claimed with a conditional UPDATE (pending -> applying), and answered (merged /
+failed / unknown). A record already merged, or whose merge is on its way or went
+unanswered, is never sent again: HubSpot's merges cannot be undone, so a retried request
+(after a timeout, a double click, two workers) must not merge twice.
+
+`client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
+that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
+connection lost, 5xx): a Connector (connectors/base.py). One that also has `check()` is
+checked to open the account the dataset syncs before anything is sent. configured_client
+gives the connector of the dataset's connection, with its token."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from connectors import registry
+from connectors.base import Connector, ConnectorError, MergeRefused, MergeUnanswered
+from connectors.models import Connection
+from reviews.engine.fixes.fixplan import Merge
+from reviews.models import AppliedMerge, Dataset, ReviewRun
+from reviews.orchestration.fixes.fixplan import plan_for_run
+
+logger = logging.getLogger(__name__)
+Status = AppliedMerge.Status
+
+
+class MergeClient(Protocol):
+    def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict: ...
+
+
+class MergeNotAllowed(Exception):
+    """The request cannot be made (not staff, no dataset, no plan), and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One HubSpot merge: what the dry run shows and what applying it did."""
+
+    object_type: str
+    primary_id: str
+    merged_id: str
+    fingerprint: str
+    reason: str
+    outcome: str  # dry run: "would merge" or the row's status; applied: the new status
+    detail: str = ""
+    effects: str = ""  # what the merge moves to the survivor and what it loses
+
+
+def effects_of(merge: Merge, merged_id: str) -> str:
+    """'moves contacts ct_2; loses name "Acme Inc" (keeps "Acme")' for one merged record."""
+    parts = []
+    for move in merge.moves:
+        if move["from"] == merged_id:
+            moved = ", ".join(f"{k} {' '.join(v)}" for k, v in move.items() if k != "from")
+            parts.append(f"moves {moved}")
+    for loss in merge.loses:
+        if loss["record_id"] == merged_id:
+            parts.append(f'loses {loss["property"]} "{loss["value"]}" (keeps "{loss["kept"]}")')
+    if merge.check:
+        parts.insert(0, merge.check)
+    return "; ".join(parts) or "nothing moves or is lost"
+
+
+def steps_of(merges: Iterable[Merge]) -> list[tuple[Merge, str]]:
+    """Each merge of the plan as HubSpot merges: one per record merged into the survivor."""
+    return [(merge, merged_id) for merge in merges for merged_id in merge.merge]
+
+
+def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) -> list[Step]:
+    """What apply_merges would send, with what is already recorded; writes nothing."""
+    dataset = _checked(run, user)
+    recorded = _recorded(dataset)
+    return [
+        Step(
+            merge.object,
+            merge.primary,
+            merged_id,
+            merge.fingerprint,
+            merge.reason,
+            recorded.get((merge.object, merged_id), "would merge"),
+            effects=effects_of(merge, merged_id),
+        )
+        for merge, merged_id in steps_of(_selected(run, fingerprints))
+    ]
+
+
+def apply_merges(
+    run: ReviewRun,
+    fingerprints: Iterable[str] | None,
+    *,
+    user,
+    client: MergeClient,
+    interval: float | None = None,
+) -> list[Step]:
+    """Send the selected merges of the run's plan (all of them when `fingerprints` is
+    None) to HubSpot, each at most once, and record every answer. Requests are at least
+    `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
+    rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
+    dataset = _checked(run, user)
+    steps = steps_of(_selected(run, fingerprints))
+    _same_portal(dataset, client)
+    interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
+    done = []
+    last_sent = None
+    for merge, merged_id in steps:
+        row = _record(dataset, run, merge, merged_id, user)
+        if row.status != Status.PENDING or not _claim(row):
+            done.append(_step(merge, merged_id, row.status, "already recorded: not sent again"))
+            continue
+        if last_sent is not None:
+            time.sleep(max(0.0, last_sent + interval - time.monotonic()))
+        last_sent = time.monotonic()
+        # The request goes out after the claim is committed and outside any transaction:
+        # a slow HubSpot must not hold a database lock, and the claim must stand even if
+        # this process dies while waiting.
+        done.append(_send(row, merge, merged_id, client))
+    return done
+
+
+def _checked(run: ReviewRun, user):
+    if user is None or not user.is_authenticated or not user.is_staff:
+        raise MergeNotAllowed("merges are applied by a staff member")
+    # Read afresh: the portal id decides where merges go, and may have just been set.
+    dataset = Dataset.objects.filter(pk=run.batch.dataset_id).first()
+    if dataset is None:
+        raise MergeNotAllowed(f"run {run.pk} belongs to no dataset: no CRM to merge in")
+    return dataset
+
+
+def _same_portal(dataset, client: MergeClient) -> None:
+    """Merges go only to the portal the dataset syncs: its HubSpot portal id (the field
+    the connector names, dataset_account_field) must be set and, when the client can
+    tell which portal its token opens (check()), be that one. A token of another account
+    would merge whatever records there carry the same ids."""
+    field = getattr(client, "dataset_account_field", "hubspot_portal_id")
+    expected = getattr(dataset, field) if field else ""
+    if not expected:
+        raise MergeNotAllowed(
+            f"dataset {dataset.name} has no HubSpot portal id: set it (admin, Datasets) "
+            "so merges go to the portal it syncs"
+        )
+    check = getattr(client, "check", None)
+    if check is None:
+        return
+    try:
+        portal = check().id
+    except ConnectorError as error:
+        raise MergeNotAllowed(
+            f"cannot tell which HubSpot portal the token opens: {error}"
+        ) from None
+    if portal != expected:
+        raise MergeNotAllowed(
+            f"the HubSpot token opens portal {portal}, dataset {dataset.name} syncs portal "
+            f"{expected}: nothing sent"
+        )
+
+
+def _selected(run: ReviewRun, fingerprints: Iterable[str] | None) -> list[Merge]:
+    merges = plan_for_run(run).merges
+    if fingerprints is None:
+        return merges
+    wanted = set(fingerprints)
+    unknown = wanted - {m.fingerprint for m in merges}
+    if unknown:
+        raise MergeNotAllowed(f"not merges of run {run.pk}'s plan: {', '.join(sorted(unknown))}")
+    return [m for m in merges if m.fingerprint in wanted]
+
+
+def _recorded(dataset) -> dict[tuple[str, str], str]:
+    rows = AppliedMerge.objects.filter(dataset=dataset).exclude(status=Status.FAILED)
+    return {(r.object_type, r.merged_id): r.status for r in rows}
+
+
+def _record(dataset, run: ReviewRun, merge: Merge, merged_id: str, user) -> AppliedMerge:
+    """The row that holds this record's merge: a new pending one, or the standing one."""
+    try:
+        with transaction.atomic():
+            return AppliedMerge.objects.create(
+                dataset=dataset,
+                run=run,
+                object_type=merge.object,
+                primary_id=merge.primary,
+                merged_id=merged_id,
+                fingerprint=merge.fingerprint,
+                reason=merge.reason,
+                requested_by=user,
+            )
+    except IntegrityError:  # merged, on its way or unanswered already (the constraint)
+        return (
+            AppliedMerge.objects.filter(
+                dataset=dataset, object_type=merge.object, merged_id=merged_id
+            )
+            .exclude(status=Status.FAILED)
+            .get()
+        )
+
+
+def _claim(row: AppliedMerge) -> bool:
+    """pending -> applying, for exactly one caller."""
+    claimed = AppliedMerge.objects.filter(pk=row.pk, status=Status.PENDING).update(
+        status=Status.APPLYING, claimed_at=timezone.now()
+    )
+    return claimed == 1
+
+
+def _send(row: AppliedMerge, merge: Merge, merged_id: str, client: MergeClient) -> Step:
+    answer: dict[str, Any] = {}
+    try:
+        response = client.merge(merge.object, merge.primary, merged_id)
+        answer = {"status": Status.MERGED, "http_status": 200, "response": response}
+    except MergeRefused as error:
+        answer = {"status": Status.FAILED, "http_status": error.status, "response": error.answer,
+                  "error": str(error)}  # fmt: skip
+    except MergeUnanswered as error:
+        answer = {"status": Status.UNKNOWN, "http_status": error.status, "error": str(error)}
+    logger.info("merge %s %s into %s: %s", merge.object, merged_id, merge.primary, answer["status"])
+    AppliedMerge.objects.filter(pk=row.pk, status=Status.APPLYING).update(
+        answered_at=timezone.now(), **answer
+    )
+    return _step(merge, merged_id, answer["status"], answer.get("error", ""))
+
+
+def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
+    return Step(
+        merge.object,
+        merge.primary,
+        merged_id,
+        merge.fingerprint,
+        merge.reason,
+        outcome,
+        detail,
+        effects_of(merge, merged_id),
+    )
+
+
+def configured_client(dataset: Dataset | None) -> Connector | None:
+    """The connector of the dataset's connection (its token decrypted here), or None when
+    the dataset has none (connect it: docs/connectors.md). Raises MergeNotAllowed when no
+    connector serves the connection's provider."""
+    connection = Connection.objects.filter(dataset=dataset).first() if dataset else None
+    if connection is None:
+        return None
+    try:
+        return registry.connector_for(connection)
+    except registry.UnknownProvider as error:
+        raise MergeNotAllowed(str(error)) from None

@@ -1,0 +1,117 @@
+"""Idempotency keys: a retried upload with the same `Idempotency-Key` gets the first
+request's answer instead of making a second batch. Keys are per user and remembered
+for KEY_TTL; the first request claims its key with a unique row before it does any
+work, so two concurrent retries cannot both upload.
+
+An upload kept in the spool while the database was down (reviews.orchestration.store.spool)
+carries its key and request_sha256: a retry finds it there (`spooled`) and gets its
+spool id, and its import claims the key for the batch it stores (`store_keyed`), so a
+retry after that gets the batch. Never a second batch either way."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from reviews.apiauth.models import IdempotencyKey
+from reviews.engine.ingest import UploadedFile
+from reviews.models import Batch
+from reviews.orchestration.intake.submit import Submission, stored_sha256
+from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import Source
+
+logger = logging.getLogger(__name__)
+
+KEY_TTL = timedelta(hours=24)
+
+
+def request_sha256(files: list[UploadedFile], dataset: str | None, as_of: datetime | None) -> str:
+    """What makes two uploads the same request: their bytes, dataset and as-of."""
+    parts = [stored_sha256(files), dataset or "", as_of.isoformat() if as_of else ""]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def sources_sha256(sources: list[Source], dataset: str | None, as_of: datetime | None) -> str:
+    """request_sha256 of files read in chunks (a big upload, never held in memory)."""
+    digests = []
+    for source in sources:
+        digest = hashlib.sha256()
+        for chunk in source.chunks():
+            digest.update(chunk)
+        digests.append(digest.hexdigest())
+    combined = (
+        digests[0]
+        if len(digests) == 1
+        else hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
+    )
+    parts = [combined, dataset or "", as_of.isoformat() if as_of else ""]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def claim(user: AbstractBaseUser, key: str, fingerprint: str) -> tuple[IdempotencyKey, bool]:
+    """(the key's record, True if this request is the first to use it)."""
+    IdempotencyKey.objects.filter(
+        user=user, key=key, created_at__lt=timezone.now() - KEY_TTL
+    ).delete()
+    try:
+        with transaction.atomic():
+            record = IdempotencyKey.objects.create(user=user, key=key, request_sha256=fingerprint)
+        return record, True
+    except IntegrityError:
+        return IdempotencyKey.objects.select_related("batch", "run").get(user=user, key=key), False
+
+
+def finish(record: IdempotencyKey, submission: Submission) -> None:
+    record.batch = submission.batch
+    record.run = submission.run
+    record.save(update_fields=["batch", "run"])
+
+
+def release(record: IdempotencyKey) -> None:
+    """The request was refused before it made anything (rate limit, size): a retry with
+    the same key may try again."""
+    record.delete()
+
+
+def spooled(user_id: int | None, key: str, fingerprint: str) -> tuple[str, bool] | None:
+    """The upload this user sent with `key` that waits in the spool: (its spool id, True
+    if it is the same request), or None."""
+    meta = spool.find_keyed("api", user_id, key)
+    if meta is None:
+        return None
+    # Kept before the spool recorded a request's hash: taken as the same, never stored twice.
+    return meta["id"], meta.get("idempotency_sha256") in (None, fingerprint)
+
+
+def store_keyed(
+    user: AbstractBaseUser,
+    meta: dict[str, Any],
+    files: list[Source],
+    store: Callable[[], Batch],
+) -> tuple[Batch, bool]:
+    """Store a spooled upload sent with an Idempotency-Key, in the import's transaction
+    (reviews.orchestration.intake.spool_import.KeyedStore): the key is claimed for its batch, or
+    already holds it (the import ran before: nothing is stored again). A key that holds
+    another upload does not stop this one from being kept."""
+    key = meta["idempotency_key"]
+    fingerprint = meta.get("idempotency_sha256") or sources_sha256(
+        files,
+        meta.get("dataset"),
+        datetime.fromisoformat(meta["as_of"]) if meta.get("as_of") else None,
+    )
+    record, first = claim(user, key, fingerprint)
+    if not first and record.request_sha256 != fingerprint:
+        logger.warning("spool %s: Idempotency-Key %s holds another upload", meta["id"], key)
+        return store(), True
+    if record.batch is not None:
+        return record.batch, False
+    record.batch = store()
+    record.save(update_fields=["batch"])
+    return record.batch, True

@@ -1,0 +1,67 @@
+"""How HubSpot names what the review talks about: object types, internal property names,
+record links. Plain data, read by the fix plan (reviews.engine.fixes.fixplan) and its exports.
+
+Internal property names come from the column table (reviews.engine.ingest.columns): the
+one spelling of a field that is an internal name (lower case, no spaces: `dealname`,
+`closedate`, `associatedcompanyid`). Associations with no property of their own are
+named by the CRM API's association path (`associations.contacts`)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from reviews.engine.ingest.columns import COLUMNS
+
+# HubSpot's objectTypeId per object (developers.hubspot.com, "Using object APIs").
+OBJECT_TYPE_IDS: dict[str, str] = {"contacts": "0-1", "companies": "0-2", "deals": "0-3"}
+APP_URL = "https://app.hubspot.com"  # app-eu1.hubspot.com for an EU portal: a setting
+
+CONTACTS_ASSOCIATION = "associations.contacts"
+COMPANIES_ASSOCIATION = "associations.companies"
+# Fields with no internal name in the column table, per object.
+_NO_COLUMN: dict[tuple[str, str], str] = {
+    ("contacts", "companyIds"): "associatedcompanyid",
+    ("deals", "companyId"): COMPANIES_ASSOCIATION,  # a deal has no company property
+    ("deals", "companyIds"): COMPANIES_ASSOCIATION,
+    ("deals", "contactIds"): CONTACTS_ASSOCIATION,
+}
+_INTERNAL = re.compile(r"^[a-z0-9_]+$")
+
+
+@cache
+def property_name(object_type: str, field: str) -> str:
+    """The HubSpot internal name of a batch field (`closeDate` -> `closedate`), or the
+    field itself when HubSpot has no standard property for it (`enrichedAt`)."""
+    if (object_type, field) in _NO_COLUMN:
+        return _NO_COLUMN[object_type, field]
+    for spelling in COLUMNS.get(object_type, {}).get(field, ()):
+        if _INTERNAL.match(spelling):
+            return spelling
+    return field
+
+
+# The dataclass attribute each batch field fills, for the properties a merge compares.
+MERGE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "companies": (("name", "name"), ("domain", "domain")),
+    "contacts": (("email", "email"), ("first_name", "firstName"), ("last_name", "lastName")),
+    "deals": (
+        ("name", "name"),
+        ("amount", "amount"),
+        ("stage", "stage"),
+        ("close_date", "closeDate"),
+        ("pipeline", "pipeline"),
+        ("currency", "currency"),
+    ),
+}
+
+
+def record_url(
+    object_type: str, record_id: str, portal_id: str | None, app_url: str = APP_URL
+) -> str:
+    """The record's page in HubSpot; "" without a portal, or for an id HubSpot would not
+    have given (its ids are numbers)."""
+    type_id = OBJECT_TYPE_IDS.get(object_type)
+    if not portal_id or not type_id or not (record_id.isdigit() and record_id.isascii()):
+        return ""
+    return f"{app_url.rstrip('/')}/contacts/{portal_id}/record/{type_id}/{record_id}"

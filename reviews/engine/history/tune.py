@@ -1,0 +1,410 @@
+"""Tuning a dataset's policy from its own history (docs/history.md), on plain data.
+
+- `propose`: for each kind the team keeps dismissing (at least MIN_DISMISSALS dismissed
+  and a dismissal rate of at least MIN_DISMISSAL_RATE), the policy change that explains
+  the dismissals: the threshold value separating dismissed findings from kept ones
+  (where the kind declares the value its detector compares, its `measure`), else the
+  rule off (every finding dismissed) or a lower severity. Never a change to a kind that
+  can be critical or to a threshold such a kind reads.
+- `replay`: a proposal re-run over stored syncs: dismissed hidden / total, kept hidden /
+  total, findings it would add; per sync and in total (distinct fingerprints).
+- `root_causes`: kinds that keep coming back as new, grouped by record source, owner and
+  pipeline; a group holding most of them is named, with the HubSpot setting to change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_DOWN, Decimal
+from typing import Any
+
+from reviews.engine.batch import Batch
+from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.history.compare import fingerprint_of
+from reviews.engine.history.policy import (
+    EMPTY,
+    Policy,
+    apply,
+    critical_kinds,
+    critical_rules,
+    rules_for,
+)
+from reviews.engine.rules import Rules
+from reviews.engine.specialists import KINDS, REGISTRY, SPECIALISTS
+from reviews.engine.specialists.spec import Measure
+
+# Thresholds of tuning itself (docs/history.md), Rules-like constants.
+MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
+MIN_DISMISSAL_RATE = Decimal("0.5")  # ... and this share of its findings dismissed
+ROOT_CAUSE_MIN_SYNCS = 2  # a kind new in at least this many syncs keeps coming back
+ROOT_CAUSE_MIN_SHARE = Decimal("0.5")  # a group holding more than this share is named
+ROOT_CAUSE_MIN_LIFT = Decimal("1.5")  # ... if its share of the findings is at least this
+# many times its share of all records with the field (a value every record has is no cause)
+ROOT_CAUSE_FIELDS = ("record_source", "owner", "pipeline")
+ADDED_SHOWN = 20  # findings a replay lists of those a proposal would add
+
+
+# The kinds tuning can propose a threshold for, with the value their detector compares
+# (each kind's declared `measure`). deal_entered_twice's ratio, amount tolerance and date
+# window are never proposed: the kind is critical (policy.critical_rules), so _threshold
+# refuses them.
+MEASURES: dict[str, Measure] = {
+    name: kind.measure for name, kind in KINDS.items() if kind.measure is not None
+}
+
+
+@dataclass(slots=True)
+class Seen:
+    """A finding of a stored sync, as tuning reads it."""
+
+    fingerprint: str
+    kind: str
+    severity: str
+    record_ids: tuple[str, ...]
+    measure: int | Decimal | None = None
+
+
+@dataclass(slots=True)
+class Proposal:
+    kind: str
+    policy: Policy
+    why: str
+    dismissed: int
+    total: int
+    replay: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        data = self.policy.to_data()
+        parts = [f"{k}={v}" for k, v in data["rules"].items()]
+        parts += [f"off:{k}" for k in data["off"]]
+        parts += [f"{k}:{v}" for k, v in data["severity"].items()]
+        return f"{self.kind}:" + ",".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = self.policy.to_data()
+        policy: dict[str, Any] = dict(data["rules"])
+        policy |= {f"{kind}.enabled": False for kind in data["off"]}
+        policy |= {f"{kind}.severity": sev for kind, sev in data["severity"].items()}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "policy": policy,
+            "why": self.why,
+            "dismissed": self.dismissed,
+            "findings": self.total,
+            "replay": {k: v for k, v in self.replay.items() if k != "per_sync"}
+            | {"per_sync": self.replay.get("per_sync", [])},
+        }
+
+
+# --- observing stored syncs --------------------------------------------------------------
+
+
+def detect(batch: Batch, rules: Rules, policy: Policy, categories: Iterable[str]) -> list:
+    """The findings of `categories`' detectors on `batch` under `policy`."""
+    effective = rules_for(rules, policy)
+    found: list[RawFinding] = []
+    for category in categories:
+        found += SPECIALISTS[category].detect(batch, effective)
+    return apply(found, policy)
+
+
+def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
+    """Every finding of the detectors on `batch` under `policy`, with its measured value."""
+    effective = rules_for(rules, policy)
+    measured = {kind: m.values(batch, effective) for kind, m in MEASURES.items()}
+    seen = []
+    for finding in detect(batch, rules, policy, SPECIALISTS):
+        values = measured.get(finding.kind, {})
+        group = ",".join(sorted(finding.record_ids))
+        if group in values:
+            measures = [values[group]]
+        else:
+            measures = [values[r] for r in finding.record_ids if r in values]
+        seen.append(
+            Seen(
+                fingerprint_of(finding),
+                finding.kind,
+                finding.severity,
+                tuple(finding.record_ids),
+                max(measures) if measures else None,
+            )
+        )
+    return seen
+
+
+# --- proposals ----------------------------------------------------------------------------
+
+
+def propose(
+    syncs: Sequence[Sequence[Seen]], dismissed: Iterable[str], current: Policy = EMPTY
+) -> list[Proposal]:
+    """Proposals for the kinds the team keeps dismissing. `syncs`: each stored sync's
+    findings (oldest first); `dismissed`: the fingerprints the team dismissed."""
+    dismissed = set(dismissed)
+    latest: dict[str, Seen] = {}
+    measures: dict[str, list] = {}  # fingerprint -> its measured value in each sync
+    for sync in syncs:
+        for seen in sync:
+            latest[seen.fingerprint] = seen
+            if seen.measure is not None:
+                measures.setdefault(seen.fingerprint, []).append(seen.measure)
+    by_kind: dict[str, list[Seen]] = {}
+    for seen in latest.values():
+        by_kind.setdefault(seen.kind, []).append(seen)
+    guarded = critical_kinds()
+    proposals = []
+    for kind, items in sorted(by_kind.items()):
+        if kind in guarded or kind in current.off:
+            continue
+        gone = [s for s in items if s.fingerprint in dismissed]
+        kept = [s for s in items if s.fingerprint not in dismissed]
+        if len(gone) < MIN_DISMISSALS or Decimal(len(gone)) / len(items) < MIN_DISMISSAL_RATE:
+            continue
+        proposal = _threshold(kind, gone, kept, measures) or _quieter(kind, gone, kept, current)
+        if proposal is not None:
+            proposals.append(proposal)
+    return proposals
+
+
+def _threshold(
+    kind: str, gone: list[Seen], kept: list[Seen], measures: Mapping[str, list]
+) -> Proposal | None:
+    """The largest measured value of a dismissed finding below every kept finding's (in
+    every sync): findings measuring at most it are hidden, no kept one is."""
+    measure = MEASURES.get(kind)
+    if measure is None or measure.rule in critical_rules():
+        return None
+    gone_values = sorted(v for s in gone for v in measures.get(s.fingerprint, ()))
+    kept_values = sorted(v for s in kept for v in measures.get(s.fingerprint, ()))
+    if not gone_values:
+        return None
+    limit = gone_values[-1]
+    if kept_values and kept_values[0] <= limit:
+        below = [v for v in gone_values if v < kept_values[0]]
+        if not below:
+            return None
+        limit = below[-1]
+    hidden = sum(1 for s in gone if min(measures.get(s.fingerprint, [limit + 1])) <= limit)
+    value = limit if isinstance(limit, int) else Decimal(limit)
+    if measure.inclusive:  # a finding when value >= rule: the rule must pass the limit
+        above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
+        step = (above - Decimal(limit)) / 2 if above is not None else Decimal(1)
+        value = (Decimal(limit) + step).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        if value <= limit:  # kept and dismissed closer than a hundredth
+            return None
+        if isinstance(getattr(Rules(), measure.rule), int):
+            value = int(value) if int(value) > limit else int(limit) + 1
+            if above is not None and value > above:  # no whole number fits between
+                return None
+    try:
+        Rules().with_overrides({measure.rule: value})
+    except ValueError:
+        return None
+    why = (
+        f"{hidden} of {len(gone)} dismissed {kind} findings measure "
+        f"{'below' if measure.inclusive else 'at most'} {value} "
+        f"({measure.rule}); of the {len(kept)} kept, "
+        + (f"the smallest measures {kept_values[0]}" if kept_values else "none is measured")
+    )
+    return Proposal(
+        kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept)
+    )
+
+
+def _quieter(kind: str, gone: list[Seen], kept: list[Seen], current: Policy) -> Proposal | None:
+    total = len(gone) + len(kept)
+    if not kept:
+        why = f"all {total} {kind} findings were dismissed"
+        return Proposal(kind, Policy(off=frozenset({kind})), why, len(gone), total)
+    severities = [s.value for s in Severity]
+    worst = min((Severity(s.severity) for s in gone), key=lambda s: s.rank)
+    lower = severities[min(worst.rank + 1, len(severities) - 1)]
+    if lower == worst or current.severity.get(kind) == lower:
+        return None
+    why = f"{len(gone)} of {total} {kind} findings were dismissed; lower it to {lower}"
+    return Proposal(kind, Policy(severity={kind: lower}), why, len(gone), total)
+
+
+# --- replay ----------------------------------------------------------------------------------
+
+
+def categories_of(policy: Policy) -> list[str]:
+    """The specialists whose findings `policy` can change."""
+    kinds = set(policy.off) | set(policy.severity)
+    return [
+        category
+        for category, spec in REGISTRY.items()
+        if any(k.name in kinds or set(k.rules) & set(policy.rules) for k in spec.kinds)
+    ]
+
+
+def replay(
+    batches: Iterable[Batch],
+    rules: Rules,
+    current: Policy,
+    proposal: Policy,
+    dismissed: Iterable[str],
+) -> dict[str, Any]:
+    """Re-run the detectors the proposal touches on each stored batch, under the current
+    policy and under it with the proposal; count what the proposal hides and adds."""
+    dismissed = set(dismissed)
+    proposed = current.merged(proposal)
+    categories = categories_of(proposal)
+    per_sync = []
+    seen_before: set[str] = set()
+    hidden_all: set[str] = set()
+    added_all: set[str] = set()
+    examples: dict[str, dict[str, str]] = {}  # findings it would add, as the team sees them
+    for number, batch in enumerate(batches, 1):
+        before = {fingerprint_of(f) for f in detect(batch, rules, current, categories)}
+        made = {fingerprint_of(f): f for f in detect(batch, rules, proposed, categories)}
+        after = set(made)
+        hidden, added = before - after, after - before
+        for key in sorted(added - seen_before):
+            if len(examples) < ADDED_SHOWN:
+                found = made[key]
+                examples.setdefault(
+                    key, {"fingerprint": key, "kind": found.kind, "title": found.title}
+                )
+        per_sync.append(
+            {
+                "sync": number,
+                "dismissed_hidden": len(hidden & dismissed),
+                "dismissed_total": len(before & dismissed),
+                "kept_hidden": len(hidden - dismissed),
+                "kept_total": len(before - dismissed),
+                "added": len(added),
+            }
+        )
+        seen_before |= before
+        hidden_all |= hidden
+        added_all |= added - seen_before
+    return {
+        "dismissed_hidden": len(hidden_all & dismissed),
+        "dismissed_total": len(seen_before & dismissed),
+        "kept_hidden": len(hidden_all - dismissed),
+        "kept_total": len(seen_before - dismissed),
+        "added": len(added_all),
+        "added_findings": list(examples.values()),
+        "syncs": len(per_sync),
+        "per_sync": per_sync,
+    }
+
+
+def hides_only_dismissed(result: Mapping[str, Any]) -> bool:
+    """A replay that hides dismissed findings and nothing kept, and adds none."""
+    return result["dismissed_hidden"] > 0 and not result["kept_hidden"] and not result["added"]
+
+
+# --- root causes ----------------------------------------------------------------------------
+
+ADVICE: dict[str, str] = {
+    "record_source": (
+        "check that source's duplicate prevention (a form's 'pre-populate and deduplicate' / "
+        "the integration's field mapping and its 'create or update' matching on email or domain)"
+    ),
+    "owner": "review that owner's entry habits; make the property required on the record's form",
+    "pipeline": "make the property required on that pipeline's stages (Pipeline settings > "
+    "stage properties)",
+}
+
+
+def root_causes(
+    new_by_sync: Sequence[Sequence[tuple[str, Sequence[str]]]],
+    records: Mapping[str, Mapping[str, str]],
+    *,
+    fields: Sequence[str] = ROOT_CAUSE_FIELDS,
+) -> list[dict[str, Any]]:
+    """`new_by_sync`: per sync, its new findings as (kind, record ids); `records`: record
+    id -> {field: value}, every record of the syncs. For each kind new in at least
+    ROOT_CAUSE_MIN_SYNCS syncs, the field value holding more than ROOT_CAUSE_MIN_SHARE of
+    its findings and ROOT_CAUSE_MIN_LIFT times its share of the records, largest first."""
+    population: dict[str, Counter[str]] = {name: Counter() for name in fields}
+    for values in records.values():
+        for name in fields:
+            if values.get(name):
+                population[name][values[name]] += 1
+    syncs_of: Counter[str] = Counter()
+    by_kind: dict[str, list[Sequence[str]]] = {}
+    for sync in new_by_sync:
+        for kind in {kind for kind, _ in sync}:
+            syncs_of[kind] += 1
+        for kind, ids in sync:
+            by_kind.setdefault(kind, []).append(ids)
+    causes = []
+    for kind, found in by_kind.items():
+        if syncs_of[kind] < ROOT_CAUSE_MIN_SYNCS:
+            continue
+        for name in fields:
+            counts: Counter[str] = Counter()
+            for ids in found:
+                values = {records.get(i, {}).get(name) for i in ids} - {None, ""}
+                for value in values:
+                    counts[value] += 1
+            if not counts:
+                continue
+            value, count = counts.most_common(1)[0]
+            share = Decimal(count) / len(found)
+            base = Decimal(population[name][value]) / max(sum(population[name].values()), 1)
+            if share > ROOT_CAUSE_MIN_SHARE and share >= ROOT_CAUSE_MIN_LIFT * base:
+                causes.append(
+                    {
+                        "kind": kind,
+                        "field": name,
+                        "value": value,
+                        "count": count,
+                        "total": len(found),
+                        "syncs": syncs_of[kind],
+                        "share": float(round(share, 3)),
+                        "advice": ADVICE[name],
+                        "text": f"{count} of {len(found)} {kind} findings in the last "
+                        f"{len(new_by_sync)} syncs came from {name.replace('_', ' ')} {value}",
+                    }
+                )
+    causes.sort(key=lambda c: (-c["count"], -c["share"], c["kind"], c["field"]))
+    return causes
+
+
+def record_fields(batch: Batch) -> dict[str, dict[str, str]]:
+    """record id -> {record_source, owner, pipeline} as the batch holds them: the
+    records' fields (owner, record_source, record_source_detail) where the reader keeps
+    them, else their extra columns."""
+    found: dict[str, dict[str, str]] = {}
+    for name in ("companies", "contacts", "deals"):
+        for record in getattr(batch, name):
+            extra = batch.extra_of(record)
+            source = (
+                getattr(record, "record_source", None)
+                or extra.get("record_source")
+                or extra.get("hs_object_source")
+            )
+            detail = getattr(record, "record_source_detail", None) or extra.get(
+                "record_source_detail"
+            )
+            values = {
+                # "INTEGRATION / ZoomInfo": the source with its detail, as HubSpot shows it
+                "record_source": f"{source} / {detail}" if source and detail else source,
+                "owner": getattr(record, "owner", None)
+                or extra.get("owner")
+                or extra.get("hubspot_owner_id"),
+                "pipeline": getattr(record, "pipeline", None) or extra.get("pipeline"),
+            }
+            values = {k: str(v) for k, v in values.items() if v}
+            if values:
+                found[record.id] = values
+    return found
+
+
+def new_by_sync(
+    observed: Sequence[Sequence[Seen]],
+) -> list[list[tuple[str, tuple[str, ...]]]]:
+    """Per sync, the findings not in the sync before it, as (kind, record ids)."""
+    found, before = [], set()
+    for sync in observed:
+        found.append([(s.kind, s.record_ids) for s in sync if s.fingerprint not in before])
+        before = {s.fingerprint for s in sync}
+    return found

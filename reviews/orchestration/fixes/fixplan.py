@@ -1,0 +1,65 @@
+"""A finished run's fix plan (docs/output.md): its stored batch parsed again, its
+findings less the ones the team has dismissed, handed to the engine's plain functions
+(reviews.engine.fixes.fixplan). The page, the API and the CLI all ask here."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.fixes import fixplan, survivor
+from reviews.engine.ingest import IngestError
+from reviews.models import ReviewRun, findings_of
+from reviews.orchestration.dataset.dismissals import active_dismissals
+from reviews.orchestration.store.parsed import parse_stored
+
+_COLUMNS = (
+    "category",
+    "kind",
+    "severity",
+    "title",
+    "record_ids",
+    "fingerprint",
+    "amount_at_risk",
+    "currency",
+    "suggested_fix",
+    "detail",
+)
+
+
+class PlanUnavailable(Exception):
+    """No plan for this run (not finished, or its batch no longer parses), and why."""
+
+
+def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
+    if run.status != ReviewRun.Status.DONE:
+        raise PlanUnavailable(f"run {run.pk} is {run.status}: a plan needs a finished review")
+    batch = run.batch
+    try:
+        # Parsed here, not kept (reviews.orchestration.store.parsed.load_parsed keeps one per
+        # worker): a web process holds no batch between requests.
+        parsed = parse_stored(batch)
+    except IngestError as error:
+        raise PlanUnavailable(f"batch {batch.pk} no longer parses: {error}") from None
+    dataset = batch.dataset
+    # Suppressed findings have no rows; a dismissal made after the run leaves the plan too.
+    dismissed = set(active_dismissals(dataset.pk)) if dataset else set()
+    rows = findings_of(run).order_by("position").values(*_COLUMNS)
+    findings = [
+        _plan_finding(row)
+        for row in rows.iterator(chunk_size=2000)
+        if row["fingerprint"] not in dismissed
+    ]
+    return fixplan.build(
+        parsed,
+        findings,
+        order=survivor.parse_order(settings.REVIEW_RULES.merge_survivor_order),
+        portal_id=dataset.hubspot_portal_id if dataset else None,
+        app_url=settings.HUBSPOT_APP_URL,
+    )
+
+
+def _plan_finding(row: dict) -> fixplan.PlanFinding:
+    amount = row.pop("amount_at_risk")
+    currency = row.pop("currency") or (DEFAULT_CURRENCY if amount else "")
+    return fixplan.PlanFinding(**row, amount=amount, currency=currency)

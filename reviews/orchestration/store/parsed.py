@@ -1,0 +1,87 @@
+"""The parsed form of a stored batch, for the tasks.
+
+Parsing a large batch takes seconds; the specialists of one run (and the coordinator)
+in the same worker process share one parse. Stored batches never change, so the id is
+the key. Web processes keep nothing: a million-record batch is over a gigabyte.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from reviews.engine import batch as plain
+from reviews.engine.ingest import Limits, UploadedFile, parse_upload
+from reviews.engine.ingest.pipelines import pipelines_from_data
+from reviews.models import Batch
+
+
+def parse(
+    files: list[UploadedFile],
+    *,
+    as_of: datetime | None,
+    received_at: datetime,
+    pipelines: list | None = None,
+) -> plain.Batch:
+    """parse_upload under this deployment's limits; `pipelines`: a dataset's stored
+    deal pipelines (Dataset.pipelines)."""
+    limits = Limits(
+        max_bytes=settings.MAX_UPLOAD_BYTES,
+        max_errors=settings.MAX_REPORTED_ERRORS,
+        date_order=settings.CSV_DATE_ORDER,
+        encoding=settings.CSV_ENCODING,
+        max_cells=settings.SPREADSHEET_MAX_CELLS,
+    )
+    return parse_upload(
+        files,
+        as_of=as_of,
+        received_at=received_at,
+        limits=limits,
+        known_pipelines=known_pipelines(pipelines) if pipelines else None,
+    )
+
+
+def known_pipelines(stored: list) -> dict[str, plain.Pipeline]:
+    """A dataset's (or a batch's copy of its) stored pipelines, by id."""
+    return pipelines_from_data(stored or [], source="dataset")
+
+
+def stored_files(batch: Batch) -> list[UploadedFile]:
+    return [UploadedFile(name=f.name, data=bytes(f.data)) for f in batch.files.all()]
+
+
+# (batch id, content key) -> its parse: a re-run that refreshed the batch's pipelines
+# gives it a new content key, so a parse made with the old ones is not reused.
+_parsed: dict[tuple[int, str], plain.Batch] = {}
+
+
+def keep_parsed(batch_id: int, parsed: plain.Batch, content_key: str = "") -> None:
+    _parsed.clear()  # keep one
+    _parsed[(batch_id, content_key)] = parsed
+
+
+def forget_parsed(batch_id: int | None = None) -> None:
+    """Drop the kept batch (a million records hold over half a gigabyte), e.g. once the
+    CLI's review is done and only its report is left to write; with `batch_id`, only if
+    it is that batch's."""
+    if batch_id is None or any(kept_id == batch_id for kept_id, _ in _parsed):
+        _parsed.clear()
+
+
+def parse_stored(batch: Batch) -> plain.Batch:
+    return parse(
+        stored_files(batch),
+        as_of=batch.as_of,
+        received_at=batch.created_at,
+        pipelines=batch.pipelines,
+    )
+
+
+def load_parsed(batch: Batch) -> plain.Batch:
+    """The parsed batch, kept for the next task of the same run in this process."""
+    parsed = _parsed.get((batch.pk, batch.content_key))
+    if parsed is None:
+        parsed = parse_stored(batch)
+        keep_parsed(batch.pk, parsed, batch.content_key)
+    return parsed

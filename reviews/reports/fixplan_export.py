@@ -1,0 +1,121 @@
+"""The fix plan as files a person uses at once (docs/output.md): CSV with HubSpot's
+`Record ID` column first (one record id per row, as HubSpot exports and imports it) and
+HubSpot's internal property names, and JSON. The run page, the API and the CLI share
+these writers; cells are made spreadsheet-safe as the findings CSV's are."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+
+from reviews.engine.fixes.fixplan import FixPlan, Merge, plan_json
+from reviews.engine.fixes.fixtasks import Task
+from reviews.reports.exports import safe_cell
+
+KINDS = ("merges", "tasks")
+RECORD_ID = "Record ID"  # HubSpot's own header for hs_object_id, in exports and imports
+MERGE_COLUMNS = (
+    RECORD_ID,
+    "object",
+    "merge",
+    "reason",
+    "check",
+    "moves",
+    "loses",
+    "kind",
+    "title",
+    "amount",
+    "currency",
+    "fingerprint",
+)
+TASK_COLUMNS = (
+    RECORD_ID,
+    "object",
+    "owner",
+    "property",
+    "problem",
+    "amount",
+    "currency",
+    "url",
+    "kind",
+    "severity",
+    "fix",
+    "merged_into",
+    "fingerprint",
+)
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(plan: FixPlan, kind: str) -> Iterator[str]:
+    """One header line, then one line per merge (its survivor in `Record ID`, the
+    records merged into it in `merge`, joined by ";" as HubSpot joins ids) or per task."""
+    writer = csv.writer(_Echo())
+    if kind == "merges":
+        yield writer.writerow(MERGE_COLUMNS)
+        for merge in plan.merges:
+            yield writer.writerow(_merge_row(merge))
+    else:
+        yield writer.writerow(TASK_COLUMNS)
+        for task in plan.tasks:
+            yield writer.writerow(_task_row(task))
+
+
+def _merge_row(merge: Merge) -> list:
+    moves = "; ".join(
+        f"{move['from']}: "
+        + ", ".join(f"{k} {' '.join(v)}" for k, v in move.items() if k != "from")
+        for move in merge.moves
+    )
+    loses = "; ".join(
+        f"{loss['record_id']}.{loss['property']} = {loss['value']} (kept: {loss['kept']})"
+        for loss in merge.loses
+    )
+    return [
+        safe_cell(merge.primary),
+        merge.object,
+        safe_cell(";".join(merge.merge)),
+        safe_cell(merge.reason),
+        merge.check,
+        safe_cell(moves),
+        safe_cell(loses),
+        merge.kind,
+        safe_cell(merge.title),
+        "" if merge.amount is None else merge.amount,
+        merge.currency,
+        merge.fingerprint,
+    ]
+
+
+def _task_row(task: Task) -> list:
+    return [
+        safe_cell(task.record_id),
+        task.object,
+        safe_cell(task.owner or ""),
+        task.property,
+        safe_cell(task.problem),
+        "" if task.amount is None else task.amount,
+        task.currency,
+        task.url,
+        task.kind,
+        task.severity,
+        safe_cell(task.fix),
+        safe_cell(task.merged_into),
+        task.fingerprint,
+    ]
+
+
+def plan_document(plan: FixPlan, kind: str | None = None) -> dict:
+    """{"merges": [...], "tasks": [...]}, or only the one list `kind` names."""
+    document = plan_json(plan)
+    return {kind: document[kind]} if kind else document
+
+
+def for_owner(plan: FixPlan, owner: str | None) -> FixPlan:
+    """The plan with only `owner`'s tasks (None: every task; "" : the unowned ones)."""
+    if owner is None:
+        return plan
+    return FixPlan(merges=plan.merges, tasks=[t for t in plan.tasks if (t.owner or "") == owner])

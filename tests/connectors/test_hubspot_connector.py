@@ -1,0 +1,114 @@
+"""HubSpot behind the Connector protocol (connectors/hubspot/connector.py), against the
+loopback stand-in: the account check, a full and an incremental pull through a
+checkpoint, the pipelines, what it spent of the limits, and the writes it does not offer
+yet refused before anything is sent. No Django."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from connectors.base import (
+    Account,
+    CredentialsRefused,
+    MergeRefused,
+    NotSupported,
+)
+from connectors.hubspot.client import Limits
+from connectors.hubspot.connector import HubSpotConnector
+from tests.connectors.portals import CUSTOM_PIPELINE, problem_portal
+from tests.connectors.standin import StandIn
+
+TOKEN = "pat-na1-good"
+
+
+class MemoryCheckpoint:
+    """A checkpoint that keeps its answers in a list: what DbCheckpoint keeps as rows."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[str, object]] = []
+        self.last: dict = {}
+        self.flushes = 0
+
+    def chunks(self) -> list[tuple[str, object]]:
+        return list(self.kept)
+
+    def progress(self) -> dict:
+        return self.last
+
+    def record(self, step: str, data: object, progress: dict) -> None:
+        if data is not None:
+            self.kept.append((step, data))
+        self.last = progress
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+def connector(api: StandIn, token: str = TOKEN) -> HubSpotConnector:
+    return HubSpotConnector(api.url, token, Limits(share=1.0, backoff_seconds=0.01))
+
+
+def test_check_names_the_portal_its_currency_and_time_zone():
+    with StandIn(problem_portal()) as api, connector(api) as hubspot:
+        account = hubspot.check()
+    assert account == Account(
+        id="4242", currency="EUR", time_zone="Europe/Berlin", details=account.details
+    )
+    assert account.details["uiDomain"] == "app-eu1.hubspot.com"
+
+
+def test_a_refused_token_is_credentials_refused_with_hubspots_message():
+    with StandIn(problem_portal()) as api, connector(api, "pat-na1-nope") as hubspot:
+        with pytest.raises(CredentialsRefused, match="Authentication credentials not found"):
+            hubspot.check()
+
+
+def test_a_full_then_an_incremental_pull_give_the_crm_api_json_document():
+    portal = problem_portal(size=4)
+    with StandIn(portal) as api, connector(api) as hubspot:
+        full = hubspot.pull(MemoryCheckpoint(), previous=None, since=None)
+        before = datetime.fromtimestamp(portal.clock_ms / 1000, UTC)  # the portal's clock
+        portal.put("companies", "3", {"name": "Northwind Traders GmbH"})
+        portal.archive("companies", "2")
+        incremental = hubspot.pull(MemoryCheckpoint(), previous=full.document, since=before)
+        usage = hubspot.usage()
+    companies = {c["id"]: c for c in full.document["companies"]}
+    assert full.records == sum(len(v) for v in full.document.values()) == full.changed
+    assert {"1", "2", "3"} <= set(companies) and full.removed == 0
+    assert {p.id for p in full.pipelines} >= {CUSTOM_PIPELINE["id"]}
+    assert full.pipelines_problem == ""
+    after = {c["id"]: c for c in incremental.document["companies"]}
+    assert after["3"]["properties"]["name"] == "Northwind Traders GmbH"
+    assert "2" not in after and incremental.removed == 1
+    assert incremental.changed < full.changed
+    assert usage.requests == portal.requests
+    assert usage.left_today == portal.daily - portal.daily_used < portal.daily
+    assert usage.waited_seconds >= 0 and usage.in_flight_seconds > 0
+
+
+def test_the_pipelines_are_read_as_an_uploaded_response_is():
+    with StandIn(problem_portal()) as api, connector(api) as hubspot:
+        pipelines = hubspot.pipelines()
+    renewals = next(p for p in pipelines if p.id == CUSTOM_PIPELINE["id"])
+    assert renewals.label == "Renewals"
+
+
+def test_a_merge_of_a_record_not_there_is_refused():
+    portal = problem_portal()
+    with StandIn(portal) as api, connector(api) as hubspot:
+        with pytest.raises(MergeRefused, match=r"HubSpot refused the merge \(400\)"):
+            hubspot.merge("companies", "1", "999999")
+    assert portal.merges == []
+
+
+def test_undo_and_tasks_are_declared_but_not_offered_yet_and_send_nothing():
+    portal = problem_portal()
+    with StandIn(portal) as api, connector(api) as hubspot:
+        with pytest.raises(NotSupported, match="HubSpot: undoing a merge is not supported"):
+            hubspot.undo_merge("companies", "1", "2")
+        with pytest.raises(NotSupported, match="HubSpot: creating tasks is not supported"):
+            hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
+        assert hubspot.usage().requests == 0
+    assert portal.requests == 0
