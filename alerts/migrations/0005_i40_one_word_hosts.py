@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('alerts', '0004_i40_attempt_address'),
+        ("alerts", "0004_i40_attempt_address"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='webhooksubscription',
-            name='url',
+            model_name="webhooksubscription",
+            name="url",
             field=models.CharField(max_length=2000, validators=[alerts.destinations.URLSyntax()]),
         ),
     ]
