@@ -17,8 +17,12 @@ from workspaces.admin import WorkspaceScoped
 from workspaces.models import Role
 
 
+class WebhookURLField(forms.URLField):
+    default_validators = [destinations.URLSyntax()]  # an allow-listed `hooks` passes
+
+
 class SubscriptionForm(forms.ModelForm):
-    url = forms.URLField(max_length=2000, assume_scheme="https")
+    url = WebhookURLField(max_length=2000, assume_scheme="https")
     secret = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False),
@@ -81,7 +85,16 @@ def trigger_labels(triggers: list[str]) -> str:
 
 class AttemptInline(admin.TabularInline):
     model = WebhookAttempt
-    fields = ("number", "started_at", "latency_ms", "response_code", "ok", "error", "excerpt")
+    fields = (
+        "number",
+        "started_at",
+        "address",
+        "latency_ms",
+        "response_code",
+        "ok",
+        "error",
+        "excerpt",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False

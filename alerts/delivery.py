@@ -110,6 +110,7 @@ def attempt(delivery_id: int, *, resolver: destinations.Resolver | None = None) 
         ok=answer.ok,
         error=answer.error,
         excerpt=answer.excerpt,
+        address=answer.address,
     )
     return settle(delivery, answer.ok, timezone.now(), final=final)
 

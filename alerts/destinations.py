@@ -11,7 +11,8 @@ internal address); the delivery then connects to the checked address (transport.
 so nothing resolves the name a second time between the check and the connection.
 
 WEBHOOK_ALLOWED_HOSTS lets an operator name internal receivers on purpose: host names
-(matched exactly, case-insensitive), addresses and networks (CIDR)."""
+(matched exactly, case-insensitive; a one-word name such as a compose service `hooks`
+too, which Django's URL check alone refuses: URLSyntax), addresses and networks (CIDR)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.utils.deconstruct import deconstructible
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
@@ -220,3 +224,36 @@ def validate(url: str, resolver: Resolver = system_resolver) -> None:
         pin(url, resolver, seconds=5.0)
     except Unresolvable:
         require_https(split(url), [], allow_list())
+
+
+@deconstructible
+class URLSyntax(URLValidator):
+    """Django's check of a URL's syntax, except that a one-word host named in
+    WEBHOOK_ALLOWED_HOSTS passes: Django asks every name for a dot and a top-level
+    domain, which a compose service (`hooks`) never has. The rest of such a URL (its
+    port, its path) is checked as for any other."""
+
+    def __call__(self, value: str) -> None:
+        try:
+            super().__call__(value)
+        except ValidationError:
+            dotted = _with_dotted_host(value)
+            if dotted is None:
+                raise
+            super().__call__(dotted)
+
+
+def _with_dotted_host(url: str) -> str | None:
+    """`url` with its host given a dot, if the host is a one-word allow-listed name;
+    None otherwise."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if not host or "." in host or not allow_list().allows_name(host):
+        return None
+    userinfo, at, place = parts.netloc.rpartition("@")
+    start = place.lower().index(host)
+    place = f"{place[:start]}{host}.internal{place[start + len(host) :]}"
+    return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{place}"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from alerts.destinations import URLSyntax
+
 
 class Trigger(models.TextChoices):
     """What a subscription can watch: a verdict, or a run that went wrong."""
@@ -31,7 +33,9 @@ class WebhookSubscription(models.Model):
     dataset = models.ForeignKey(
         "reviews.Dataset", on_delete=models.CASCADE, related_name="webhooks"
     )
-    url = models.URLField(max_length=2000)
+    # A URL, checked as Django checks one except that an allow-listed one-word host
+    # (a compose service, `hooks`) passes; where it may lead is alerts.destinations'.
+    url = models.CharField(max_length=2000, validators=[URLSyntax()])
     # Signs each body (HMAC-SHA256). Kept as given: signing needs it; never shown again.
     secret = models.CharField(max_length=200)
     triggers = models.JSONField(default=default_triggers)
@@ -108,6 +112,9 @@ class WebhookAttempt(models.Model):
     # The start of a failed answer's body: printable, at most 200 characters
     # (transport.EXCERPT_CHARS), so no other service's reply is ever kept whole.
     excerpt = models.CharField(max_length=200, blank=True)
+    # The address the attempt connected to (the one checked, never a fresh resolution);
+    # empty if it connected nowhere: refused, unresolvable, unreachable, cut short.
+    address = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["delivery", "number"]

@@ -6,12 +6,15 @@ the address destinations.pin() checked, never to a fresh resolution of the name.
 backend gives every connect, TLS handshake, write and read only the time left until the
 attempt's deadline, and a timer shuts the socket at the deadline in any case: a
 receiver that trickles one byte every few seconds cannot hold the attempt longer.
-Redirects are answers like any other (never followed). Of the response, only a short
+Redirects are answers like any other, never followed (httpcore has no redirects to
+follow, and the backend could reach no other address anyway). The answer names the
+address the socket connected to, for the attempt's record. Of the response, only a short
 printable excerpt of a failure's body is kept (excerpt())."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
 import ssl
 import threading
@@ -33,6 +36,7 @@ class Answer:
     code: int | None  # the receiver's status, None if none came
     error: str = ""  # what went wrong, in our words
     excerpt: str = ""  # the start of a failed answer's body, sanitised
+    address: str = ""  # the address connected to; "" if no connection was made
 
     @property
     def ok(self) -> bool:
@@ -119,6 +123,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
         self._inner = httpcore.SyncBackend()
         self._address = address
         self._deadline = deadline
+        self.connected = ""  # the peer's address, once a connection is made
 
     def connect_tcp(
         self,
@@ -135,6 +140,8 @@ class _PinnedBackend(httpcore.NetworkBackend):
             local_address=local_address,
             socket_options=socket_options,
         )
+        peer = stream.get_extra_info("server_addr")
+        self.connected = str(peer[0]) if peer else self._address
         return _Stream(stream, self._deadline)
 
     def connect_unix_socket(self, path: str, timeout=None, socket_options=None):
@@ -158,7 +165,6 @@ def post(
     `started` (time.monotonic(); default now: the attempt may have resolved a name).
     `ssl_context`: the certificate authorities to trust (default: httpcore's, certifi).
     Never raises for the receiver's faults."""
-    code = None
     try:  # the URL as sent: an international name in its IDNA (ASCII) form
         url = httpx.URL(destination.url)
         target = httpcore.URL(
@@ -170,34 +176,45 @@ def post(
     sent_headers.append(("Content-Length", str(len(body))))
     began = time.monotonic() if started is None else started
     with _Deadline(deadline_seconds, began) as deadline:
-        pool = httpcore.ConnectionPool(
-            network_backend=_PinnedBackend(address, deadline),
-            ssl_context=ssl_context,
-            retries=0,
-            max_connections=1,
-        )
-        try:
-            with pool:
-                with pool.stream(
-                    "POST",
-                    target,
-                    headers=sent_headers,
-                    content=body,
-                    extensions={"timeout": {"connect": deadline.left(None)}},
-                ) as response:
-                    code = response.status
-                    if 200 <= code < 300:
-                        return Answer(code)
-                    received = bytearray()
-                    for chunk in response.iter_stream():
-                        received += chunk
-                        if len(received) >= _READ_FOR_EXCERPT:
-                            break
-                    return Answer(code, excerpt=excerpt(bytes(received)))
-        except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as error:
-            if deadline.expired or time.monotonic() >= deadline.at:
-                what = f"no complete answer within the deadline of {deadline_seconds:g} s"
-                return Answer(code, error=what)
-            return Answer(code, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])
-        except (httpcore.UnsupportedProtocol, OSError) as error:
-            return Answer(code, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])
+        backend = _PinnedBackend(address, deadline)
+        answer = _send(backend, deadline, target, sent_headers, body, ssl_context)
+    return dataclasses.replace(answer, address=backend.connected)
+
+
+def _send(
+    backend: _PinnedBackend,
+    deadline: _Deadline,
+    target: httpcore.URL,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    ssl_context: ssl.SSLContext | None,
+) -> Answer:
+    code = None
+    pool = httpcore.ConnectionPool(
+        network_backend=backend, ssl_context=ssl_context, retries=0, max_connections=1
+    )
+    try:
+        with pool:
+            with pool.stream(
+                "POST",
+                target,
+                headers=headers,
+                content=body,
+                extensions={"timeout": {"connect": deadline.left(None)}},
+            ) as response:
+                code = response.status
+                if 200 <= code < 300:
+                    return Answer(code)
+                received = bytearray()
+                for chunk in response.iter_stream():
+                    received += chunk
+                    if len(received) >= _READ_FOR_EXCERPT:
+                        break
+                return Answer(code, excerpt=excerpt(bytes(received)))
+    except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError) as error:
+        if deadline.expired or time.monotonic() >= deadline.at:
+            what = f"no complete answer within the deadline of {deadline.seconds:g} s"
+            return Answer(code, error=what)
+        return Answer(code, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])
+    except (httpcore.UnsupportedProtocol, OSError) as error:
+        return Answer(code, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])

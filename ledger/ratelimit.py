@@ -1,10 +1,15 @@
 """Per-client rate limit: review requests per hour, counted for each of a request's
-keys (its user and its address, rate_keys(), and the workspace it acts in,
-with_workspace()) against the key's limit: RATE_LIMIT_PER_HOUR for a user or an address,
+keys against the key's limit: RATE_LIMIT_PER_HOUR for a user or an address,
 RATE_LIMIT_PER_WORKSPACE_PER_HOUR for a workspace (shared by all its members); the key
-furthest over its limit decides. The dashboard, the admin and the API pass the same
-keys, so a user past the limit on one path is past it on the others, and so is an address
-whoever signs in from it, and a workspace whichever of its members asks.
+furthest over its limit decides. A signed-in request counts against its user and the
+workspace it acts in (rate_keys(), with_workspace()), never its address: a team behind
+one office NAT or VPN shares an address, not a limit. Only an anonymous request counts
+against its address. The dashboard, the admin and the API pass the same keys, so a user
+past the limit on one path is past it on the others, and so is a workspace whichever of
+its members asks.
+
+The keys are plain strings: reading them off a web request (the user, the client
+address behind proxies) is the web layer's (reviews/web/client_address.py).
 
 A fixed window (the clock hour, UTC): one counter per key and hour, INCR and EXPIRE in
 one MULTI. Simple and atomic; the price is that a client can send up to twice the
@@ -15,13 +20,12 @@ that it is refused with 429 and Retry-After (reviews.orchestration.serving.decid
 
 Embedded mode (REDIS_URL empty): the same counters in Django's cache, which there is
 the per-process local-memory cache: the web process limits its clients; CLI runs are
-not rate limited at all (they have no client address). If Redis is unreachable the
+not rate limited at all (they pass no keys). If Redis is unreachable the
 request is allowed (fail open, logged): the daily budget still caps the spend.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
 from collections.abc import Sequence
@@ -30,7 +34,6 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 from django.core.cache import cache
-from django.http import HttpRequest
 
 from ledger.redis_client import KEY_PREFIX, get_client
 
@@ -78,11 +81,12 @@ def limit_of(key: str) -> int:
 
 
 def rate_keys(user_id: int | None, address: str | None) -> list[str]:
-    """What one review request counts against: its user and its address. The same for
-    every path a request takes (page, admin, API); serving adds the workspace
-    (with_workspace)."""
-    keys = [f"user:{user_id}"] if user_id is not None else []
-    return keys + ([f"ip:{address}"] if address else [])
+    """What one review request counts against: its user if signed in, else its address.
+    The same for every path a request takes (page, admin, API); serving adds the
+    workspace (with_workspace)."""
+    if user_id is not None:
+        return [f"user:{user_id}"]
+    return [f"ip:{address}"] if address else []
 
 
 def with_workspace(keys: list[str] | None, workspace_id: int | None) -> list[str] | None:
@@ -136,35 +140,6 @@ def _incr_cache(key: str, ttl: int) -> int:
     except ValueError:  # expired between add and incr
         cache.add(key, 0, timeout=ttl)
         return cache.incr(key)
-
-
-def client_ip(request: HttpRequest) -> str:
-    """The client's address. TRUSTED_PROXY_COUNT = 0: REMOTE_ADDR. n > 0: the n-th
-    address from the right of X-Forwarded-For, the one our outermost trusted proxy saw
-    (addresses further left are whatever the client claims). A header with fewer
-    entries means fewer proxies were passed: its leftmost entry is then the one a
-    trusted proxy wrote. A missing or malformed header falls back to REMOTE_ADDR."""
-    remote = request.META.get("REMOTE_ADDR", "")
-    proxies = int(settings.TRUSTED_PROXY_COUNT)
-    if proxies <= 0:
-        return remote
-    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-    forwarded = [a for a in forwarded if a]
-    if not forwarded:
-        return remote
-    candidate = forwarded[-proxies] if len(forwarded) >= proxies else forwarded[0]
-    try:
-        return str(ipaddress.ip_address(candidate))
-    except ValueError:
-        return remote
-
-
-def request_rate_keys(request: HttpRequest, user_id: int | None = None) -> list[str]:
-    """rate_keys() of a web request: its signed-in user (or `user_id`, an API token's)
-    and its client address."""
-    if user_id is None and getattr(request, "user", None) is not None:
-        user_id = request.user.pk if request.user.is_authenticated else None
-    return rate_keys(user_id, client_ip(request))
 
 
 def legacy_rate_keys(identity: str | None) -> list[str] | None:

@@ -497,17 +497,21 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Login throttling (django-axes): a username at one address is locked out for
-# AXES_COOLOFF_MINUTES after AXES_FAILURE_LIMIT wrong passwords, on the dashboard's
-# login and the admin's alike; the address is found as the rate limit finds it.
+# Login throttling (django-axes), on the dashboard's login and the admin's alike, for
+# AXES_COOLOFF_MINUTES: a username at one address after AXES_FAILURE_LIMIT wrong
+# passwords, and an address after AXES_ADDRESS_FAILURE_LIMIT across usernames (password
+# spraying; higher, so one office's typos lock no one else out:
+# reviews/web/login_throttle.py). The address is found as the rate limit finds it.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "reviews.web.login_throttle.LoginThrottle"
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_ADDRESS_FAILURE_LIMIT = envint("AXES_ADDRESS_FAILURE_LIMIT", 20)  # 0: none
 AXES_COOLOFF_TIME = envint("AXES_COOLOFF_MINUTES", 15) / 60  # hours
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_CLIENT_IP_CALLABLE = "ledger.ratelimit.client_ip"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "reviews.web.client_address.client_ip"
 AXES_RESET_ON_SUCCESS = True
 
 # Mail: without EMAIL_HOST there is no password reset (revreview/urls.py), since its

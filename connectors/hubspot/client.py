@@ -87,6 +87,7 @@ class HubSpotClient:
             headers={"Authorization": f"Bearer {token}", "User-Agent": "revreview-connector/1"},
             timeout=self.limits.timeout_seconds,
             transport=transport,
+            follow_redirects=False,  # a redirect is an error (request()), never followed
         )
         self.requests = 0
         self.waited = 0.0
@@ -235,6 +236,8 @@ class HubSpotClient:
                     raise HubSpotError(response.status_code, _message(body, response), body=body)
                 self._wait(self.limits.backoff_seconds * 2 ** (failures - 1))
                 continue
+            if 300 <= response.status_code < 400:  # not a page: an empty pull is no pull
+                raise HubSpotError(response.status_code, "a redirect, not followed")
             if response.status_code in (401, 403):
                 body = _json(response)
                 raise TokenRefused(

@@ -33,7 +33,9 @@ def fetch_catalog(transport: httpx.BaseTransport | None = None) -> Catalog:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     timeout = float(settings.LLM_TIMEOUT_SECONDS)
     try:
-        with httpx.Client(headers=headers, transport=transport, timeout=timeout) as http:
+        with httpx.Client(
+            headers=headers, transport=transport, timeout=timeout, follow_redirects=False
+        ) as http:
             response = http.get(f"{base}/models")
     except httpx.HTTPError as error:
         return Catalog(None, _redact(f"{type(error).__name__}: {error}", key))

@@ -139,6 +139,7 @@ class Gateway:
             transport=transport,
             timeout=timeout,
             limits=httpx.Limits(max_keepalive_connections=0),
+            follow_redirects=False,  # a redirect is an answer (BadRequest), never followed
         )
 
     @classmethod

@@ -17,7 +17,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from ledger.ratelimit import request_rate_keys
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch, Dataset, ReviewRun
 from reviews.orchestration.intake.submit import (
@@ -33,6 +32,7 @@ from reviews.orchestration.intake.submit import (
 from reviews.orchestration.intake.tasks import accept_later
 from reviews.orchestration.store import spool
 from reviews.orchestration.store.blob_store import Source
+from reviews.web.client_address import request_rate_keys
 from reviews.web.forms import UploadForm
 from reviews.web.offline_auth import login_required_or_offline, offline_sender
 from reviews.web.unavailable import unavailable_page

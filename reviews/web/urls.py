@@ -2,6 +2,7 @@ from django.urls import path
 
 from reviews.web import (
     connection_views,
+    dataset_names,  # noqa: F401  (registers the `dataset` converter)
     fixplan_views,
     history_views,
     merge_views,
@@ -46,34 +47,38 @@ urlpatterns = [
         history_views.undo_finding_dismissal,
         name="undo_dismissal",
     ),
-    # Before the dataset page: its <path:name> would take these too.
+    # Before the dataset page: its <dataset:name> would take these too.
     path(
-        "datasets/<path:name>/hubspot/connect/",
+        "datasets/<dataset:name>/hubspot/connect/",
         connection_views.connect_dataset,
         name="dataset_connect",
     ),
     path(
-        "datasets/<path:name>/hubspot/schedule/",
+        "datasets/<dataset:name>/hubspot/schedule/",
         connection_views.schedule_dataset,
         name="dataset_schedule",
     ),
-    path("datasets/<path:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
-    path("datasets/<path:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
-    path("datasets/<path:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"),
+    path("datasets/<dataset:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
+    path("datasets/<dataset:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
     path(
-        "datasets/<path:name>/tuning/dismiss/",
+        "datasets/<dataset:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"
+    ),
+    path(
+        "datasets/<dataset:name>/tuning/dismiss/",
         tuning_views.dismiss_proposal,
         name="dismiss_proposal",
     ),
     path(
-        "datasets/<path:name>/policy/restore/", tuning_views.restore_policy, name="restore_policy"
+        "datasets/<dataset:name>/policy/restore/",
+        tuning_views.restore_policy,
+        name="restore_policy",
     ),
     path(
-        "datasets/<path:name>/pipelines/",
+        "datasets/<dataset:name>/pipelines/",
         pipelines_views.upload_pipelines,
         name="dataset_pipelines",
     ),
-    path("datasets/<path:name>/", history_views.dataset_detail, name="dataset"),
+    path("datasets/<dataset:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]

@@ -33,7 +33,6 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
-from ledger.ratelimit import request_rate_keys
 from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
@@ -50,6 +49,7 @@ from reviews.reports.exports import findings_csv_response
 from reviews.reports.report import stream_report_json
 from reviews.search import search_runs
 from reviews.web.access import get_batch_for_user, get_run_for_user
+from reviews.web.client_address import request_rate_keys
 from reviews.web.findings_page import findings_context, shown_findings
 from reviews.web.forms import BROKEN_GLASS, BreakGlassForm, RunFilterForm
 from workspaces.access import may, scope

@@ -1,6 +1,7 @@
-"""Webhook receivers on loopback: one records every request and answers with scripted
-status codes (the last one repeats), a body and headers of its choice, over TLS if
-asked; one answers its status line and then trickles a byte at a time."""
+"""Webhook receivers on loopback: one records every request (any method) and answers with
+scripted status codes (the last one repeats), a body and headers of its choice, over TLS
+if asked, on 127.0.0.1 or another loopback address; one answers its status line and
+then trickles a byte at a time."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ class Received:
     at: float  # time.monotonic() when it arrived
     headers: dict[str, str]
     body: bytes
+    method: str = "POST"
+    path: str = ""
 
 
 class Receiver:
@@ -27,6 +30,7 @@ class Receiver:
         reply: bytes | None = None,
         headers: dict[str, str] | None = None,
         tls: ssl.SSLContext | None = None,
+        host: str = "127.0.0.1",
     ) -> None:
         self.statuses = list(statuses or [200])
         self.received: list[Received] = []
@@ -36,8 +40,11 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                arrived = Received(
+                    time.monotonic(), dict(self.headers), body, self.command, self.path
+                )
                 with receiver._lock:
-                    receiver.received.append(Received(time.monotonic(), dict(self.headers), body))
+                    receiver.received.append(arrived)
                     index = min(len(receiver.received), len(receiver.statuses)) - 1
                     status = receiver.statuses[index]
                 self.send_response(status)
@@ -50,15 +57,17 @@ class Receiver:
                 else:
                     self.wfile.write(b"ok" if status < 300 else b"receiver is down")
 
+            do_GET = do_HEAD = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_POST
+
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, 0), Handler)
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_port
         scheme = "https" if tls is not None else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.port}/hook"
+        self.url = f"{scheme}://{host}:{self.port}/hook"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> Receiver:

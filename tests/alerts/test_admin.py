@@ -70,11 +70,13 @@ def test_a_delivery_page_lists_its_attempts(admin_client):
             latency_ms=12,
             response_code=code,
             ok=code == 200,
+            address="203.0.113.9",
         )
     page = admin_client.get(reverse("admin:alerts_webhookdelivery_change", args=[delivery.pk]))
     assert page.status_code == 200
     text = page.content.decode()
     assert "500" in text and "200" in text
+    assert "203.0.113.9" in text  # the address each attempt connected to
     listing = admin_client.get(reverse("admin:alerts_webhookdelivery_changelist"))
     assert listing.status_code == 200
 
@@ -130,6 +132,44 @@ def test_an_internal_receiver_can_be_saved_once_allow_listed(admin_client, setti
         },
     )
     assert WebhookSubscription.objects.get().url == "http://10.1.2.3:8080/hooks"
+
+
+def add_subscription(admin_client, url: str):
+    return admin_client.post(
+        reverse("admin:alerts_webhooksubscription_add"),
+        {
+            "dataset": Dataset.objects.get_or_create(name="acme-hubspot")[0].pk,
+            "url": url,
+            "payload_format": "json",
+            "triggers": ["request_changes"],
+            "secret": "",
+            "active": "on",
+        },
+    )
+
+
+def test_a_one_word_host_can_be_saved_once_allow_listed(admin_client, settings):
+    """A compose service (`hooks`) has no dot: Django's URL check alone refuses it."""
+    settings.WEBHOOK_ALLOWED_HOSTS = ["hooks"]
+    settings.WEBHOOK_ALLOW_HTTP = False
+    add_subscription(admin_client, "http://hooks:8080/revreview")
+    assert WebhookSubscription.objects.get().url == "http://hooks:8080/revreview"
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://intranet:8080/x", "Enter a valid URL"),  # one word, not listed
+        ("http://hooks:99999/x", "Port out of range"),  # listed, but no such port
+        ("http://hooks:8080/a b", "Enter a valid URL"),
+    ],
+)
+def test_a_one_word_host_is_still_checked_as_a_url(admin_client, settings, url, words):
+    settings.WEBHOOK_ALLOWED_HOSTS = ["hooks"]
+    response = add_subscription(admin_client, url)
+    assert response.status_code == 200 and not WebhookSubscription.objects.exists()
+    errors = response.context["adminform"].form.errors["url"]
+    assert any(words in error for error in errors), errors
 
 
 def test_a_delivery_page_shows_the_excerpt_not_a_body(admin_client):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import time
 
 import pytest
 from django.utils import timezone
@@ -254,9 +255,41 @@ def test_a_redirect_is_not_followed(settings, redis_url):
             assert len(outside.received) == 1
         assert inside.received == []
     attempt = saved.attempt_log.get()
-    assert (attempt.response_code, attempt.ok) == (302, False)
+    assert (attempt.response_code, attempt.ok, attempt.address) == (302, False, "127.0.0.1")
     saved.refresh_from_db()
     assert saved.status == WebhookDelivery.Status.PENDING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_redirect_from_an_allow_listed_receiver_to_loopback_reaches_nothing(
+    settings, monkeypatch
+):
+    """The case of the report: only 127.0.0.2 is allowed, and its receiver answers 302 to
+    a listener on 127.0.0.1. Neither the attempt nor its retry sends anything there, by
+    any method, and each attempt records the address it connected to."""
+    settings.WEBHOOK_ALLOWED_HOSTS = ["127.0.0.2/32"]
+    monkeypatch.setenv("WEBHOOK_ALLOWED_HOSTS", "127.0.0.2/32")
+    with Receiver() as inside:
+        target = f"http://127.0.0.1:{inside.port}/redirected"
+        with Receiver([302], headers={"Location": target}, reply=b"", host="127.0.0.2") as outside:
+            saved = make_delivery(outside.url)
+            assert delivery.attempt(saved.pk) is not None
+            WebhookDelivery.objects.filter(pk=saved.pk).update(next_attempt_at=timezone.now())
+            assert delivery.attempt(saved.pk) is not None  # the retry
+            assert [(r.method, r.path) for r in outside.received] == [("POST", "/hook")] * 2
+        time.sleep(0.2)  # anything sent late would have arrived by now
+        assert inside.received == []
+    attempts = [(a.number, a.response_code, a.ok, a.address) for a in saved.attempt_log.all()]
+    assert attempts == [(1, 302, False, "127.0.0.2"), (2, 302, False, "127.0.0.2")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_attempt_that_connects_nowhere_records_no_address(settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = []
+    settings.WEBHOOK_ALLOW_HTTP = True
+    saved = make_delivery("http://127.0.0.1:9/hook")  # refused before any connection
+    delivery.attempt(saved.pk)
+    assert saved.attempt_log.get().address == ""
 
 
 SECRET_REPLY = (

@@ -146,6 +146,25 @@ def test_a_timeout_is_retried():
     assert len(calls) == 2
 
 
+def test_a_redirect_is_an_error_never_followed_nor_read_as_an_empty_page():
+    """A 302 used to read as a page with no results (a pull of nothing); it is refused,
+    and nothing is sent where it points, by the request or a retry."""
+    import httpx
+
+    sent = []
+
+    def handler(request):
+        sent.append(str(request.url))
+        return httpx.Response(302, headers={"Location": "http://127.0.0.1:9/redirected"})
+
+    client = HubSpotClient(
+        "http://hubspot.test", TOKEN, fast_limits(), transport=httpx.MockTransport(handler)
+    )
+    with pytest.raises(HubSpotError, match="302: a redirect, not followed"):
+        list(client.list_pages("companies", ["name"]))
+    assert len(sent) == 1 and sent[0].startswith("http://hubspot.test/crm/v3/objects/companies")
+
+
 def test_a_refused_token_raises_with_hubspots_message_and_never_the_token():
     portal = Portal()
     with StandIn(portal) as api, HubSpotClient(api.url, "pat-na1-wrong", fast_limits()) as client:

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from tests.services import ROOT
@@ -58,6 +59,57 @@ def test_a_right_password_signs_in_below_the_limit(client, django_user_model):
     response = client.post(reverse("login"), {"username": "staff", "password": PASSWORD})
 
     assert response.status_code == 302 and "_auth_user_id" in client.session
+
+
+OFFICE, HOME = "203.0.113.20", "198.51.100.7"
+
+
+def sign_in(address: str, username: str, password: str) -> int:
+    return (
+        Client(REMOTE_ADDR=address)
+        .post(reverse("login"), {"username": username, "password": password})
+        .status_code
+    )
+
+
+def test_password_spraying_from_one_address_is_throttled_after_its_limit(
+    django_user_model, settings
+):
+    """One guess at each of 30 usernames: each username stays under its own limit, so
+    only the address's count stops it, at AXES_ADDRESS_FAILURE_LIMIT, for every
+    username at that address (the right password too) and for no other address."""
+    django_user_model.objects.create_user("user07", password=PASSWORD)
+    limit = settings.AXES_ADDRESS_FAILURE_LIMIT
+    assert settings.AXES_FAILURE_LIMIT < limit < 30
+    codes = [sign_in(OFFICE, f"user{n:02}", "Summer2026!") for n in range(30)]
+    assert codes[: limit - 1] == [200] * (limit - 1)  # the form, again
+    assert codes[limit:] == [429] * (30 - limit)
+    assert sign_in(OFFICE, "user07", PASSWORD) == 429
+    assert sign_in(HOME, "user07", PASSWORD) == 302
+
+
+def test_a_mistyped_password_locks_out_no_colleague_behind_the_same_address(
+    django_user_model, settings
+):
+    django_user_model.objects.create_user("alice", password=PASSWORD)
+    django_user_model.objects.create_user("bob", password=PASSWORD)
+    for n in range(settings.AXES_FAILURE_LIMIT):  # alice locks herself out
+        sign_in(OFFICE, "alice", f"guess-{n}")
+    assert sign_in(OFFICE, "alice", PASSWORD) == 429
+    assert sign_in(OFFICE, "bob", "pasword-typo") == 200
+    assert sign_in(OFFICE, "bob", PASSWORD) == 302
+
+
+def test_a_right_password_does_not_wipe_the_addresss_count_of_other_usernames(
+    django_user_model, settings
+):
+    """A sprayer holding one valid account cannot sign in with it to start over."""
+    django_user_model.objects.create_user("insider", password=PASSWORD)
+    limit = settings.AXES_ADDRESS_FAILURE_LIMIT
+    for n in range(limit - 1):
+        sign_in(OFFICE, f"user{n:02}", "Summer2026!")
+    assert sign_in(OFFICE, "insider", PASSWORD) == 302
+    assert sign_in(OFFICE, "user99", "Summer2026!") == 429
 
 
 def test_password_reset_is_off_without_mail(client):

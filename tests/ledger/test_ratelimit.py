@@ -1,12 +1,11 @@
-"""Per-client rate limit (fixed hourly window) and the client address behind proxies."""
+"""Per-client rate limit (fixed hourly window), over plain keys: a signed-in user's, an
+anonymous request's address, a workspace's."""
 
 import pytest
-from django.test import RequestFactory
 
 from ledger.ratelimit import (
     WORKSPACE_FACTOR,
     RateDecision,
-    client_ip,
     hit,
     legacy_rate_keys,
     limit_of,
@@ -33,16 +32,32 @@ def test_rate_limit_counts_per_address_within_the_hour(redis_url, limit_3):
 
 def test_each_key_is_counted_and_the_one_furthest_over_decides(redis_url, limit_3):
     at = HOUR_START + 10
-    assert rate_keys(7, "192.0.2.1") == ["user:7", "ip:192.0.2.1"]
     assert [hit(*rate_keys(7, "192.0.2.1"), now=at).count for _ in range(3)] == [1, 2, 3]
     # The same user from elsewhere: over by its user's count.
     assert hit(*rate_keys(7, "198.51.100.9"), now=at) == RateDecision(
         allowed=False, count=4, limit=3, retry_after=3590
     )
-    # Someone else from the first address: over by the address's count.
-    assert hit(*rate_keys(8, "192.0.2.1"), now=at).count == 4
+    # With a workspace (30 an hour) beside it, the user's count is still the one over.
+    assert hit(*with_workspace(rate_keys(7, None), 5), now=at) == RateDecision(
+        allowed=False, count=5, limit=3, retry_after=3590
+    )
     assert hit(*rate_keys(9, "198.51.100.10"), now=at).count == 1
     assert hit(now=at) == RateDecision(allowed=True, count=0, limit=0, retry_after=3590)
+
+
+def test_a_signed_in_request_counts_its_user_and_only_an_anonymous_one_its_address(
+    redis_url, limit_3
+):
+    """Two people behind one office address: each has a limit of their own."""
+    at = HOUR_START + 10
+    assert rate_keys(7, "192.0.2.1") == ["user:7"]
+    assert rate_keys(None, "192.0.2.1") == ["ip:192.0.2.1"]
+    assert rate_keys(None, None) == [] and rate_keys(None, "") == []
+    allowed = [hit(*rate_keys(7, "192.0.2.1"), now=at).allowed for _ in range(4)]
+    assert allowed == [True, True, True, False]
+    assert hit(*rate_keys(8, "192.0.2.1"), now=at).count == 1  # the colleague's first
+    anonymous = [hit(*rate_keys(None, "192.0.2.1"), now=at).count for _ in range(2)]
+    assert anonymous == [1, 2]  # the address alone, not the users behind it
 
 
 def test_a_request_recorded_before_rate_keys_keeps_its_identity():
@@ -81,55 +96,21 @@ def test_rate_limit_embedded_mode_uses_the_django_cache(settings, limit_3):
     assert hit("192.0.2.99", now=HOUR_START + 3600).count == 1
 
 
-def request_from(remote: str, forwarded: str | None = None):
-    headers = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded is not None else {}
-    return RequestFactory().get("/", REMOTE_ADDR=remote, **headers)
-
-
-def test_client_ip_is_remote_addr_without_trusted_proxies(settings):
-    settings.TRUSTED_PROXY_COUNT = 0
-    assert client_ip(request_from("10.0.0.5", "6.6.6.6")) == "10.0.0.5"
-
-
-def test_client_ip_reads_x_forwarded_for_behind_one_proxy(settings):
-    settings.TRUSTED_PROXY_COUNT = 1
-    # The client claims 6.6.6.6; our proxy appended the address it saw.
-    assert client_ip(request_from("10.0.0.5", "6.6.6.6, 198.51.100.4")) == "198.51.100.4"
-
-
-def test_client_ip_counts_trusted_proxies_from_the_right(settings):
-    settings.TRUSTED_PROXY_COUNT = 2
-    forwarded = "6.6.6.6, 198.51.100.4, 10.0.0.9"
-    assert client_ip(request_from("10.0.0.5", forwarded)) == "198.51.100.4"
-
-
-def test_client_ip_with_fewer_entries_than_proxies_takes_the_leftmost(settings):
-    settings.TRUSTED_PROXY_COUNT = 2
-    assert client_ip(request_from("10.0.0.5", "198.51.100.4")) == "198.51.100.4"
-
-
-def test_client_ip_falls_back_to_remote_addr_for_a_bad_header(settings):
-    settings.TRUSTED_PROXY_COUNT = 1
-    assert client_ip(request_from("10.0.0.5", "not-an-address")) == "10.0.0.5"
-    assert client_ip(request_from("10.0.0.5", "")) == "10.0.0.5"
-    assert client_ip(request_from("10.0.0.5", " 2001:DB8::1 ")) == "2001:db8::1"
-
-
 def test_a_workspace_key_has_its_own_limit_shared_by_its_members(redis_url, settings):
     settings.RATE_LIMIT_PER_HOUR = 5
     settings.RATE_LIMIT_PER_WORKSPACE_PER_HOUR = 3
     at = HOUR_START + 10
-    assert with_workspace(rate_keys(7, "192.0.2.1"), 5) == ["user:7", "ip:192.0.2.1", "workspace:5"]
+    assert with_workspace(rate_keys(7, None), 5) == ["user:7", "workspace:5"]
     assert with_workspace(["user:7", "workspace:5"], 5) == ["user:7", "workspace:5"]  # once
     assert with_workspace(None, 5) is None and with_workspace(["user:7"], None) == ["user:7"]
-    alice = with_workspace(rate_keys(7, "192.0.2.1"), 5)
-    bob = with_workspace(rate_keys(8, "198.51.100.9"), 5)
+    alice = with_workspace(rate_keys(7, None), 5)
+    bob = with_workspace(rate_keys(8, None), 5)
     assert [hit(*alice, now=at).allowed, hit(*bob, now=at).allowed] == [True, True]
     assert hit(*alice, now=at) == RateDecision(allowed=True, count=3, limit=3, retry_after=3590)
     # Bob's second request: well within his own limit, past the workspace's.
     assert hit(*bob, now=at) == RateDecision(allowed=False, count=4, limit=3, retry_after=3590)
     # Bob in another workspace: his own count only; the first workspace is not counted.
-    assert hit(*with_workspace(rate_keys(8, "198.51.100.9"), 6), now=at).count == 3
+    assert hit(*with_workspace(rate_keys(8, None), 6), now=at).count == 3
     assert hit("workspace:5", now=at).count == 5
 
 

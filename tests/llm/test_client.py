@@ -141,6 +141,17 @@ def test_errors_are_classified(response, error_class, failback):
     assert raised.value.failback is failback
 
 
+def test_a_redirect_is_an_answer_never_followed():
+    """A gateway answering 302 (towards the key's next stop): one request, no second,
+    and a BadRequest that does not fail back to send the key there by another model."""
+    moved = httpx.Response(302, headers={"Location": "http://127.0.0.1:9/redirected"})
+    client, sent = gateway(moved, ok(GOOD))
+    with pytest.raises(errors.BadRequest, match="HTTP 302") as raised:
+        client.complete(MODEL, MESSAGES, SpecialistReply)
+    assert raised.value.failback is False
+    assert [request["url"] for request in sent] == ["http://gw.test/v1/chat/completions"]
+
+
 def test_a_provider_without_json_schema_is_asked_again_in_json_mode():
     rejected = httpx.Response(
         400, json={"error": {"message": "response_format json_schema is not supported"}}

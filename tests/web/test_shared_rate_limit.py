@@ -1,7 +1,8 @@
-"""One rate limit for the dashboard and the API: a review request counts against its
-user and its address on either path, so past the API's 429 the same user is refused on
-the dashboard too (and the other way round), from wherever they connect, and a second
-account from the same address is no way around it."""
+"""One rate limit for the dashboard and the API: a signed-in review request counts
+against its user and its workspace on either path, so past the API's 429 the same user
+is refused on the dashboard too (and the other way round), from wherever they connect;
+never against its address, so colleagues behind one office address each keep their own
+limit."""
 
 from __future__ import annotations
 
@@ -81,17 +82,24 @@ def test_past_the_dashboards_429_the_same_user_is_refused_by_the_api(
     assert rerun.status_code == 429
 
 
-def test_one_address_shares_its_limit_across_accounts_and_paths(
+def test_two_users_behind_one_address_each_keep_their_own_limit(
     limit_1, django_user_model, django_capture_on_commit_callbacks
 ):
+    """The office NAT of the report: one colleague past the limit does not refuse the
+    other's first upload, API call or re-run from the same address."""
     capture = django_capture_on_commit_callbacks
     first = django_user_model.objects.create_user("first", password="first-pass-12")
     second = django_user_model.objects.create_user("second", password="second-pass-1")
-    assert [page_upload(first, HOME, capture) for _ in range(2)] == [302, 302]
-    assert api_upload(create_token(second, "other").secret, HOME, capture) == 429
-    # Another address and another user: counted apart.
+    assert [page_upload(first, OFFICE, capture) for _ in range(3)] == [302, 302, 429]
+    assert page_upload(second, OFFICE, capture) == 302
+    client = Client(REMOTE_ADDR=OFFICE)
+    client.force_login(second)
+    run = ReviewRun.objects.earliest("id")
+    assert client.post(reverse("reviews:rerun", args=[run.pk])).status_code == 302
     third = django_user_model.objects.create_user("third", password="third-pass-12")
-    assert page_upload(third, CAFE, capture) == 302
+    assert api_upload(create_token(third, "other").secret, OFFICE, capture) == 202
+    # The first is still refused, from the office or from home.
+    assert page_upload(first, HOME, capture) == 429
 
 
 def test_an_unlimited_setting_limits_neither_path(settings, redis_url, django_user_model):

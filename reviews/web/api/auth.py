@@ -18,10 +18,10 @@ from django.http import HttpRequest
 from ninja.errors import AuthorizationError
 from ninja.security import HttpBearer
 
-from ledger.ratelimit import request_rate_keys
 from reviews.apiauth.models import ApiToken
 from reviews.apiauth.tokens import CachedToken, active_token, cached_token, scope_problem
 from reviews.orchestration.intake.submit import DatabaseUnavailable, unreachable_errors
+from reviews.web.client_address import request_rate_keys
 from workspaces.access import role_in
 
 
@@ -68,5 +68,6 @@ UPLOAD_OR_SPOOL = TokenAuth(ApiToken.Scope.UPLOAD, offline=True)  # POST /batche
 
 def rate_identity(token: ApiToken | CachedToken, request: HttpRequest) -> list[str]:
     """The rate limit counts an API request as the dashboard counts its own: against
-    the token's user and the client's address (ledger.ratelimit.rate_keys)."""
+    the token's user (ledger.ratelimit.rate_keys), and its workspace where it is served;
+    never the client's address, which a whole office may share."""
     return request_rate_keys(request, user_id=token.user_id)
