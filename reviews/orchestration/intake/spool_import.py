@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from ledger.ratelimit import legacy_rate_keys
+from reviews.apiauth.idempotency import store_keyed
 from reviews.models import Batch
-from reviews.orchestration.intake.spool_senders import SenderRefused, sender_of
+from reviews.orchestration.intake.spool_senders import sender_of
 from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     accept_stored_upload,
@@ -27,27 +25,11 @@ from reviews.orchestration.intake.submit import (
     unreachable_errors,
 )
 from reviews.orchestration.store import spool
-from reviews.orchestration.store.blob_store import Source
+from reviews.orchestration.store.spool import SenderRefused
 from workspaces.access import may, only_workspace, workspaces_of
 from workspaces.models import Role, Workspace
 
 logger = logging.getLogger(__name__)
-
-
-# How an upload sent with an Idempotency-Key is stored: the API's keys
-# (reviews.apiauth.idempotency.store_keyed, registered by reviews.apiauth.apps; orchestration
-# does not import the web). Called in the import's transaction with the upload's user,
-# meta, files and the function that stores it; returns (the batch, True if stored now,
-# False if the key already holds this upload's batch: an import that ran before).
-KeyedStore = Callable[
-    [AbstractBaseUser, dict[str, Any], list[Source], Callable[[], Batch]], tuple[Batch, bool]
-]
-_keyed_store: KeyedStore | None = None
-
-
-def register_keyed_store(store: KeyedStore) -> None:
-    global _keyed_store
-    _keyed_store = store
 
 
 @dataclass(slots=True)
@@ -124,10 +106,12 @@ def store_one(folder: Path) -> tuple[Batch, dict, bool]:
         Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)
         return batch
 
-    keyed = meta.get("idempotency_key") and user is not None and _keyed_store is not None
+    # An upload sent with an Idempotency-Key claims it for its batch (the API's keys):
+    # or finds it already holds this upload's batch (an import that ran before).
+    keyed = meta.get("idempotency_key") and user is not None
     try:
         with transaction.atomic():
-            batch, new = _keyed_store(user, meta, files, store) if keyed else (store(), True)
+            batch, new = store_keyed(user, meta, files, store) if keyed else (store(), True)
     except unreachable_errors() as error:  # at the commit: nothing was stored
         raise DatabaseUnavailable.of(error) from error
     spool.remove(folder)

@@ -29,7 +29,7 @@ from reviews.orchestration.dataset import baselines, policies
 from reviews.orchestration.dataset.pipelines import learn_pipelines
 from reviews.orchestration.run.tasks import ACCEPT_UPLOAD, send_start
 from reviews.orchestration.serving import decide as serving
-from reviews.orchestration.store.blob_store import Source, copy_into
+from reviews.orchestration.store.blob_store import Source, combined_sha256, copy_into
 from reviews.orchestration.store.parsed import keep_parsed, parse, parse_stored, stored_files
 from reviews.orchestration.store.unread import unread
 
@@ -243,7 +243,7 @@ def store_upload(files: list[UploadedFile | Source], *, created_by=None, workspa
                 **({"workspace_id": getattr(workspace, "pk", workspace)} if workspace else {}),
             )
             digests = copy_into(batch, list(zip(names, sources, strict=True)))
-            batch.sha256 = _combined_sha256(digests)
+            batch.sha256 = combined_sha256(digests)
             batch.save(update_fields=["sha256"])
     except unreachable_errors() as error:
         raise DatabaseUnavailable.of(error) from error
@@ -279,14 +279,7 @@ def stored_name(name: str) -> str:
 
 def stored_sha256(files: list[UploadedFile]) -> str:
     """The sha256 a Batch of these files gets."""
-    return _combined_sha256([hashlib.sha256(f.data).hexdigest() for f in files])
-
-
-def _combined_sha256(digests: list[str]) -> str:
-    # One file: its own hash. Several (a CSV export): a hash over the sorted file hashes.
-    if len(digests) == 1:
-        return digests[0]
-    return hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
+    return combined_sha256([hashlib.sha256(f.data).hexdigest() for f in files])
 
 
 def accept(

@@ -35,6 +35,11 @@ _TEMP_PREFIX = ".tmp-"
 logger = logging.getLogger(__name__)
 
 
+class SenderRefused(Exception):
+    """The sender of a spooled upload did not hold at import; the message says why
+    (reviews.orchestration.intake.spool_senders, reviews.apiauth.tokens)."""
+
+
 class SpoolFull(Exception):
     """The spool already holds SPOOL_MAX_BYTES: the upload is not kept."""
 

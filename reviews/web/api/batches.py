@@ -192,7 +192,7 @@ def upload_batch(
         _release(record)
         raise
     if record is not None:
-        idempotency.finish(record, submission)
+        idempotency.finish(record, submission.batch, submission.run)
     if not submission.accepted:
         return Status(400, rejected(submission.batch.pk, submission.errors))
     return Status(202, accepted(request, response, submission.run))
