@@ -23,12 +23,8 @@ from django.utils.dateparse import parse_datetime
 
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.intake.submit import (
-    DatabaseUnavailable,
-    ServeRefused,
-    UploadTooLarge,
-    submit,
-)
+from reviews.orchestration.intake.serve import ServeRefused
+from reviews.orchestration.intake.submit import DatabaseUnavailable, UploadTooLarge, submit
 from reviews.orchestration.store.parsed import forget_parsed
 from reviews.reports.report import run_report, stream_report_json, text_report
 from revreview.celery import app
