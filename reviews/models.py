@@ -121,6 +121,10 @@ class Batch(models.Model):
     requested_dataset = models.CharField(max_length=200, blank=True)  # a checked name
     # The rate-limit keys of the request (its user and address): kept until it is read.
     rate_keys = models.JSONField(null=True, blank=True)
+    # The one claim of an upload (reviews.orchestration.intake.entry): the upload is in
+    # the database if a batch holds its key, else in the spool, which keeps the same key;
+    # so a store whose commit went through while its answer was lost is imported once.
+    intake_key = models.CharField(max_length=32, null=True, blank=True, unique=True)
 
     class Meta:
         verbose_name_plural = "batches"

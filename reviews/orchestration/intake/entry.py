@@ -11,12 +11,19 @@ then, decided here:
 - kept in the spool (the database cannot take it): reviews.orchestration.store.spool,
   imported once it is back (spool_import), through the same store and read.
 
+Each upload gets one claim, its intake key: on its batch row when stored, in its spool
+folder when kept there. When the database goes away at the store's commit, the commit
+may have gone through unanswered; the upload is kept in the spool all the same, and the
+import stores it only if no batch holds its key. Whatever the moment, an upload answered
+"kept" is stored once.
+
 The doors only translate: a form or an API request into a Request, and the Received
 into a page or an answer."""
 
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -102,10 +109,14 @@ def receive(
     the spool when the database cannot take it (`offline`: why the database was known to
     be away before it was asked). Raises UploadTooLarge, IngestError (no file),
     ServeRefused (the batch is kept) and spool.SpoolFull (nothing is kept)."""
+    # The upload's one claim: on its batch row if it is stored, in its spool folder if it
+    # is kept there; the import stores it only if no batch holds it (submit.store_upload).
+    claim = secrets.token_hex(16)
     if offline is not None:
-        return _spool(files, request, offline)
+        return _spool(files, request, offline, claim)
     sources = [as_source(f) for f in files]
     stored = {
+        "intake_key": claim,
         "created_by": request.user,
         "workspace": request.workspace_id,
         "as_of": request.as_of,
@@ -120,8 +131,8 @@ def receive(
             hand_over(batch)
             return Received(Route.WORKER, batch)
         submission = submit(_in_memory(files), **stored)
-    except DatabaseUnavailable as error:  # nothing was stored: keep it on disk
-        return _spool(files, request, str(error))
+    except DatabaseUnavailable as error:  # not stored (or unanswered): keep it on disk
+        return _spool(files, request, str(error), claim)
     except StoredNotRead as error:  # stored; a worker reads it once the database is back
         return Received(Route.WORKER, error.batch, detail=str(error))
     return Received(Route.HERE, submission.batch, submission.run, submission.errors)
@@ -148,9 +159,11 @@ def _in_memory(files: list[UploadedFile] | list[Source]) -> list[UploadedFile]:
     ]
 
 
-def _spool(files: list[UploadedFile] | list[Source], request: Request, error: str) -> Received:
-    """Keep the upload in the spool, unless the same keyed upload already waits there:
-    one upload is kept once."""
+def _spool(
+    files: list[UploadedFile] | list[Source], request: Request, error: str, claim: str
+) -> Received:
+    """Keep the upload in the spool under its claim, unless the same keyed upload
+    already waits there: one upload is kept once."""
     key = request.idempotency_key
     if key:
         waiting = idempotency.spooled(request.sender_id, key, request.idempotency_sha256 or "")
@@ -170,5 +183,6 @@ def _spool(files: list[UploadedFile] | list[Source], request: Request, error: st
         refused=list(request.refused) or None,
         idempotency_key=key,
         idempotency_sha256=request.idempotency_sha256 if key else None,
+        intake_key=claim,
     )
     return Received(Route.SPOOL, spool_id=spool_id)

@@ -112,6 +112,8 @@ def store_one(folder: Path) -> tuple[Batch, bool]:
             refused=meta.get("refused"),
             # Received then, not now: a batch without its own as-of is reviewed as of then.
             received_at=datetime.fromisoformat(meta["received_at"]),
+            # Stored already if its store's commit went through unanswered: not again.
+            intake_key=meta.get("intake_key"),
         )
 
     # An upload sent with an Idempotency-Key claims it for its batch (the API's keys):

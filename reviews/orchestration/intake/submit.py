@@ -15,7 +15,7 @@ from datetime import datetime
 
 from celery import current_app
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 
 from reviews.engine import batch as plain
 from reviews.engine.ingest import IngestError, UploadedFile
@@ -78,6 +78,7 @@ def submit(
     no_cache: bool = False,
     dataset: str | None = None,
     workspace=None,
+    intake_key: str | None = None,
 ) -> Submission:
     """Store, parse here and (if valid) serve a review: a finished run that reuses
     another run's review, or a queued one. `dispatch=False` leaves a queued run for the
@@ -85,7 +86,7 @@ def submit(
     limit applies (the CLI). `dataset` (the form's field, the CLI's --dataset) wins over
     the batch's own "dataset" key. `workspace` is where the batch (and its dataset)
     belong: every request names it; None is the default workspace (tests, a one-team
-    CLI). Raises ServeRefused."""
+    CLI). `intake_key`: the upload's one claim (store_upload). Raises ServeRefused."""
     batch = store_upload(
         files,
         created_by=created_by,
@@ -93,6 +94,7 @@ def submit(
         as_of=as_of,
         dataset=dataset,
         rate_keys=rate_keys,
+        intake_key=intake_key,
     )
     if batch.status == Batch.Status.REJECTED:  # refused before parsing: its dataset name
         return Submission(batch=batch, errors=batch.errors)
@@ -156,6 +158,7 @@ def store_upload(
     rate_keys: list[str] | None = None,
     refused: list[str] | None = None,
     received_at: datetime | None = None,
+    intake_key: str | None = None,
 ) -> Batch:
     """Keep the upload byte for byte, before anything reads it, with what it asked for:
     its as-of time, dataset and rate-limit keys, read with it by whoever reads it (this
@@ -163,7 +166,10 @@ def store_upload(
     in chunks (Source: a big upload spooled to disk). A request refused before parsing
     (`refused`: the form's errors; or a dataset name that cannot be one) is stored
     rejected, with why. `received_at`: when an upload kept in the spool was received.
-    Raises DatabaseUnavailable when the database cannot be reached (nothing was stored)."""
+    `intake_key`: the upload's one claim (Batch.intake_key); an upload whose key a batch
+    holds already is not stored again, and that batch is returned. Raises
+    DatabaseUnavailable when the database cannot be reached (nothing was stored, or
+    its commit went through unanswered: the claim tells which, later)."""
     if not files:
         raise IngestError(["no file uploaded"])
     sources = [as_source(f) for f in files]
@@ -181,8 +187,11 @@ def store_upload(
             errors = error.errors
     names = [stored_name(s.name) for s in sources]
     try:
+        if intake_key is not None and (stored := _claimed(intake_key)) is not None:
+            return stored
         with transaction.atomic():
             batch = Batch.objects.create(
+                intake_key=intake_key,
                 file_name=stored_name(", ".join(names)),
                 sha256="",
                 size_bytes=total,
@@ -202,9 +211,22 @@ def store_upload(
             batch.save(update_fields=["sha256", "created_at"])
     except unreachable_errors() as error:
         raise DatabaseUnavailable.of(error) from error
+    except IntegrityError:
+        if intake_key is not None and (stored := _claimed(intake_key)) is not None:
+            return stored  # stored meanwhile under the same claim
+        raise
     if errors:
         logger.info("batch %s rejected before parsing: %d errors", batch.pk, len(errors))
     return batch
+
+
+def _claimed(intake_key: str) -> Batch | None:
+    """The batch stored under this intake key, if any: an upload kept in the spool whose
+    store committed though its answer was lost (the database went away at the commit)."""
+    stored = Batch.objects.filter(intake_key=intake_key).first()
+    if stored is not None:
+        logger.warning("upload %s was stored before, as batch %s", intake_key, stored.pk)
+    return stored
 
 
 def name_request(
