@@ -21,6 +21,9 @@ LAYERS = {
     "reviews.samplegen": 1,
     "reviews.llm": 1,
     "reviews.orchestration": 2,
+    # API tokens and idempotency keys: the spool import checks a token and claims a key
+    # with them (no registry filled at start-up), so they never import the web.
+    "reviews.apiauth": 2,
     # A connection's rows and tasks sit beside the orchestration they feed; the
     # connectors' models, admin and commands are app-level, like reviews'.
     "connectors.pulls": 2,

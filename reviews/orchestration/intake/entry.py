@@ -31,6 +31,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from reviews.apiauth import idempotency
 from reviews.engine.ingest import UploadedFile
@@ -145,7 +146,7 @@ def hand_over(batch: Batch) -> None:
     def send() -> None:
         try:
             accept_upload.delay(**accept_message(batch.pk))
-        except Exception as error:  # the sweep sends it again (sweep.unread_batches)
+        except BrokerUnavailable as error:  # the sweep sends it again (sweep.unread_batches)
             logger.warning("batch %s: not sent to a worker (%r); the sweep will", batch.pk, error)
 
     transaction.on_commit(send)
