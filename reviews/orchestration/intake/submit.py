@@ -187,8 +187,6 @@ def store_upload(
             errors = error.errors
     names = [stored_name(s.name) for s in sources]
     try:
-        if intake_key is not None and (stored := _claimed(intake_key)) is not None:
-            return stored
         with transaction.atomic():
             batch = Batch.objects.create(
                 intake_key=intake_key,
@@ -211,9 +209,9 @@ def store_upload(
             batch.save(update_fields=["sha256", "created_at"])
     except unreachable_errors() as error:
         raise DatabaseUnavailable.of(error) from error
-    except IntegrityError:
+    except IntegrityError:  # the claim is taken: the batch that holds it is this upload
         if intake_key is not None and (stored := _claimed(intake_key)) is not None:
-            return stored  # stored meanwhile under the same claim
+            return stored
         raise
     if errors:
         logger.info("batch %s rejected before parsing: %d errors", batch.pk, len(errors))
