@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     from django.test.utils import CaptureQueriesContext
 
     from reviews.models import Batch, ReviewRun, findings_of
-    from reviews.orchestration.intake.submit import serve
+    from reviews.orchestration.intake.serve import serve
     from reviews.orchestration.store.parsed import parse_stored
     from reviews.reports.report import stream_report_json
 

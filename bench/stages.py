@@ -40,7 +40,8 @@ def main(argv: list[str]) -> int:
     from reviews.engine.ingest import UploadedFile
     from reviews.engine.risk import classify_risk
     from reviews.engine.specialists import NAMES, detector
-    from reviews.orchestration.intake.submit import accept, create_run, store_upload
+    from reviews.orchestration.intake.serve import create_run
+    from reviews.orchestration.intake.submit import accept, store_upload
     from reviews.orchestration.run import handoff
     from reviews.orchestration.run.findings_store import write_findings
     from reviews.orchestration.serving import decide as serving

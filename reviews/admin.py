@@ -27,7 +27,7 @@ from reviews.models import (
     Verdict,
     findings_of,
 )
-from reviews.orchestration.intake.submit import ServeRefused, rerun
+from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.reports.exports import findings_csv_response, findings_of_runs
 from reviews.search import search_findings, search_runs
 from workspaces.access import scope

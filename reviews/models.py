@@ -114,6 +114,17 @@ class Batch(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # What the upload asked for beside its files, kept as asked when it is stored
+    # (reviews.orchestration.intake.entry): whoever reads it (the web, a worker, the
+    # sweep sending it again) reads it with these. `as_of` above is the effective time.
+    requested_as_of = models.DateTimeField(null=True, blank=True)
+    requested_dataset = models.CharField(max_length=200, blank=True)  # a checked name
+    # The rate-limit keys of the request (its user and address): kept until it is read.
+    rate_keys = models.JSONField(null=True, blank=True)
+    # The one claim of an upload (reviews.orchestration.intake.entry): the upload is in
+    # the database if a batch holds its key, else in the spool, which keeps the same key;
+    # so a store whose commit went through while its answer was lost is imported once.
+    intake_key = models.CharField(max_length=32, null=True, blank=True, unique=True)
 
     class Meta:
         verbose_name_plural = "batches"

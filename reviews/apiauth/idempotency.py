@@ -22,10 +22,9 @@ from django.utils import timezone
 
 from reviews.apiauth.models import IdempotencyKey
 from reviews.engine.ingest import UploadedFile
-from reviews.models import Batch
-from reviews.orchestration.intake.submit import Submission, stored_sha256
+from reviews.models import Batch, ReviewRun
 from reviews.orchestration.store import spool
-from reviews.orchestration.store.blob_store import Source
+from reviews.orchestration.store.blob_store import Source, combined_sha256, files_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -34,24 +33,17 @@ KEY_TTL = timedelta(hours=24)
 
 def request_sha256(files: list[UploadedFile], dataset: str | None, as_of: datetime | None) -> str:
     """What makes two uploads the same request: their bytes, dataset and as-of."""
-    parts = [stored_sha256(files), dataset or "", as_of.isoformat() if as_of else ""]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    digests = [hashlib.sha256(f.data).hexdigest() for f in files]
+    return _request_sha256(combined_sha256(digests), dataset, as_of)
 
 
 def sources_sha256(sources: list[Source], dataset: str | None, as_of: datetime | None) -> str:
     """request_sha256 of files read in chunks (a big upload, never held in memory)."""
-    digests = []
-    for source in sources:
-        digest = hashlib.sha256()
-        for chunk in source.chunks():
-            digest.update(chunk)
-        digests.append(digest.hexdigest())
-    combined = (
-        digests[0]
-        if len(digests) == 1
-        else hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
-    )
-    parts = [combined, dataset or "", as_of.isoformat() if as_of else ""]
+    return _request_sha256(files_sha256(sources), dataset, as_of)
+
+
+def _request_sha256(files: str, dataset: str | None, as_of: datetime | None) -> str:
+    parts = [files, dataset or "", as_of.isoformat() if as_of else ""]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -68,9 +60,9 @@ def claim(user: AbstractBaseUser, key: str, fingerprint: str) -> tuple[Idempoten
         return IdempotencyKey.objects.select_related("batch", "run").get(user=user, key=key), False
 
 
-def finish(record: IdempotencyKey, submission: Submission) -> None:
-    record.batch = submission.batch
-    record.run = submission.run
+def finish(record: IdempotencyKey, batch: Batch, run: ReviewRun | None) -> None:
+    record.batch = batch
+    record.run = run
     record.save(update_fields=["batch", "run"])
 
 
@@ -97,7 +89,7 @@ def store_keyed(
     store: Callable[[], Batch],
 ) -> tuple[Batch, bool]:
     """Store a spooled upload sent with an Idempotency-Key, in the import's transaction
-    (reviews.orchestration.intake.spool_import.KeyedStore): the key is claimed for its batch, or
+    (reviews.orchestration.intake.spool_import.store_one): the key is claimed for its batch, or
     already holds it (the import ran before: nothing is stored again). A key that holds
     another upload does not stop this one from being kept."""
     key = meta["idempotency_key"]

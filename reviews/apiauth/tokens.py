@@ -23,7 +23,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from reviews.apiauth.models import ApiToken
-from reviews.orchestration.intake.spool_senders import SenderRefused
+from reviews.orchestration.store.spool import SenderRefused
 from workspaces.access import only_workspace, role_in
 from workspaces.models import ROLE_RANK, Role, Workspace
 

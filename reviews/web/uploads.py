@@ -17,19 +17,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from reviews.engine.ingest import IngestError, UploadedFile
+from reviews.engine.ingest import IngestError
 from reviews.models import Batch, Dataset, ReviewRun
+from reviews.orchestration.intake import entry
+from reviews.orchestration.intake.serve import ServeRefused
 from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
-    ServeRefused,
-    StoredNotRead,
     UploadTooLarge,
-    reject,
-    store_upload,
-    submit,
     unreachable_errors,
 )
-from reviews.orchestration.intake.tasks import accept_later
 from reviews.orchestration.store import spool
 from reviews.orchestration.store.blob_store import Source
 from reviews.web.client_address import request_rate_keys
@@ -46,11 +42,11 @@ from workspaces.models import Role
 def upload(request: HttpRequest) -> HttpResponse:
     """Every upload received is stored, even one refused before parsing (an invalid
     as-of time, an empty file), with the reason; only one over the size limit is not,
-    since it was cut off while arriving. A small upload is parsed here and answered at
-    once (400 with every error if rejected); a big one is parsed by a worker and the
-    batch page follows it. One that cannot be stored because the database is down, even
-    down before its user could be loaded (reviews.web.offline_auth), is kept in the
-    spool and answered 503 (reviews.orchestration.store.spool)."""
+    since it was cut off while arriving. The intake (reviews.orchestration.intake.entry)
+    parses a small upload here, answered at once (400 with every error if rejected),
+    and hands a big one to a worker, the batch page following it. One that cannot be
+    stored because the database is down, even down before its user could be loaded
+    (reviews.web.offline_auth), is kept in the spool and answered 503."""
     if request.method == "GET":
         return upload_page(request, UploadForm(workspaces=upload_workspaces(request)))
     offline = offline_sender(request)
@@ -59,28 +55,25 @@ def upload(request: HttpRequest) -> HttpResponse:
         try:
             choices = upload_workspaces(request)
         except unreachable_errors() as error:  # down since the user was loaded: keep it
-            unreachable = DatabaseUnavailable.of(error)
+            unreachable = str(DatabaseUnavailable.of(error))
     form = UploadForm(request.POST, request.FILES, workspaces=choices)
     too_large = too_large_message(request)
     if too_large:
         form.add_error(None, too_large)
         return upload_page(request, form, status=413)
     received = request.FILES.getlist("files")
-    if offline is not None:  # signed in, but the database could not load the user
+    if offline is not None or unreachable is not None:
         if not received:
             return unavailable_page()  # nothing to keep
-        return keep(request, form, received, offline.user_id, offline.error, offline.sender)
-    if unreachable is not None:
-        if not received:
-            return unavailable_page()
-        return keep(request, form, received, request.user.pk, str(unreachable))
+        # Signed in, but the database could not load the user, or went away since.
+        why = offline.error if offline is not None else unreachable
+        return receive(request, form, received, None, offline=why)
     if not choices:  # a member who may only read, or of no workspace: nothing is stored
         form.add_error(None, "you may upload in none of your workspaces (reviewer role needed)")
         return upload_page(request, form, status=403)
-    try:
-        return receive(request, form, received, workspace_id=chosen(form, choices))
-    except DatabaseUnavailable as error:  # nothing was stored: keep it on disk
-        return keep(request, form, received, request.user.pk, str(error))
+    if not received or form.has_error("files", "too_large"):
+        return upload_page(request, form, status=400)  # nothing to store
+    return receive(request, form, received, chosen(form, choices))
 
 
 def upload_workspaces(request: HttpRequest) -> list[tuple[int, str]]:
@@ -94,77 +87,63 @@ def chosen(form: UploadForm, choices: list[tuple[int, str]]) -> int:
     return picked if picked in dict(choices) else choices[0][0]
 
 
-def keep(
+def receive(
     request: HttpRequest,
     form: UploadForm,
     received: list,
-    user_id: int | None,
-    error: str,
-    sender: dict[str, str] | None = None,
+    workspace_id: int | None,
+    *,
+    offline: str | None = None,
 ) -> HttpResponse:
-    """Keep an upload the database could not take in the spool: 503. The form is checked
-    without the database; if it refuses the upload, it is stored rejected with its errors."""
-    valid = form.is_valid()
-    fields = form.cleaned_data if valid else {}
+    """Hand the received files to the intake, then answer: the run, the rejected batch
+    (a form that refused the upload stores it rejected with its errors), the batch page
+    of an upload a worker reads, or the page saying it is kept until the database is
+    back (503)."""
     try:
-        spool_id = spool.spool_upload(
-            as_sources(received),
-            channel="form",
-            user_id=user_id,
-            sender=sender,
-            error=error,
-            dataset=fields.get("dataset") or None,
-            workspace_id=fields.get("workspace"),
-            as_of=fields.get("as_of"),
-            # `user_id` as given: with the database down, request.user cannot be loaded.
-            rate_keys=request_rate_keys(request, user_id=user_id),
-            refused=None if valid else form_errors(form),
+        taken = entry.receive(
+            as_sources(received), upload_request(request, form, workspace_id), offline=offline
         )
     except spool.SpoolFull:
         return unavailable_page("reviews/not_kept.html", message=NOT_KEPT)
-    return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=spool_id)
-
-
-def receive(
-    request: HttpRequest, form: UploadForm, received: list, *, workspace_id: int
-) -> HttpResponse:
-    """Store the received files, then answer: the run, the rejected batch, or the batch
-    page of an upload a worker parses. Raises DatabaseUnavailable (nothing stored)."""
-    if not received or not form.is_valid():
-        rejected = None
-        if received and not form.has_error("files", "too_large"):
-            rejected = store_upload(
-                as_sources(received), created_by=request.user, workspace=workspace_id
-            )
-            reject(rejected, form_errors(form))
-        return upload_page(request, form, rejected=rejected, status=400)
-    as_of, keys = form.cleaned_data["as_of"], request_rate_keys(request)
-    dataset = form.cleaned_data["dataset"] or None
-    if sum(f.size or 0 for f in received) > settings.PARSE_IN_WEB_MAX_BYTES:
-        batch = store_upload(as_sources(received), created_by=request.user, workspace=workspace_id)
-        accept_later(batch, as_of=as_of, rate_keys=keys, dataset=dataset)
-        return redirect("reviews:batch", batch.pk)
-    files = [UploadedFile(name=f.name or "", data=f.read()) for f in received]
-    try:
-        submission = submit(
-            files,
-            created_by=request.user,
-            as_of=as_of,
-            rate_keys=keys,
-            dataset=dataset,
-            workspace=workspace_id,
-        )
-    except StoredNotRead as error:  # stored; a worker reads it once the database is back
-        return redirect("reviews:batch", error.batch.pk)
     except ServeRefused as error:
         return refused(request, error)
     except (UploadTooLarge, IngestError) as error:
         form.add_error("files", str(error))
         return upload_page(request, form, status=400)
-    if submission.accepted:
-        return redirect("reviews:run", submission.run.pk)
+    if taken.route == entry.Route.SPOOL:
+        return unavailable_page("reviews/spooled.html", message=SPOOLED, spool_id=taken.spool_id)
+    if taken.route == entry.Route.WORKER:
+        return redirect("reviews:batch", taken.batch.pk)
+    if taken.accepted:
+        return redirect("reviews:run", taken.run.pk)
     # stored as received; the errors are on it
-    return upload_page(request, form, rejected=submission.batch, status=400)
+    return upload_page(request, form, rejected=taken.batch, status=400)
+
+
+def upload_request(
+    request: HttpRequest, form: UploadForm, workspace_id: int | None
+) -> entry.Request:
+    """What the form asked for, stored in `workspace_id` (chosen among those the user may
+    upload to). With the database down the form is checked without it (the workspace
+    it named is checked at import), and the user is known by its id alone
+    (reviews.web.offline_auth)."""
+    valid = form.is_valid()
+    fields = form.cleaned_data if valid else {}
+    offline = offline_sender(request)
+    user_id = offline.user_id if offline is not None else request.user.pk
+    return entry.Request(
+        channel="form",
+        user=None if offline is not None else request.user,
+        user_id=user_id,
+        sender=offline.sender if offline is not None else None,
+        workspace_id=workspace_id,
+        named_workspace_id=fields.get("workspace"),
+        as_of=fields.get("as_of"),
+        dataset=fields.get("dataset") or None,
+        # `user_id` as given: with the database down, request.user cannot be loaded.
+        rate_keys=request_rate_keys(request, user_id=user_id),
+        refused=() if valid else tuple(form_errors(form)),
+    )
 
 
 SPOOLED = "the database is unavailable; your upload is kept and will be reviewed when it is back"

@@ -43,7 +43,7 @@ from reviews.models import (
     Severity,
     Verdict,
 )
-from reviews.orchestration.intake.submit import ServeRefused, rerun
+from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.orchestration.run.runner import models_allowed
 from reviews.reports.exports import findings_csv_response
 from reviews.reports.report import stream_report_json

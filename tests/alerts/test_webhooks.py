@@ -12,7 +12,8 @@ from alerts import signing
 from alerts.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset, ReviewRun
-from reviews.orchestration.intake.submit import dispatch_review, submit
+from reviews.orchestration.intake.serve import dispatch_review
+from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.runner import fail_run
 from reviews.orchestration.run.tasks import start_review
 from tests.alerts.receiver import Receiver

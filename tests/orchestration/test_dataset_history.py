@@ -10,7 +10,8 @@ import pytest
 from reviews.engine.history.compare import fingerprint
 from reviews.models import Dataset, Dismissal, ReviewRun
 from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
-from reviews.orchestration.intake.submit import rerun, reuse_run, submit
+from reviews.orchestration.intake.serve import rerun, reuse_run
+from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.serving import decide as serving
 from reviews.reports.report import run_report

@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Batch, Dataset, Finding
-from reviews.orchestration.intake.submit import rerun, submit
+from reviews.orchestration.intake.serve import rerun
+from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.store.parsed import forget_parsed, parse_stored
 from tests.engine.ingest import renewals_portal as portal

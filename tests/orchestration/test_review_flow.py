@@ -9,7 +9,8 @@ from django.utils import timezone
 from reviews import models
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
-from reviews.orchestration.intake.submit import ServeRefused, rerun, reuse_run, submit
+from reviews.orchestration.intake.serve import ServeRefused, rerun, reuse_run
+from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run import runner
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.serving import decide as serving

@@ -108,6 +108,8 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
     meta = json.loads((folder / "meta.json").read_text())
     received = datetime.fromisoformat(meta.pop("received_at"))
     assert abs((datetime.now(UTC) - received).total_seconds()) < 60
+    claim = meta.pop("intake_key")  # the upload's one claim, which its batch will hold
+    assert len(claim) == 32
     assert meta == {
         "id": folder.name,
         "channel": "form",
@@ -134,6 +136,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
     assert bytes(BatchFile.objects.get(batch=batch).data) == SEED
     assert (batch.created_by, batch.status, batch.dataset.name) == (member, "accepted", "acme-crm")
     assert batch.created_at == received  # reviewed as of when it was received
+    assert batch.intake_key == claim
     assert batch.as_of == datetime(2026, 8, 1, 9, tzinfo=UTC)
     run = batch.runs.get()  # tasks are eager here: reviewed at once
     assert (run.status, run.created_by) == (ReviewRun.Status.DONE, member)

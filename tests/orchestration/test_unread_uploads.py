@@ -16,7 +16,7 @@ from django.utils import timezone
 from reviews.models import Batch, ReviewRun
 from reviews.orchestration.intake.submit import accept_stored_upload, store_upload
 from reviews.orchestration.run import sweep
-from reviews.orchestration.run.tasks import ACCEPT_UPLOAD
+from reviews.orchestration.store.unread import ACCEPT_UPLOAD, accept_message
 from revreview.celery import app
 from tests import services
 from tests.orchestration.test_worker_recovery import tail, worker_env
@@ -34,8 +34,8 @@ def stored_batch() -> Batch:
 def test_a_batch_read_twice_is_reviewed_once():
     batch = stored_batch()
 
-    first = accept_stored_upload(batch.pk, as_of=None, rate_keys=None)
-    second = accept_stored_upload(batch.pk, as_of=None, rate_keys=None)
+    first = accept_stored_upload(batch.pk)
+    second = accept_stored_upload(batch.pk)
 
     assert first is not None and first.accepted
     assert second is None
@@ -46,7 +46,7 @@ def test_a_batch_read_twice_is_reviewed_once():
 def test_the_sweep_sends_a_batch_left_unread_again(settings):
     settings.UNREAD_RESEND_SECONDS = 60
     unread, read, recent = stored_batch(), stored_batch(), stored_batch()
-    accept_stored_upload(read.pk, as_of=None, rate_keys=None)
+    accept_stored_upload(read.pk)
     old = timezone.now() - timedelta(seconds=61)
     Batch.objects.filter(pk__in=[unread.pk, read.pk]).update(created_at=old)
     # accepted, then the database went away before its run was made: unread still
@@ -83,8 +83,7 @@ def test_a_database_cut_while_a_worker_reads_an_upload_leaves_it_reviewed_once(
         with services.celery_worker(env, log=log) as worker:
             time.sleep(3)  # up, its connections made
             proxy.cut()
-            app.send_task(ACCEPT_UPLOAD, kwargs={"batch_id": batch.pk, "as_of": None,
-                                                 "rate_keys": None, "dataset": None})  # fmt: skip
+            app.send_task(ACCEPT_UPLOAD, kwargs=accept_message(batch.pk))
             time.sleep(4)  # the read fails and is retried while the database is away
             batch.refresh_from_db()
             assert batch.status == Batch.Status.RECEIVED
@@ -92,8 +91,7 @@ def test_a_database_cut_while_a_worker_reads_an_upload_leaves_it_reviewed_once(
             proxy.restore()
             run = finished(batch, 90, log)
             # Sent again, as the sweep would: read already, not reviewed twice.
-            app.send_task(ACCEPT_UPLOAD, kwargs={"batch_id": batch.pk, "as_of": None,
-                                                 "rate_keys": None, "dataset": None})  # fmt: skip
+            app.send_task(ACCEPT_UPLOAD, kwargs=accept_message(batch.pk))
             time.sleep(4)
             assert worker.poll() is None
     finally:

@@ -64,11 +64,11 @@ def test_cli_worker_flag_sends_the_review_through_the_broker_and_waits(worker):
 
 
 def test_worker_reads_a_big_upload_then_reviews_it(worker):
+    from reviews.orchestration.intake.entry import hand_over
     from reviews.orchestration.intake.submit import store_upload
-    from reviews.orchestration.intake.tasks import accept_later
 
-    batch = store_upload([upload("seed-example.json")])
-    accept_later(batch, as_of=None, rate_keys=["ip:203.0.113.9"])  # on commit: at once here
+    batch = store_upload([upload("seed-example.json")], rate_keys=["ip:203.0.113.9"])
+    hand_over(batch)  # on commit: at once here
     deadline = time.monotonic() + 60
     while not batch.runs.exists() and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -26,12 +26,8 @@ from reviews.cli import (
 )
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
-from reviews.orchestration.intake.submit import (
-    DatabaseUnavailable,
-    ServeRefused,
-    UploadTooLarge,
-    submit,
-)
+from reviews.orchestration.intake.serve import ServeRefused
+from reviews.orchestration.intake.submit import DatabaseUnavailable, UploadTooLarge, submit
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 

@@ -17,6 +17,7 @@ from reviews.engine.ingest.pipelines import (
     pipelines_from_hubspot,
 )
 from reviews.models import Batch, Dataset
+from reviews.orchestration.dataset.names import dataset_named
 from reviews.orchestration.store.parsed import known_pipelines
 
 
@@ -44,8 +45,7 @@ def store_pipelines_response(
     pipelines = pipelines_from_hubspot(load_json(data), name=file_name or "pipelines")
     if not pipelines:
         raise IngestError([f"{file_name or 'pipelines'}: the response lists no pipeline"])
-    dataset, _ = Dataset.objects.get_or_create(workspace_id=workspace_id, name=name.strip())
-    return store_pipelines(dataset, pipelines, how=how)
+    return store_pipelines(dataset_named(workspace_id, name.strip()), pipelines, how=how)
 
 
 def validate_stored(stored: object) -> list[str]:

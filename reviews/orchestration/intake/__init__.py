@@ -1,2 +1,3 @@
-"""Every door an upload comes in by (dashboard, API, spool import, sweep): stored, then
-parsed here or by a worker, then accepted for review."""
+"""Every door an upload comes in by (dashboard, API, spool import, sweep), through one
+entry (entry.py): stored with what it asked for, then parsed here or by a worker, or
+kept in the spool; then served (serve.py)."""

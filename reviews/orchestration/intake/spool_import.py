@@ -1,53 +1,35 @@
-"""Import the spool (reviews.orchestration.store.spool) once the database is back: each upload
-goes through the normal path (store, then parse and serve as a worker does for a big
-upload), then its folder is removed. Run by the sweep (the `reviews.import_spool` task)
-and by `manage.py import_spool`."""
+"""Import the spool (reviews.orchestration.store.spool) once the database is back: each
+upload goes in as any other (reviews.orchestration.intake.entry): stored with what it
+asked for, then read and served as a worker reads a big upload; then its folder is
+removed. Run by the sweep (the `reviews.import_spool` task) and by
+`manage.py import_spool`."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from ledger.ratelimit import legacy_rate_keys
+from reviews.apiauth.idempotency import store_keyed
 from reviews.models import Batch
-from reviews.orchestration.intake.spool_senders import SenderRefused, sender_of
+from reviews.orchestration.intake.spool_senders import sender_of
 from reviews.orchestration.intake.submit import (
     DatabaseUnavailable,
     accept_stored_upload,
-    reject,
     store_upload,
     unreachable_errors,
 )
 from reviews.orchestration.store import spool
-from reviews.orchestration.store.blob_store import Source
+from reviews.orchestration.store.spool import SenderRefused
 from workspaces.access import may, only_workspace, workspaces_of
 from workspaces.models import Role, Workspace
 
 logger = logging.getLogger(__name__)
-
-
-# How an upload sent with an Idempotency-Key is stored: the API's keys
-# (reviews.apiauth.idempotency.store_keyed, registered by reviews.apiauth.apps; orchestration
-# does not import the web). Called in the import's transaction with the upload's user,
-# meta, files and the function that stores it; returns (the batch, True if stored now,
-# False if the key already holds this upload's batch: an import that ran before).
-KeyedStore = Callable[
-    [AbstractBaseUser, dict[str, Any], list[Source], Callable[[], Batch]], tuple[Batch, bool]
-]
-_keyed_store: KeyedStore | None = None
-
-
-def register_keyed_store(store: KeyedStore) -> None:
-    global _keyed_store
-    _keyed_store = store
 
 
 @dataclass(slots=True)
@@ -72,7 +54,7 @@ def import_spool(*, retry_failed: bool = False, seconds: float | None = None) ->
             if not mine:
                 continue  # another importer has it
             try:
-                batch, meta, new = store_one(folder)
+                batch, new = store_one(folder)
             except DatabaseUnavailable as error:
                 logger.warning("spool: the database is still unavailable (%s)", error)
                 report.waiting.extend(f.name for f in folders[i:])
@@ -85,11 +67,11 @@ def import_spool(*, retry_failed: bool = False, seconds: float | None = None) ->
                 continue
         report.imported.append((folder.name, batch.pk))
         if new:  # else reviewed when it was first stored
-            review_stored_upload(batch, meta)
+            review_stored_upload(batch)
     return report
 
 
-def store_one(folder: Path) -> tuple[Batch, dict, bool]:
+def store_one(folder: Path) -> tuple[Batch, bool]:
     """Store one spooled upload as received, then remove its folder: the bytes are in
     the database from then on, and a retry must not store them twice. An upload whose
     sender no longer holds (reviews.orchestration.intake.spool_senders) is stored for no user,
@@ -118,16 +100,28 @@ def store_one(folder: Path) -> tuple[Batch, dict, bool]:
         workspace = workspaces_of(user).first()
 
     def store() -> Batch:
-        batch = store_upload(files, created_by=user, workspace=workspace)
-        # Received then, not now: a batch without its own as-of is reviewed as of this time.
-        batch.created_at = datetime.fromisoformat(meta["received_at"])
-        Batch.objects.filter(pk=batch.pk).update(created_at=batch.created_at)
-        return batch
+        return store_upload(
+            files,
+            created_by=user,
+            workspace=workspace,
+            as_of=datetime.fromisoformat(meta["as_of"]) if meta.get("as_of") else None,
+            dataset=meta.get("dataset"),
+            rate_keys=meta["rate_keys"]
+            if "rate_keys" in meta
+            else legacy_rate_keys(meta.get("client_ip")),  # spooled before rate_keys
+            refused=meta.get("refused"),
+            # Received then, not now: a batch without its own as-of is reviewed as of then.
+            received_at=datetime.fromisoformat(meta["received_at"]),
+            # Stored already if its store's commit went through unanswered: not again.
+            intake_key=meta.get("intake_key"),
+        )
 
-    keyed = meta.get("idempotency_key") and user is not None and _keyed_store is not None
+    # An upload sent with an Idempotency-Key claims it for its batch (the API's keys):
+    # or finds it already holds this upload's batch (an import that ran before).
+    keyed = meta.get("idempotency_key") and user is not None
     try:
         with transaction.atomic():
-            batch, new = _keyed_store(user, meta, files, store) if keyed else (store(), True)
+            batch, new = store_keyed(user, meta, files, store) if keyed else (store(), True)
     except unreachable_errors() as error:  # at the commit: nothing was stored
         raise DatabaseUnavailable.of(error) from error
     spool.remove(folder)
@@ -135,24 +129,14 @@ def store_one(folder: Path) -> tuple[Batch, dict, bool]:
         logger.info("spool: %s imported as batch %s", folder.name, batch.pk)
     else:
         logger.warning("spool: %s was imported before, as batch %s", folder.name, batch.pk)
-    return batch, meta, new
+    return batch, new
 
 
-def review_stored_upload(batch: Batch, meta: dict) -> None:
-    """Parse and serve an imported upload as a worker does a big one (or reject it with
-    the form's errors, when the form refused it, or with why its sender did not hold).
-    A failure here is the batch's, as for any upload: logged, and the batch is kept."""
+def review_stored_upload(batch: Batch) -> None:
+    """Parse and serve an imported upload as a worker does a big one (one the form
+    refused, or whose sender did not hold, was stored rejected with why). A failure here
+    is the batch's, as for any upload: logged, and the batch is kept."""
     try:
-        if meta.get("refused"):
-            reject(batch, meta["refused"])
-            return
-        accept_stored_upload(
-            batch.pk,
-            as_of=meta.get("as_of"),
-            rate_keys=meta["rate_keys"]
-            if "rate_keys" in meta
-            else legacy_rate_keys(meta.get("client_ip")),  # spooled before rate_keys
-            dataset=meta.get("dataset"),
-        )
+        accept_stored_upload(batch.pk)
     except Exception:
         logger.exception("spool: batch %s was stored but could not be reviewed", batch.pk)

@@ -16,16 +16,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils.crypto import constant_time_compare
 
+from reviews.apiauth.tokens import check_spooled_sender
 from reviews.orchestration.intake.submit import DatabaseUnavailable, unreachable_errors
+from reviews.orchestration.store.spool import SenderRefused
 
 SESSION = "session"  # {"via": "session", "session_auth_hash": ...}
 TOKEN = "token"  # noqa: S105 (a kind of sender) {"via": "token", "token_sha256": ...}
 
 Check = Callable[[Any, dict[str, str]], AbstractBaseUser]
-
-
-class SenderRefused(Exception):
-    """The sender of a spooled upload did not hold at import; the message says why."""
 
 
 def check_session(user_id: Any, sender: dict[str, str]) -> AbstractBaseUser:
@@ -47,13 +45,8 @@ def check_session(user_id: Any, sender: dict[str, str]) -> AbstractBaseUser:
     return user
 
 
-# By `via`. The API app registers its token check (reviews.apiauth.apps): tokens are
-# the web's, and orchestration does not import the web.
-_CHECKS: dict[str, Check] = {SESSION: check_session}
-
-
-def register(via: str, check: Check) -> None:
-    _CHECKS[via] = check
+# By `via`: a signed-in session, or an API token (checked by the API's token app).
+_CHECKS: dict[str, Check] = {SESSION: check_session, TOKEN: check_spooled_sender}
 
 
 def sender_of(meta: dict[str, Any]) -> AbstractBaseUser | None:

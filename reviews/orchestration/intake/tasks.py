@@ -1,7 +1,9 @@
-"""Uploads too big for the web process: stored there, read and served by a worker.
+"""The intake's tasks: reading a stored upload (the accept message, sent by the intake
+for an upload too big for the web process and by the sweep for one left unread) and
+importing the spool.
 
-Apart from tasks.py because it calls submit, which dispatches the review tasks: one
-module for both would import itself in a circle. The worker loads it through the
+Apart from run/tasks.py because they call submit, which dispatches the review tasks:
+one module for both would import itself in a circle. The worker loads it through the
 Celery app's `include` (revreview.celery)."""
 
 from __future__ import annotations
@@ -11,40 +13,15 @@ from datetime import datetime
 
 from celery import shared_task
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from ledger.ratelimit import legacy_rate_keys
-from reviews.engine.ingest.json_batch import dataset_name_problem
-from reviews.models import Batch, Dataset
+from reviews.engine.ingest import IngestError
+from reviews.models import Batch
 from reviews.orchestration.intake import spool_import, submit
-from reviews.orchestration.run.tasks import ACCEPT_UPLOAD
+from reviews.orchestration.store.unread import ACCEPT_UPLOAD
 
 logger = logging.getLogger(__name__)
-
-
-def accept_later(
-    batch: Batch, *, as_of: datetime | None, rate_keys: list[str] | None, dataset: str | None = None
-) -> None:
-    """Hand a stored upload to a worker to parse and serve: the web process never holds
-    a big batch parsed (a million records are over 1 GB). The as-of time and dataset go
-    on the batch too, for the sweep to send it again with them if the message is lost."""
-    keep_for_sweep(batch, as_of=as_of, dataset=dataset)
-    kwargs = {
-        "batch_id": batch.pk,
-        "as_of": as_of.isoformat() if as_of else None,
-        "rate_keys": rate_keys,
-        "dataset": dataset,
-    }
-    transaction.on_commit(lambda: accept_upload.delay(**kwargs))
-
-
-def keep_for_sweep(batch: Batch, *, as_of: datetime | None, dataset: str | None) -> None:
-    fields = {"as_of": as_of} if as_of else {}
-    name = dataset.strip() if dataset else ""
-    if name and dataset_name_problem(name) is None:
-        fields["dataset"] = Dataset.objects.get_or_create(name=name)[0]
-    if fields:
-        Batch.objects.filter(pk=batch.pk).update(**fields)
 
 
 @shared_task(
@@ -58,22 +35,44 @@ def accept_upload(
     self,
     *,
     batch_id: int,
-    as_of: str | None,
+    as_of: str | None = None,
     rate_keys: list[str] | None = None,
     dataset: str | None = None,
     client_ip: str | None = None,
 ) -> None:
-    """Parse and serve a stored upload, then start its review. (`client_ip`: a message
-    sent before rate_keys, still queued.) The database going away meanwhile is retried
-    (every 2, 4, ... up to 30 s; past the retries the sweep finds the batch unread): the
-    upload is stored, so it is never left unread."""
-    keys = rate_keys if rate_keys is not None else legacy_rate_keys(client_ip)
+    """Read and serve a stored upload, then start its review: the accept message (the
+    batch id; what the upload asked for is on its row). The database going away
+    meanwhile is retried (every 2, 4, ... up to 30 s; past the retries the sweep finds
+    the batch unread): the upload is stored, so it is never left unread. `as_of`,
+    `rate_keys`, `dataset` and `client_ip`: a message sent before batches kept their
+    request, still queued; recorded on the batch first."""
     try:
-        submit.accept_stored_upload(batch_id, as_of=as_of, rate_keys=keys, dataset=dataset)
+        if as_of or rate_keys or dataset or client_ip:
+            _record_queued_request(
+                batch_id, as_of, rate_keys or legacy_rate_keys(client_ip), dataset
+            )
+        submit.accept_stored_upload(batch_id)
     except submit.unreachable_errors() as error:
         connection.close()  # a broken connection is not reused by the retry
         logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
         raise self.retry(exc=error, countdown=min(30, 2 ** (self.request.retries + 1))) from None
+
+
+def _record_queued_request(
+    batch_id: int, as_of: str | None, rate_keys: list[str] | None, dataset: str | None
+) -> None:
+    batch = Batch.objects.filter(pk=batch_id, status=Batch.Status.RECEIVED).first()
+    if batch is None:  # read already, or gone
+        return
+    try:
+        submit.name_request(
+            batch,
+            as_of=datetime.fromisoformat(as_of) if as_of else None,
+            dataset=dataset,
+            rate_keys=rate_keys,
+        )
+    except IngestError as error:
+        submit.reject(batch, error.errors)
 
 
 @shared_task(

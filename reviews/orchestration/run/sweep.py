@@ -43,7 +43,7 @@ from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, ReviewRun
 from reviews.orchestration.run.runner import fail_agent, fail_run, specialists_finished
 from reviews.orchestration.store import spool
-from reviews.orchestration.store.unread import unread
+from reviews.orchestration.store.unread import accept_message, unread
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Plan:
     failed: list[str] = field(default_factory=list)  # "run 7: dedup", "run 8"
     spooled: int = 0  # uploads waiting in the spool, to import
     lost_calls: int = 0  # ledger rows of calls whose worker died, marked lost
-    unread: list[dict] = field(default_factory=list)  # stored uploads, to accept_upload
+    unread: list[dict] = field(default_factory=list)  # accept messages of stored uploads
     broker_forgot: bool = False  # Redis came back empty: every message waiting was lost
 
     @property
@@ -230,27 +230,16 @@ def _queued_runs(now: datetime, plan: Plan) -> None:
 
 def _unread_batches(now: datetime, plan: Plan) -> None:
     """Stored uploads nobody read (received, or accepted with no run and not refused)
-    for UNREAD_RESEND_SECONDS, from the last day: sent to a worker again, with the
-    as-of time and dataset saved on the batch when it was handed over."""
-    candidates = (
-        Batch.objects.filter(
-            status__in=(Batch.Status.RECEIVED, Batch.Status.ACCEPTED),
-            runs__isnull=True,
-            created_at__lt=_ago(now, "UNREAD_RESEND_SECONDS"),
-            created_at__gt=now - timedelta(days=1),
-        )
-        .select_related("dataset")
-        .order_by("pk")[: _limit() * 100]
-    )
-    for batch in candidates:
-        if not unread(batch.pk):
+    for UNREAD_RESEND_SECONDS, from the last day: sent to a worker again, with the one
+    accept message (the batch id: what the upload asked for is on its row)."""
+    candidates = Batch.objects.filter(
+        status__in=(Batch.Status.RECEIVED, Batch.Status.ACCEPTED),
+        runs__isnull=True,
+        created_at__lt=_ago(now, "UNREAD_RESEND_SECONDS"),
+        created_at__gt=now - timedelta(days=1),
+    ).order_by("pk")[: _limit() * 100]
+    for batch_id in candidates.values_list("pk", flat=True):
+        if not unread(batch_id):
             continue
-        logger.warning("batch %s: stored but never read; sending it to a worker", batch.pk)
-        plan.unread.append(
-            {
-                "batch_id": batch.pk,
-                "as_of": batch.as_of.isoformat() if batch.as_of else None,
-                "rate_keys": None,
-                "dataset": batch.dataset.name if batch.dataset else None,
-            }
-        )
+        logger.warning("batch %s: stored but never read; sending it to a worker", batch_id)
+        plan.unread.append(accept_message(batch_id))

@@ -20,6 +20,7 @@ from reviews.engine.specialists import NAMES
 from reviews.models import ReviewRun
 from reviews.orchestration.run import runner
 from reviews.orchestration.run import sweep as sweeper
+from reviews.orchestration.store.unread import ACCEPT_UPLOAD
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,6 @@ def send_start(run_id: int) -> bool:
     return True
 
 
-ACCEPT_UPLOAD = "reviews.accept_upload"  # reviews.orchestration.intake.tasks.accept_upload
 IMPORT_SPOOL = "reviews.import_spool"  # reviews.orchestration.intake.tasks.import_spool
 
 
@@ -86,9 +86,9 @@ def sweep() -> None:
         run_specialist.delay(run_id=run_id, agent=agent)
     for run_id in plan.coordinate:
         coordinate.delay(run_id=run_id)
-    for kwargs in plan.unread:
+    for message in plan.unread:
         # By name, as the spool import below (reviews.orchestration.intake.tasks).
-        current_app.send_task(ACCEPT_UPLOAD, kwargs=kwargs)
+        current_app.send_task(ACCEPT_UPLOAD, kwargs=message)
     if plan.spooled:
         # By name: the import task stores uploads through submit, which imports this
         # module (reviews.orchestration.intake.tasks). A copy sent while one runs skips

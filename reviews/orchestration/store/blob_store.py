@@ -81,6 +81,25 @@ def _copy_postgres(batch_id: int, name: str, source: Source) -> str:
     return hexdigest
 
 
+def combined_sha256(digests: list[str]) -> str:
+    """The sha256 a Batch of files with these sha256s gets: one file, its own; several
+    (a CSV export), a hash over the sorted file hashes."""
+    if len(digests) == 1:
+        return digests[0]
+    return hashlib.sha256("".join(sorted(digests)).encode()).hexdigest()
+
+
+def files_sha256(files: Iterable[Source]) -> str:
+    """combined_sha256 of files read in chunks (never all in memory)."""
+    digests = []
+    for source in files:
+        digest = hashlib.sha256()
+        for chunk in source.chunks():
+            digest.update(chunk)
+        digests.append(digest.hexdigest())
+    return combined_sha256(digests)
+
+
 def _rechunk(chunks: Iterable[bytes], size: int = 1024 * 1024) -> Iterator[bytes]:
     """Chunks of about `size` bytes: fewer round trips than Django's 64 KB reads."""
     pending: list[bytes] = []

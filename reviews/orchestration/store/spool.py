@@ -35,6 +35,11 @@ _TEMP_PREFIX = ".tmp-"
 logger = logging.getLogger(__name__)
 
 
+class SenderRefused(Exception):
+    """The sender of a spooled upload did not hold at import; the message says why
+    (reviews.orchestration.intake.spool_senders, reviews.apiauth.tokens)."""
+
+
 class SpoolFull(Exception):
     """The spool already holds SPOOL_MAX_BYTES: the upload is not kept."""
 
@@ -69,6 +74,7 @@ def spool_upload(
     refused: list[str] | None = None,
     idempotency_key: str | None = None,
     idempotency_sha256: str | None = None,
+    intake_key: str | None = None,
 ) -> str:
     """Write an upload that could not be stored to its own spool folder; its id.
     `channel` is "form" or "api"; `refused` the form's errors when the upload was
@@ -80,7 +86,9 @@ def spool_upload(
     disk): either way the upload is not kept. Logs what became of it, with `error`.
     `idempotency_key` and `idempotency_sha256` (what the request was: its files, dataset
     and as-of) travel with an API upload: a retry finds it by them (find_keyed) and its
-    import claims the key for the batch it stores (reviews.apiauth.idempotency)."""
+    import claims the key for the batch it stores (reviews.apiauth.idempotency).
+    `intake_key` is the upload's one claim (Batch.intake_key): the import stores it only
+    if no batch holds it already (one whose commit went through, unanswered)."""
     incoming = sum(source.size for source in sources)
     held = spool_bytes()
     if held + incoming > settings.SPOOL_MAX_BYTES:
@@ -109,6 +117,7 @@ def spool_upload(
             "rate_keys": rate_keys,
             "idempotency_key": idempotency_key,
             "idempotency_sha256": idempotency_sha256,
+            "intake_key": intake_key,
             "refused": refused or [],
             "error": error,
             "files": files,

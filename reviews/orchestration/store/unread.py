@@ -1,9 +1,21 @@
-"""Which stored uploads are still unread: the test the worker that reads one
-(submit.accept_stored_upload) and the sweep that sends it again (sweep) share."""
+"""Which stored uploads are still unread, and the one message that asks a worker to read
+one: what the worker that reads it (submit.accept_stored_upload), the intake that hands
+it over (reviews.orchestration.intake.entry) and the sweep that sends it again
+(reviews.orchestration.run.sweep) share."""
 
 from __future__ import annotations
 
 from reviews.models import Batch
+
+# The task that reads a stored upload (reviews.orchestration.intake.tasks.accept_upload).
+ACCEPT_UPLOAD = "reviews.accept_upload"
+
+
+def accept_message(batch_id: int) -> dict[str, int]:
+    """The accept message's arguments: the batch id only. What the upload asked for (its
+    as-of time, dataset and rate-limit keys) is on the batch row, so a message sent
+    again by the sweep reads it exactly as the first would have."""
+    return {"batch_id": batch_id}
 
 
 def unread(batch_id: int) -> bool:

@@ -1,5 +1,5 @@
 """POST /batches: an upload (multipart files, or a JSON batch as the body), handed to
-reviews.orchestration.intake.submit exactly as the upload form hands it."""
+the intake (reviews.orchestration.intake.entry) exactly as the upload form hands it."""
 
 from __future__ import annotations
 
@@ -20,24 +20,20 @@ from ninja import Header, Query, Router, Status
 from ninja.errors import HttpError
 
 from reviews.apiauth import idempotency
+from reviews.apiauth.models import ApiToken
 from reviews.apiauth.tokens import CachedToken
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import Batch
-from reviews.orchestration.intake.submit import (
-    DatabaseUnavailable,
-    ServeRefused,
-    StoredNotRead,
-    UploadTooLarge,
-    store_upload,
-    submit,
-    unreachable_errors,
-)
-from reviews.orchestration.intake.tasks import accept_later
+from reviews.orchestration.intake import entry
+from reviews.orchestration.intake.serve import ServeRefused
+from reviews.orchestration.intake.spool_senders import TOKEN
+from reviews.orchestration.intake.submit import UploadTooLarge, unreachable_errors
+from reviews.orchestration.store import spool
 from reviews.orchestration.store.blob_store import Source
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
 from reviews.web.api.common import accepted, refuse_unstorable, too_many, utc
 from reviews.web.api.schemas import Problem, Rejected, Spooled, UploadAccepted, UploadStored
-from reviews.web.api.spooling import DIFFERENT_UPLOAD, keep, spooled_answer
+from reviews.web.api.spooling import DIFFERENT_UPLOAD, spooled, spooled_answer
 from reviews.web.uploads import CHUNK_BYTES, as_sources, too_large_message
 from reviews.web.views import split_errors
 
@@ -139,13 +135,44 @@ def upload_batch(
     as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
     dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
     key = refuse_unstorable(idempotency_key, "Idempotency-Key")
+    fingerprint = idempotency.request_sha256(files, dataset, as_of) if key else None
+    return take(request, response, files, token, as_of, dataset, key, fingerprint)
+
+
+def take(
+    request: HttpRequest,
+    response: HttpResponse,
+    files: list[UploadedFile] | list[Source],
+    token: ApiToken | CachedToken,
+    as_of: datetime | None,
+    dataset: str | None,
+    key: str | None,
+    fingerprint: str | None,
+):
+    """Hand the upload to the intake (reviews.orchestration.intake.entry), its
+    Idempotency-Key claimed first, and answer: 202 with the run (or with the stored batch
+    a worker reads), 400 with the errors, or 503 with the spool id when the database
+    could not take it."""
+    upload = entry.Request(
+        channel="api",
+        user=token.user if isinstance(token, ApiToken) else None,
+        user_id=token.user_id,
+        sender=spooled_sender(token),
+        workspace_id=token.workspace_id,
+        named_workspace_id=token.workspace_id,
+        as_of=as_of,
+        dataset=dataset,
+        rate_keys=rate_identity(token, request),
+        idempotency_key=key,
+        idempotency_sha256=fingerprint,
+    )
     if isinstance(token, CachedToken):  # the database is down: the token is checked at import
-        return keep(
-            request, response, files, token, token.error, dataset=dataset, as_of=as_of, key=key
-        )
-    record, fingerprint = None, None
+        try:
+            return spooled(response, entry.receive(files, upload, offline=token.error))
+        except spool.SpoolFull:
+            return spooled(response, None)
+    record = None
     if key:
-        fingerprint = idempotency.request_sha256(files, dataset, as_of)
         # Before the claim: the import of a spooled upload claims its key, then removes it.
         if answer := spooled_answer(response, token, key, fingerprint):
             return answer
@@ -153,49 +180,44 @@ def upload_batch(
         if not first:
             return replay(request, response, record, fingerprint)
     try:
-        submission = submit(
-            files,
-            created_by=token.user,
-            as_of=as_of,
-            dataset=dataset,
-            rate_keys=rate_identity(token, request),
-            workspace=token.workspace_id,
-        )
+        taken = entry.receive(files, upload)
     except ServeRefused as error:
         _release(record)
         return Status(429, too_many(response, error))
     except UploadTooLarge as error:
         _release(record)
         return Status(413, {"detail": str(error)})
-    except DatabaseUnavailable as error:  # nothing stored: keep it on disk
-        _release_unreachable(record)
-        return keep(
-            request,
-            response,
-            files,
-            token,
-            str(error),
-            dataset=dataset,
-            as_of=as_of,
-            key=key,
-            fingerprint=fingerprint,
-        )
-    except StoredNotRead as error:  # stored: never "try again", which would store it twice
-        _finish_quietly(record, error.batch)
-        return Status(202, stored(request, response, error.batch.pk, str(error)))
     except IngestError as error:  # nothing uploaded at all
         _release(record)
         return Status(
             400, {"detail": "no batch", "batch_id": None, "errors": errors_of(error.errors)}
         )
+    except spool.SpoolFull:  # the database is down and the spool full: nothing kept
+        _release_unreachable(record)
+        return spooled(response, None)
     except BaseException:  # a crash: a retry with the key must not wait on it for a day
         _release(record)
         raise
+    if taken.route == entry.Route.SPOOL:  # nothing stored: kept on disk
+        _release_unreachable(record)
+        return spooled(response, taken)
+    if taken.route == entry.Route.WORKER:  # stored: never "try again", which stores it twice
+        _finish_quietly(record, taken.batch)
+        detail = taken.detail or READ_BY_A_WORKER
+        return Status(202, stored(request, response, taken.batch.pk, detail))
     if record is not None:
-        idempotency.finish(record, submission)
-    if not submission.accepted:
-        return Status(400, rejected(submission.batch.pk, submission.errors))
-    return Status(202, accepted(request, response, submission.run))
+        idempotency.finish(record, taken.batch, taken.run)
+    if not taken.accepted:
+        return Status(400, rejected(taken.batch.pk, taken.errors))
+    return Status(202, accepted(request, response, taken.run))
+
+
+def spooled_sender(token: ApiToken | CachedToken) -> dict[str, str] | None:
+    """How a token not checked in the database is kept in the spool: by its sha256, to
+    be checked at import (reviews.orchestration.intake.spool_senders)."""
+    if isinstance(token, ApiToken):
+        return None
+    return {"via": TOKEN, "token_sha256": token.digest}
 
 
 def request_files(
@@ -331,53 +353,15 @@ def is_big(request: HttpRequest) -> bool:
 
 def upload_big(request, response, token, as_of, dataset, idempotency_key, filename=None):
     """A big upload: its files (multipart, spooled to disk by Django as they arrive) or
-    its body (copied to a temporary file in chunks) stored without being held in memory,
-    then read by a worker (intake_tasks.accept_later), as the upload form does."""
+    its body (copied to a temporary file in chunks) handed to the intake without being
+    held in memory; a worker reads it, as one from the upload form."""
     with ExitStack() as stack:
         sources, fields = big_sources(request, stack, filename)
         as_of = utc(as_of, "as_of") or form_time(fields.get("as_of"))
         dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
         key = refuse_unstorable(idempotency_key, "Idempotency-Key")
-        if isinstance(token, CachedToken):  # the database is down: kept in the spool
-            return keep(
-                request,
-                response,
-                sources,
-                token,
-                token.error,
-                dataset=dataset,
-                as_of=as_of,
-                key=key,
-            )
-        record, fingerprint = None, None
-        if key:
-            fingerprint = idempotency.sources_sha256(sources, dataset, as_of)
-            if answer := spooled_answer(response, token, key, fingerprint):
-                return answer
-            record, first = idempotency.claim(token.user, key, fingerprint)
-            if not first:
-                return replay(request, response, record, fingerprint)
-        try:
-            batch = store_upload(sources, created_by=token.user, workspace=token.workspace_id)
-        except UploadTooLarge as error:
-            _release(record)
-            return Status(413, {"detail": str(error)})
-        except DatabaseUnavailable as error:
-            _release_unreachable(record)
-            return keep(
-                request,
-                response,
-                sources,
-                token,
-                str(error),
-                dataset=dataset,
-                as_of=as_of,
-                key=key,
-                fingerprint=fingerprint,
-            )
-        accept_later(batch, as_of=as_of, rate_keys=rate_identity(token, request), dataset=dataset)
-        _finish_quietly(record, batch)
-        return Status(202, stored(request, response, batch.pk, READ_BY_A_WORKER))
+        fingerprint = idempotency.sources_sha256(sources, dataset, as_of) if key else None
+        return take(request, response, sources, token, as_of, dataset, key, fingerprint)
 
 
 def big_sources(

@@ -10,7 +10,7 @@ from ninja.errors import HttpError
 
 from reviews.engine.storable import is_storable
 from reviews.models import ReviewRun
-from reviews.orchestration.intake.submit import ServeRefused
+from reviews.orchestration.intake.serve import ServeRefused
 
 # Postgres ids are bigints: a larger path id is simply not found (not a database error).
 MAX_ID = 2**63 - 1

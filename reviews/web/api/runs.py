@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
 
 from reviews.models import ReviewRun
-from reviews.orchestration.intake.submit import ServeRefused, rerun
+from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.reports.report import run_report
 from reviews.web.api.auth import READ, UPLOAD, rate_identity
 from reviews.web.api.common import MAX_ID, accepted, refuse_unstorable, run_urls, too_many, utc
