@@ -5,20 +5,24 @@ The review is served like an upload (reviews.orchestration.serving.decide): from
 this content was reviewed under the same configuration, by failback when the daily token
 budget is spent. The CLI has no client address, so it is never rate limited.
 
-Exit codes (docs/output.md): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
-(or a refused request)."""
+Exit codes: EXIT_CODES, shown by --help (docs/output.md has the same table, checked by
+tests/orchestration/test_cli_help.py)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
-from collections.abc import Iterable
+from argparse import RawDescriptionHelpFormatter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
+from textwrap import fill
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 from django.utils.dateparse import parse_datetime
 
 from reviews.engine.ingest import IngestError, UploadedFile
@@ -39,17 +43,51 @@ EXIT_BAD_INPUT = 2
 # No verdict: the run failed, (--worker) did not finish within --timeout, or the
 # database was unavailable.
 EXIT_NOT_REVIEWED = 3
+EXIT_CODES = {
+    0: "approve or approve_with_comments",
+    1: "request_changes",
+    EXIT_BAD_INPUT: "bad input: the batch was rejected (every error is printed), a file "
+    "could not be read, --as-of or --dataset is invalid, or the upload is over "
+    "MAX_UPLOAD_BYTES",
+    EXIT_NOT_REVIEWED: "no verdict: the run failed, --worker did not finish within "
+    "--timeout, or the database was unavailable (nothing stored)",
+}
+# The as-of time's sources in order (docs/input.md, The as-of time; README).
+AS_OF_HELP = (
+    "ISO date or date-time every date rule counts from (a date is its midnight UTC; a time "
+    "without a zone is UTC). Without it: a JSON batch's exportedAt, else a CSV, XLSX or CRM "
+    "API export's newest Last Modified Date, else the upload time."
+)
+
+
+def _epilog() -> str:
+    codes = [
+        fill(meaning, 78, initial_indent=f"  {code}  ", subsequent_indent=" " * 5)
+        for code, meaning in EXIT_CODES.items()
+    ]
+    quiet = "A reader that stops early (| head) ends the output quietly; the exit code still "
+    return "\n".join(["exit codes:", *codes, fill(quiet + "says the verdict.", 78)])
+
+
+class _HelpFormatter(DjangoHelpFormatter, RawDescriptionHelpFormatter):
+    """Django's order of options, with the exit codes' lines kept as written."""
 
 
 class Command(BaseCommand):
-    help = "Review a CRM batch (JSON, HubSpot CSVs or a ZIP) and print the verdict."
+    help = (
+        "Review a CRM batch (a JSON batch, HubSpot CSV, XLSX or CRM API JSON exports, or a "
+        "ZIP) and print the verdict."
+    )
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs):
+        return super().create_parser(
+            prog_name, subcommand, epilog=_epilog(), formatter_class=_HelpFormatter, **kwargs
+        )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", choices=("json", "text"), default="text")
-        parser.add_argument(
-            "--as-of", help="ISO date-time the date rules count from (CSV exports carry none)"
-        )
+        parser.add_argument("--as-of", help=AS_OF_HELP)
         parser.add_argument(
             "--worker",
             action="store_true",
@@ -99,12 +137,18 @@ class Command(BaseCommand):
             run = _wait(run, options["timeout"]) if options["worker"] else _run_in_process(run)
 
         forget_parsed()  # the review is done: free the records before the report is built
-        if format == "json":
-            # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
-            # whole, as dicts or as text.
-            _write_chunks(self.stdout, chain(stream_report_json(run), [b"\n"]))
-        else:
-            self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+        with reader_may_leave():
+            if format == "json":
+                # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
+                # whole, as dicts or as text.
+                report = stream_report_json(run)
+                try:
+                    _write_chunks(self.stdout, chain(report, [b"\n"]))
+                finally:
+                    report.close()  # a reader that left: end the findings' query now
+            else:
+                self.stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+                self.stdout.flush()
         verdict = getattr(run, "verdict", None)
         if verdict is None:  # the run failed: its error is in the report
             sys.exit(EXIT_NOT_REVIEWED)
@@ -126,10 +170,26 @@ class Command(BaseCommand):
                 else None
             )
             payload = {"batch": stored, "errors": errors}
-            self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
+            with reader_may_leave():
+                self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
+                self.stdout.flush()
         for error in errors:
             self.stderr.write(f"error: {error}")
         sys.exit(EXIT_BAD_INPUT)
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """`review ... | head` closes the pipe before the report ends: the reader has what it
+    wanted. Stop writing, without a traceback; the exit code still says the verdict."""
+    try:
+        yield
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit: let that go to /dev/null, or it prints
+        # "Exception ignored ... BrokenPipeError" instead.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _write_chunks(stdout, chunks: Iterable[bytes]) -> None:
