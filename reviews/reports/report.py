@@ -207,7 +207,7 @@ def text_report(report: dict, file_name: str = "") -> str:
         f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
         f"verdict: {report['verdict']}",
     ]
-    standing = standing_sentence(report.get("standing") or {})
+    standing = standing_sentence(report.get("standing") or {}, run["id"])
     if standing and run.get("dataset"):
         lines.append(f"standing: {standing}")
     lines += ["", report["summary"], ""]
