@@ -595,3 +595,18 @@ def test_the_favicon_is_served(member_client, client):
     assert 'rel="icon" href="/static/favicon.svg"' in page
     redirect = client.get("/favicon.ico")
     assert (redirect.status_code, redirect["Location"]) == (301, "/static/favicon.svg")
+
+
+def test_upload_page_says_it_takes_xlsx_and_xls(member_client):
+    import re
+
+    from reviews.engine.ingest import _EXTENSIONS
+
+    page = member_client.get(reverse("reviews:upload")).content.decode()
+    dropzone = page.split('id="dropzone"', 1)[1].split("</div>", 2)[1]
+    assert "XLSX" in dropzone and "XLS" in dropzone.replace("XLSX", "")
+    formats = page.split('class="formats"', 1)[1].split("</ul>", 1)[0]
+    assert "XLSX" in formats and "XLS" in formats.replace("XLSX", "")
+    # The file picker offers every extension the ingest reads.
+    accept = re.search(r'<input type="file" name="files" accept="([^"]+)"', page)[1].split(",")
+    assert set(_EXTENSIONS) <= set(accept)
