@@ -97,7 +97,7 @@ def slack_text(data: dict) -> str:
     dataset = data["dataset"] or "a batch"
     e = slack_escape
     # What still stands in the dataset, right after the verdict (docs/history.md).
-    standing = standing_sentence(data.get("standing") or {}) if data["dataset"] else ""
+    standing = standing_sentence(data.get("standing") or {}, run["id"]) if data["dataset"] else ""
     return (
         f"revreview: *{e(headline)}* on {e(dataset)} (run {run['id']}, {e(run['mode'])}). "
         + (f"*{e(standing)}* " if standing else "")

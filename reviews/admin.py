@@ -199,7 +199,7 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
         "tier",
         "status",
         "verdict_display",
-        "degraded",
+        "degraded_mark",
         "created",
     )
     list_filter = ("status", "mode", "tier", "degraded", VerdictFilter)
@@ -249,6 +249,13 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
     def verdict_display(self, run: ReviewRun) -> str:
         verdict = getattr(run, "verdict", None)
         return verdict.label if verdict else "–"
+
+    @admin.display(description="degraded", ordering="degraded")
+    def degraded_mark(self, run: ReviewRun) -> str:
+        # Not Django's boolean icons: they drew a red cross on every healthy run.
+        if not run.degraded:
+            return ""
+        return format_html('<span class="run-degraded">{}</span>', "degraded")
 
     @admin.display(description="deletion")
     def deletion(self, run: ReviewRun) -> str:

@@ -5,8 +5,10 @@ process, and the report printed with the verdict's exit code (docs/output.md).""
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from itertools import chain
 from typing import NoReturn
 
@@ -19,6 +21,29 @@ EXIT_BAD_INPUT = 2
 # No verdict: the run failed, (--worker) did not finish within --timeout, the database
 # was unavailable, or (hubspot_pull) the pull failed.
 EXIT_NOT_REVIEWED = 3
+EXIT_CODES = {
+    0: "approve or approve_with_comments",
+    1: "request_changes",
+    EXIT_BAD_INPUT: "bad input: the batch was rejected (every error is printed), a file "
+    "could not be read, --as-of or --dataset is invalid, or the upload is over "
+    "MAX_UPLOAD_BYTES",
+    EXIT_NOT_REVIEWED: "no verdict: the run failed, --worker did not finish within "
+    "--timeout, or the database was unavailable (nothing stored)",
+}
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """`review ... | head` closes the pipe before the report ends: the reader has what it
+    wanted. Stop writing, without a traceback; the exit code still says the verdict."""
+    try:
+        yield
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit: let that go to /dev/null, or it prints
+        # "Exception ignored ... BrokenPipeError" instead.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def bad_input(stdout, stderr, format: str, errors: list[str], batch: Batch | None) -> NoReturn:
@@ -39,7 +64,9 @@ def bad_input(stdout, stderr, format: str, errors: list[str], batch: Batch | Non
             else None
         )
         payload = {"batch": stored, "errors": errors}
-        stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
+        with reader_may_leave():
+            stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
+            stdout.flush()
     for error in errors:
         stderr.write(f"error: {error}")
     sys.exit(EXIT_BAD_INPUT)
@@ -74,12 +101,18 @@ def report_and_exit(stdout, run: ReviewRun, format: str) -> NoReturn:
     """Print the finished run's report and exit by its verdict: 0 approve or approve
     with comments, 1 request changes, 3 no verdict (the run failed: the report says why)."""
     forget_parsed()  # the review is done: free the records before the report is built
-    if format == "json":
-        # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
-        # whole, as dicts or as text.
-        write_chunks(stdout, chain(stream_report_json(run), [b"\n"]))
-    else:
-        stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+    with reader_may_leave():
+        if format == "json":
+            # The bytes GET /runs/N.json serves, streamed: 180k findings are never held
+            # whole, as dicts or as text.
+            report = stream_report_json(run)
+            try:
+                write_chunks(stdout, chain(report, [b"\n"]))
+            finally:
+                report.close()  # a reader that left: end the findings' query now
+        else:
+            stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+            stdout.flush()
     verdict = getattr(run, "verdict", None)
     if verdict is None:
         sys.exit(EXIT_NOT_REVIEWED)

@@ -110,6 +110,11 @@ class Batch(models.Model):
     dataset = models.ForeignKey(
         Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="batches"
     )
+    # A dataset's sync only (reviews.orchestration.dataset.arrival): a few of its record
+    # ids by list, which a later sync compared with it looks for, and what its arrival
+    # called for saying ([{"code", "message"}]: uploaded_late, unfamiliar_records).
+    record_sample = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -94,6 +94,8 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
         },
     }
     if in_dataset:  # docs/history.md; a batch without a dataset reads as before
+        # What its arrival in the dataset called for saying: late, or no shared records.
+        report["batch"]["warnings"] = batch.warnings
         report["run"] |= {
             "dataset": batch.dataset.name,
             "baseline_run": run.baseline_run_id,
@@ -207,7 +209,8 @@ def text_report(report: dict, file_name: str = "") -> str:
         f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
         f"verdict: {report['verdict']}",
     ]
-    standing = standing_sentence(report.get("standing") or {})
+    lines += [f"warning: {warning['message']}" for warning in batch.get("warnings") or ()]
+    standing = standing_sentence(report.get("standing") or {}, run["id"])
     if standing and run.get("dataset"):
         lines.append(f"standing: {standing}")
     lines += ["", report["summary"], ""]

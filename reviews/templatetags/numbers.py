@@ -52,7 +52,10 @@ def count(value) -> str:
 
 
 @register.filter
-def standing(value: dict | None) -> str:
+def standing(value: dict | None, run=None) -> str:
     """A run's standing problems as one sentence ('' when nothing stands):
-    '1 critical still open since run #11: $410,000.'"""
-    return standing_sentence(value or {})
+    '1 critical still open since run #11: $410,000.'; given the run
+    (`run.standing|standing:run`), not "still open since" the run itself."""
+    if run is None:
+        return standing_sentence(value or {})
+    return standing_sentence(value or {}, run.pk, in_dataset=run.batch.dataset_id is not None)

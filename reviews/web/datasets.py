@@ -121,6 +121,7 @@ def syncs(dataset: Dataset) -> list[Sync]:
         run = runs.get(batch.latest_run)
         sync = Sync(batch, run, number=total - index)
         if run is not None:
+            run.batch = batch  # its standing line asks (no query per row)
             for status, severity, n in by_run[run.pk]:
                 sync.counts[status] += n
                 sync.severities[severity] += n

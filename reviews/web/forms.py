@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import UploadedFile as DjangoUploadedFile
 from reviews.models import ReviewRun, Verdict
 
 ACCEPTED_TYPES = (
-    ".json,.csv,.tsv,.txt,.xlsx,.xls,.zip,application/json,text/csv,application/zip,"
+    ".json,.csv,.tsv,.txt,.xlsx,.xlsm,.xls,.zip,application/json,text/csv,application/zip,"
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,"
     "application/vnd.ms-excel"
 )

@@ -108,8 +108,10 @@ def test_the_slack_format_is_a_text_message_with_the_run_link(dataset, redis_url
     payload = json.loads(request.body)
     assert set(payload) == {"text"}
     assert "*Changes requested*" in payload["text"]
-    # What stands in the dataset, right after the verdict (the first sync: all of it).
-    assert f"still open since run #{run.pk}: " in payload["text"]
+    # What stands in the dataset, right after the verdict (the first sync: all of it,
+    # open, not "still open since" this very run).
+    assert " critical and 8 warnings open: $" in payload["text"]
+    assert f"since run #{run.pk}" not in payload["text"]
     assert "acme-hubspot" in payload["text"]
     assert f"/runs/{run.pk}/|Open run {run.pk}>" in payload["text"]
     assert "critical" in payload["text"]

@@ -335,7 +335,7 @@ def _invalid_email(record_id: str) -> fixplan.PlanFinding:
         category="attribution",
         kind="invalid_value",
         severity="warning",
-        title="Invalid value in contacts[1].email",
+        title=f"Invalid email on contact {record_id}: not an email",
         record_ids=[record_id],
         detail="contacts[1].email: not an email",
     )

@@ -109,3 +109,13 @@ def test_since_is_carried_only_when_the_oldest_most_severe_one_is_open():
     assert history.since_carried(compare([old], [], baseline([old]), JULY))
     assert not history.since_carried(compare([added], [], baseline([old]), AUGUST))
     assert not history.since_carried(compare([], [], None, AUGUST))
+
+
+def test_on_the_run_that_first_reported_them_they_are_open_not_still_open():
+    found = {"critical": 1, "warning": 0, "amount": "410000", "currency": "USD",
+             "since": AUGUST.isoformat(), "since_run": 5}  # fmt: skip
+    assert standing_sentence(found, 5) == "1 critical open: $410,000."
+    assert standing_sentence(found, 6) == "1 critical still open since run #5: $410,000."
+    # A batch without a dataset has no earlier sync to stand since, even when served
+    # from another run's review.
+    assert standing_sentence(found, 6, in_dataset=False) == "1 critical open: $410,000."

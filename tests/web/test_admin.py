@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -170,3 +171,21 @@ def test_datasets_are_edited_in_the_admin_and_list_their_batches(admin_client):
     page = admin_client.get(reverse("admin:reviews_dataset_changelist")).content.decode()
     assert f"/admin/reviews/batch/?dataset__id__exact={dataset.pk}" in page
     assert Dataset(name="x").verdict_scope == "new"
+
+
+def test_the_run_list_marks_only_degraded_runs(admin_client):
+    healthy = reviewed()
+    degraded = reviewed()
+    ReviewRun.objects.filter(pk=degraded.pk).update(degraded=True)
+    page = admin_client.get(reverse("admin:reviews_reviewrun_changelist")).content.decode()
+    rows = {
+        int(match[1]): match[0]
+        for match in re.findall(r'(<tr>.*?change/">(\d+)</a>.*?</tr>)', page, re.DOTALL)
+    }
+    # Django's boolean column drew a red cross on every healthy run.
+    assert "icon-no" not in rows[healthy.pk] and "icon-yes" not in rows[degraded.pk]
+    assert 'class="field-degraded_mark">-</td>' in rows[healthy.pk]  # the admin's blank
+    assert '<span class="run-degraded">degraded</span>' in rows[degraded.pk]
+    assert "DEGRADED" in page.upper()  # the column keeps its heading (and its sorting)
+    ordered = admin_client.get(reverse("admin:reviews_reviewrun_changelist"), {"o": "7"})
+    assert ordered.status_code == 200

@@ -136,3 +136,30 @@ def test_a_run_without_a_dataset_keeps_the_json_contract():
     report = run_report(submission.run)
     assert "standing" not in report and "suppressed" not in report
     assert submission.run.standing["state"] == "open_critical"  # kept all the same
+
+
+def test_a_one_off_upload_is_not_still_open_since_its_own_run(client, django_user_model):
+    submission = submit([json_upload(batch(1), "solo.json")], dispatch=False, no_cache=True)
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    run = submission.run
+    client.force_login(django_user_model.objects.create_user("ana", password="x" * 12))
+    for url in (reverse("reviews:run", args=[run.pk]), reverse("reviews:runs")):
+        page = client.get(url).content.decode()
+        assert "1 critical open: $410,000." in page
+        assert "still open" not in page and f"since run #{run.pk}" not in page
+
+
+def test_a_datasets_first_sync_is_open_there_and_still_open_in_the_next(client, django_user_model):
+    first = sync(batch(1))
+    second = sync(batch(2))
+    client.force_login(django_user_model.objects.create_user("ana", password="x" * 12))
+    first_page = client.get(reverse("reviews:run", args=[first.pk])).content.decode()
+    assert "1 critical open: $410,000." in first_page
+    assert f"since run #{first.pk}" not in first_page
+    assert "standing: 1 critical open: $410,000." in text_report(run_report(first))
+    second_page = client.get(reverse("reviews:run", args=[second.pk])).content.decode()
+    assert f"1 critical still open since run #{first.pk}: $410,000." in second_page
+    dataset_page = client.get(
+        reverse("reviews:dataset", args=[DATASET]), {"workspace": first.batch.workspace_id}
+    ).content.decode()
+    assert dataset_page.count(f"since run #{first.pk}") == 1  # the second sync's row only

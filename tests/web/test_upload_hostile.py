@@ -70,7 +70,7 @@ def test_hostile_values_are_reviewed_with_the_batch_stored(
          'exportedAt: not a date: "99999'),
         ("exported-text.json", doc_bytes(exportedAt="1" * 5000), "exportedAt: not a date: "),
         ("header.csv", b"Record\x00 ID,Deal Name\n1,x\n", "header.csv: no Record ID column"),
-        ("empty.csv", b"", "empty.csv: empty file, no header row"),
+        ("empty.csv", b"", "empty.csv: the file is empty (0 bytes)"),
     ],
 )  # fmt: skip
 def test_hostile_structure_answers_400_naming_it_with_the_batch_stored(

@@ -595,3 +595,40 @@ def test_the_favicon_is_served(member_client, client):
     assert 'rel="icon" href="/static/favicon.svg"' in page
     redirect = client.get("/favicon.ico")
     assert (redirect.status_code, redirect["Location"]) == (301, "/static/favicon.svg")
+
+
+def test_upload_page_says_it_takes_xlsx_and_xls(member_client):
+    import re
+
+    from reviews.engine.ingest import _EXTENSIONS
+
+    page = member_client.get(reverse("reviews:upload")).content.decode()
+    dropzone = page.split('id="dropzone"', 1)[1].split("</div>", 2)[1]
+    assert "XLSX" in dropzone and "XLS" in dropzone.replace("XLSX", "")
+    formats = page.split('class="formats"', 1)[1].split("</ul>", 1)[0]
+    assert "XLSX" in formats and "XLS" in formats.replace("XLSX", "")
+    # The file picker offers every extension the ingest reads.
+    accept = re.search(r'<input type="file" name="files" accept="([^"]+)"', page)[1].split(",")
+    assert set(_EXTENSIONS) <= set(accept)
+
+
+def test_docs_api_names_the_top_bar_entry_that_exists(member_client):
+    """docs/api.md tells where to make a token by the labels the top bar really shows."""
+    import re
+
+    from tests.services import ROOT
+
+    page = member_client.get(reverse("reviews:upload")).content.decode()
+    topbar = page.split('<header class="topbar">', 1)[1].split("</header>", 1)[0]
+    links = {
+        text.strip(): href
+        for href, text in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', topbar)
+    }
+    buttons = set(re.findall(r"<button[^>]*>([^<]+)</button>", topbar))
+    api = " ".join((ROOT / "docs" / "api.md").read_text().split())
+    where = api.split("**Tokens.**", 1)[1].split(". ", 1)[0]
+    named = re.findall(r"\*([^*]+)\*", where)
+    assert "API tokens" in named, where
+    assert all(label in links or label in buttons for label in named), (named, links, buttons)
+    assert f"`{links['API tokens']}`" in where  # and its address, as the README gives it
+    assert "top right" not in where and "menu" not in where.lower(), where

@@ -147,7 +147,7 @@ def _record(
     finding that is in the batch (a deal before a contact before a company)."""
     index = records_by_type(batch)
     if finding.kind == "invalid_value":
-        match = _PATH.search(finding.title)
+        match = _PATH.search(finding.detail)  # the title names the record, the detail its path
         object_type = match.group(1) if match else None
     if finding.kind == "dangling_reference":
         object_type = "deals" if finding.title.startswith("Deal ") else "contacts"

@@ -262,9 +262,13 @@ def standing(comparison: Comparison) -> dict:
     }
 
 
-def standing_sentence(standing: Mapping) -> str:
+def standing_sentence(
+    standing: Mapping, run_id: int | None = None, *, in_dataset: bool = True
+) -> str:
     """'1 critical still open since run #11: $410,000.' ('' when nothing stands), for
-    the banner, the lists, the text report and the Slack message."""
+    the banner, the lists, the text report and the Slack message of run `run_id`. On the
+    run that first reported them, and for a batch without a dataset (no earlier sync to
+    stand since), they are simply open: '1 critical open: $410,000.'"""
     if not standing or not (standing.get("critical") or standing.get("warning")):
         return ""
     parts = []
@@ -272,11 +276,15 @@ def standing_sentence(standing: Mapping) -> str:
         parts.append(f"{standing['critical']:,} critical")
     if standing.get("warning"):
         parts.append(_plural(standing["warning"], "warning"))
-    text = " and ".join(parts) + " still open"
-    if standing.get("since_run"):
-        text += f" since run #{standing['since_run']}"
-    elif standing.get("since"):
-        text += f" since {standing['since'][:10]}"
+    since_run = standing.get("since_run")
+    if not in_dataset or (since_run is not None and since_run == run_id):
+        text = " and ".join(parts) + " open"
+    else:
+        text = " and ".join(parts) + " still open"
+        if since_run:
+            text += f" since run #{since_run}"
+        elif standing.get("since"):
+            text += f" since {standing['since'][:10]}"
     amounts = {code: Decimal(value) for code, value in (standing.get("amounts") or {}).items()}
     if not amounts and standing.get("amount") and standing.get("currency"):
         amounts = {standing["currency"]: Decimal(standing["amount"])}  # a webhook's

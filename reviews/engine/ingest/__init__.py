@@ -25,6 +25,7 @@ import msgspec
 from reviews.engine.batch import Batch, Pipeline
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest.api_json import api_tables, is_api_export
+from reviews.engine.ingest.empty import refuse_empty
 from reviews.engine.ingest.errors import ErrorList, IngestError, Limits, too_deep
 from reviews.engine.ingest.hubspot_csv import parse_csv_batch
 from reviews.engine.ingest.hubspot_records import Table, assemble
@@ -74,10 +75,12 @@ def parse_upload(
     `known_pipelines`: the deal pipelines a dataset remembers, under the upload's own."""
     if not files:
         raise IngestError(["no file uploaded"])
+    refuse_empty(files)
     as_of = _aware(as_of) if as_of else None
     received_at = _aware(received_at)
     if len(files) == 1 and file_type(files[0]) == "zip":
         files = unzip(files[0], limits.max_bytes)
+        refuse_empty(files)
     files, uploaded = split_pipelines(files)
     if not files:
         raise IngestError(

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from decimal import Decimal
 
 from reviews.engine import normalize
-from reviews.engine.batch import Batch, Company, Contact, Deal
+from reviews.engine.batch import Batch, Company, Contact, Deal, ValueProblem
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
 
 
 def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
-    """Malformed values owned by this category (docs/input.md): warnings, never rejections."""
+    """Malformed values owned by this category (docs/input.md): warnings, never rejections.
+    The title names the record as every title does, the field and the bad value; the
+    detail keeps where it sits in the file (deals[6].amount)."""
     return [
         RawFinding(
             category=category,
             kind="invalid_value",
             severity=Severity.WARNING,
-            title=f"Invalid value in {problem.path}",
+            title=_invalid_value_title(batch, problem),
             detail=f"{problem.path}: {problem.message}",
             # A batch-level field (its id, source, dataset) names no record.
             record_ids=[problem.record_id] if problem.record_id else [],
@@ -27,6 +30,35 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
         for problem in batch.value_problems
         if problem.category == category
     ]
+
+
+# A record's field as ingest names it: the list, the record's place in it, the field.
+_RECORD_PATH = re.compile(r"(companies|contacts|deals)\[(\d+)\]\.(.+)", re.DOTALL)
+_ONE_OF = {"companies": "company", "contacts": "contact", "deals": "deal"}
+_FIELD_CHARS = 60  # an unknown field's key can be any length; the detail has it whole
+
+
+def _invalid_value_title(batch: Batch, problem: ValueProblem) -> str:
+    """'Invalid amount on deal "Fabrikam renewal" (dl_7): not a number: "41O000"'."""
+    match = _RECORD_PATH.fullmatch(problem.path)
+    if match is None:  # the batch's own field: its id, source, dataset
+        return f"Invalid {_cut(problem.path)} of the batch: {problem.message}"
+    list_name, index, field_name = match.groups()
+    record = _record_at(getattr(batch, list_name), int(index), problem.record_id)
+    who = named(record) if record is not None else problem.record_id
+    return f"Invalid {_cut(field_name)} on {_ONE_OF[list_name]} {who}: {problem.message}"
+
+
+def _record_at(records: list, index: int, record_id: str) -> Company | Contact | Deal | None:
+    """The record a path points at: the one at its place in the list (as ingest numbers
+    them), checked by its id; else the first with that id."""
+    if index < len(records) and records[index].id == record_id:
+        return records[index]
+    return next((r for r in records if r.id == record_id), None)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _FIELD_CHARS else text[: _FIELD_CHARS - 1] + "…"
 
 
 NAMED_IN_TITLE = 3  # a title names this many records of a group, then "and N more"

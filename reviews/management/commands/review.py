@@ -5,20 +5,23 @@ The review is served like an upload (reviews.orchestration.serving.decide): from
 this content was reviewed under the same configuration, by failback when the daily token
 budget is spent. The CLI has no client address, so it is never rate limited.
 
-Exit codes (docs/output.md): 0 approve / approve_with_comments, 1 request_changes, 2 bad input
-(or a refused request)."""
+Exit codes: EXIT_CODES, shown by --help (docs/output.md has the same table, checked by
+tests/orchestration/test_cli_help.py)."""
 
 from __future__ import annotations
 
 import time
+from argparse import RawDescriptionHelpFormatter
 from datetime import UTC, datetime
 from pathlib import Path
+from textwrap import fill
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, DjangoHelpFormatter
 from django.utils.dateparse import parse_datetime
 
 from reviews.cli import (
     EXIT_BAD_INPUT,
+    EXIT_CODES,
     EXIT_NOT_REVIEWED,
     bad_input,
     report_and_exit,
@@ -31,16 +34,42 @@ from reviews.orchestration.intake.submit import DatabaseUnavailable, UploadTooLa
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 
+# The as-of time's sources in order (docs/input.md, The as-of time; README).
+AS_OF_HELP = (
+    "ISO date or date-time every date rule counts from (a date is its midnight UTC; a time "
+    "without a zone is UTC). Without it: a JSON batch's exportedAt, else a CSV, XLSX or CRM "
+    "API export's newest Last Modified Date, else the upload time."
+)
+
+
+def _epilog() -> str:
+    codes = [
+        fill(meaning, 78, initial_indent=f"  {code}  ", subsequent_indent=" " * 5)
+        for code, meaning in EXIT_CODES.items()
+    ]
+    quiet = "A reader that stops early (| head) ends the output quietly; the exit code still "
+    return "\n".join(["exit codes:", *codes, fill(quiet + "says the verdict.", 78)])
+
+
+class _HelpFormatter(DjangoHelpFormatter, RawDescriptionHelpFormatter):
+    """Django's order of options, with the exit codes' lines kept as written."""
+
 
 class Command(BaseCommand):
-    help = "Review a CRM batch (JSON, HubSpot CSVs or a ZIP) and print the verdict."
+    help = (
+        "Review a CRM batch (a JSON batch, HubSpot CSV, XLSX or CRM API JSON exports, or a "
+        "ZIP) and print the verdict."
+    )
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs):
+        return super().create_parser(
+            prog_name, subcommand, epilog=_epilog(), formatter_class=_HelpFormatter, **kwargs
+        )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--format", choices=("json", "text"), default="text")
-        parser.add_argument(
-            "--as-of", help="ISO date-time the date rules count from (CSV exports carry none)"
-        )
+        parser.add_argument("--as-of", help=AS_OF_HELP)
         parser.add_argument(
             "--worker",
             action="store_true",

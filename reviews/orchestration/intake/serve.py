@@ -12,7 +12,7 @@ from reviews.engine import batch as plain
 from reviews.engine.risk import classify_risk
 from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, ReviewRun, Verdict
-from reviews.orchestration.dataset import baselines, policies
+from reviews.orchestration.dataset import arrival, baselines, policies
 from reviews.orchestration.run.tasks import send_start
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.store.parsed import parse_stored
@@ -44,6 +44,7 @@ def serve(
     failback with a last good run) or a queued run (fresh, or failback reviewed by the
     detectors alone). Raises ServeRefused when the request is refused."""
     baseline = baselines.choose_baseline(batch)
+    arrival.note_arrival(batch, parsed, baseline)  # late, or sharing no record with it
     policy_version, _ = policies.current(batch.dataset)
     fingerprint = baselines.serving_key(
         serving.config_fingerprint(), batch, baseline, policy_version

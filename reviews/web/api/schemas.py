@@ -166,8 +166,9 @@ class RunReport(Document):
     summary: str
     findings: list[FindingInfo]
     ledger: Ledger
-    # A dataset's sync also carries `standing` (the Standing shape) and `suppressed`:
-    # extra keys, absent for a batch without a dataset (docs/output.md).
+    # A dataset's sync also carries `standing` (the Standing shape), `suppressed` and
+    # `batch.warnings` ([{code, message}]: uploaded_late, unfamiliar_records): extra keys,
+    # absent for a batch without a dataset (docs/output.md).
     urls: RunUrls
 
 

@@ -146,8 +146,13 @@ def test_csv_unrecognised_file_named():
 
 def test_csv_empty_file_and_missing_record_id_column():
     errors = errors_of(parse_files, ("a.csv", ""), ("b.csv", "Deal Name,Amount\nBig,1\n"))
+    assert errors == ["a.csv: the file is empty (0 bytes)"]  # refused before any is read
 
-    assert errors == ["a.csv: empty file, no header row", "b.csv: no Record ID column"]
+    errors = errors_of(parse_files, ("a.csv", "\n"), ("b.csv", "Deal Name,Amount\nBig,1\n"))
+    assert errors == ["a.csv: the file is empty (only blank lines or spaces)"]
+
+    errors = errors_of(parse_files, ("b.csv", "Deal Name,Amount\nBig,1\n"))
+    assert errors == ["b.csv: no Record ID column"]
 
 
 def test_csv_two_exports_of_one_kind_rejected():

@@ -12,7 +12,8 @@ def parse_bytes(data: bytes):
 
 
 def test_json_not_json_names_position():
-    assert errors_of(parse_bytes, b"") == ["not JSON: Expecting value at line 1 column 1"]
+    assert errors_of(parse_bytes, b"") == ["batch.json: the file is empty (0 bytes)"]
+    assert errors_of(parse_bytes, b"#") == ["not JSON: Expecting value at line 1 column 1"]
     assert errors_of(parse_bytes, b'{"companies": [}') == [
         "not JSON: Expecting value at line 1 column 16"
     ]

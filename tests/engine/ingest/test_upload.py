@@ -142,3 +142,24 @@ def test_file_type_by_extension_then_content():
             ("stdin", b"Record ID,Deal Name\n"),
         ]
     ] == ["json", "csv", "zip", "zip", "json", "csv"]
+
+
+def test_an_empty_file_is_called_empty_by_its_name():
+    for name in ("batch.json", "deals.csv", "deals.xlsx", "export.zip", ""):
+        expected = f"{name or 'the upload'}: the file is empty (0 bytes)"
+        assert errors_of(parse_files, (name, b"")) == [expected], name
+    # Beside files that hold something, each empty one is named.
+    assert errors_of(parse_files, ("companies.csv", COMPANIES), ("deals.csv", b"")) == [
+        "deals.csv: the file is empty (0 bytes)"
+    ]
+    # Inside a ZIP too, by its path there.
+    archive = zipped({"export/deals.csv": "", "export/companies.csv": COMPANIES})
+    assert errors_of(parse_files, ("export.zip", archive)) == [
+        "export/deals.csv: the file is empty (0 bytes)"
+    ]
+
+
+def test_a_file_of_whitespace_only_is_called_empty_too():
+    assert errors_of(parse_files, ("batch.json", b"\xef\xbb\xbf \r\n\t\n")) == [
+        "batch.json: the file is empty (only blank lines or spaces)"
+    ]
