@@ -141,8 +141,14 @@ def test_an_interrupted_pull_resumes_from_its_checkpoint(postgres, hubspot, sett
     failed, _ = pulls.execute_pull(pull.pk, dispatch=False)
     assert failed.status == Pull.Status.FAILED and "503" in failed.error
     assert failed.progress["resumable"] is True
-    kept = PullChunk.objects.filter(pull=failed).count()
+    chunks = PullChunk.objects.filter(pull=failed)
+    # The answers, and beside them which properties each type's answers held.
+    kept = chunks.exclude(step__startswith="props:").count()
     assert kept == 3 and not Batch.objects.exists()
+    assert set(chunks.filter(step__startswith="props:").values_list("step", flat=True)) == {
+        "props:companies",
+        "props:contacts",
+    }
     before = portal.requests
     portal.fail_next = original
     again = pulls.request_pull(connection, by="test")

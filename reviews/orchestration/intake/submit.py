@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from alerts.tasks import run_finished
 from reviews.engine import batch as plain
+from reviews.engine.coverage import missing_columns
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.engine.risk import classify_risk
@@ -323,6 +324,7 @@ def accept(
     batch.as_of_source = parsed.as_of_source
     batch.partial = parsed.partial
     batch.ignored_columns = parsed.ignored_columns
+    batch.missing_columns = missing_columns(parsed)
     batch.companies, batch.contacts, batch.deals = (
         len(parsed.companies),
         len(parsed.contacts),
