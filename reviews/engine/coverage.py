@@ -35,31 +35,29 @@ def missing_columns(batch: Batch) -> list[dict]:
     entries = []
     for name in sorted(by_field, key=lambda n: (OBJECTS.index(n.partition(".")[0]), n)):
         listed, _, field = name.partition(".")
-        labels = _labels(listed, field)
+        headers, properties = columns_of(listed, field)
         entries.append(
             {
                 "list": listed,
                 "field": field,
-                "columns": [label for label in labels if not _INTERNAL.match(label)],
-                "properties": [label for label in labels if _INTERNAL.match(label)],
+                "columns": headers,
+                "properties": properties,
                 "switched_off": sorted(by_field[name]),
             }
         )
     return entries
 
 
-def _labels(listed: str, field: str) -> list[str]:
-    """Every English label and internal name of the columns that fill `field`: its
-    own column first, then those filling it too (FILLS). Other languages' labels are
-    left out: the first label of each column is HubSpot's English one."""
+def columns_of(listed: str, field: str) -> tuple[list[str], list[str]]:
+    """(the English export headers, HubSpot's internal names) of the columns that fill
+    `field` of `listed`: its own column first, then those filling it too (FILLS). Other
+    languages' labels are left out: each column's first label is HubSpot's English one."""
     table = COLUMNS[listed]
     keys = [field] if field in table else []
     keys += [key for key, fills in FILLS.items() if field in fills and key in table]
-    labels: list[str] = []
-    for key in keys:
-        english = table[key][0]
-        labels += [english, *(label for label in table[key][1:] if _INTERNAL.match(label))]
-    return list(dict.fromkeys(labels))
+    headers = [table[key][0] for key in keys]
+    internal = [label for key in keys for label in table[key] if _INTERNAL.match(label)]
+    return list(dict.fromkeys(headers)), list(dict.fromkeys(internal))
 
 
 def switched_off_of(missing: Iterable[Mapping]) -> list[str]:
