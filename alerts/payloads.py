@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
+from reviews.engine.coverage import switched_off_of
 from reviews.engine.history.compare import standing_sentence
 from reviews.models import ReviewRun, Severity, findings_of
 
@@ -48,6 +49,11 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
             "status": run.status,
             "mode": run.mode,
             "degraded": run.degraded,
+            # The export left out a list or a column a rule reads (docs/output.md).
+            "partial": run.batch.is_partial,
+            "missing_lists": run.batch.partial,
+            "missing_columns": run.batch.missing_columns,
+            "switched_off": switched_off_of(run.batch.missing_columns),
             "verdict": verdict.decision if verdict else None,
             "url": site_url(reverse("reviews:run", kwargs={"run_id": run.pk})),
             "api_url": site_url(reverse("api:run", kwargs={"run_id": run.pk})),
@@ -93,6 +99,8 @@ def slack_text(data: dict) -> str:
         headline = VERDICT_WORDS.get(run["verdict"], str(run["verdict"]))
         if run["degraded"]:
             headline += " (degraded)"
+        if run.get("partial"):
+            headline += " (partial export)"
     counts = ", ".join(f"{n} {severity}" for severity, n in data["counts"].items())
     dataset = data["dataset"] or "a batch"
     e = slack_escape

@@ -89,7 +89,10 @@ class Pulled:
     """One pull: the account's records as a CRM API JSON document (the upload format
     reviews/engine/ingest/api_json.py reads), and its deal pipelines."""
 
-    document: dict  # {"companies": [...], "contacts": [...], "deals": [...]}
+    # {"companies": [...], "contacts": [...], "deals": [...]}, and "properties": the
+    # property names the account returned for each list, when the objects keep only
+    # their non-blank values (api_json.py: the fields the pull lacks are read from it).
+    document: dict
     pipelines: list[Pipeline]  # [] when the account's could not be read (see problem)
     pipelines_problem: str  # why they could not be read, "" when they were
     records: int  # in the document

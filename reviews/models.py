@@ -91,6 +91,9 @@ class Batch(models.Model):
     # What the export did not carry: lists with no file, and columns not read (by file).
     partial = models.JSONField(default=list, blank=True)
     ignored_columns = models.JSONField(default=dict, blank=True)
+    # Columns a rule reads that the export lacks, and the kinds each switched off
+    # (reviews.engine.coverage.missing_columns): the run is partial, its verdict capped.
+    missing_columns = models.JSONField(default=list, blank=True)
     # Its own column (not derived through the dataset, which a batch may lack): every
     # list, search and permission check of runs and findings filters on it.
     workspace = models.ForeignKey(
@@ -141,6 +144,11 @@ class Batch(models.Model):
     @property
     def counts(self) -> dict[str, int]:
         return {"companies": self.companies, "contacts": self.contacts, "deals": self.deals}
+
+    @property
+    def is_partial(self) -> bool:
+        """The export left out a list, or a column a rule reads (docs/output.md)."""
+        return bool(self.partial or self.missing_columns)
 
     @property
     def title(self) -> str:

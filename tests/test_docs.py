@@ -3,8 +3,9 @@ docs/, bench/README.md, CHANGELOG.md and samples/README.md points at a file (and
 heading) that exists, nothing cites the old spec outside it, and docs/settings.md names
 every setting the code reads. The tables that restate the code's facts (the kinds of
 docs/rules.md, the rules' defaults in docs/settings.md, tuning's measures in
-docs/history.md) are checked cell by cell against the registry and `Rules.describe()`,
-and so is every place the docs write the stale-enrichment default."""
+docs/history.md, the columns each kind reads in docs/rules.md) are checked cell by cell
+against the registry and `Rules.describe()`, and so is every place the docs write the
+stale-enrichment default."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from decimal import Decimal
 
 import pytest
 
+from reviews.engine.coverage import columns_of
 from reviews.engine.fixes.hubspot_names import property_name
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, NAMES, REGISTRY, freshness
-from reviews.engine.specialists.spec import Kind
+from reviews.engine.specialists.spec import Kind, needs_of
 from tests.services import ROOT
 
 DOCUMENTS = [
@@ -242,6 +244,33 @@ def test_the_to_do_list_table_is_where_each_kind_says_its_fix_is():
     (check,) = [line for line in output.read_text().split("\n\n") if "- `check`:" in line]
     checked = {k.name for k in KINDS.values() if k.merge is not None and k.merge.check}
     assert set(re.findall(r"`([a-z_]+)`", check)) - {"check"} == checked
+
+
+def test_the_missing_columns_table_is_what_the_kinds_read():
+    """docs/rules.md, Partial exports: one row per field (or fields, any one of which
+    will do) some kind reads, in the order the registry first names it, with the export
+    headers that fill it and every kind it switches off (their `reads=`)."""
+    needs: dict[tuple[str, ...], list[str]] = {}
+    for kind in KINDS.values():
+        for need in kind.reads:
+            needs.setdefault(needs_of(need), []).append(kind.name)
+    expected = []
+    for fields, kinds in needs.items():
+        listed = fields[0].partition(".")[0]
+        names = [name.partition(".")[2] for name in fields]
+        headers = [h for name in names for h in columns_of(listed, name)[0]]
+        expected.append(
+            [
+                listed,
+                " or ".join(f"`{name}`" for name in names),
+                " or ".join(headers),
+                ", ".join(f"`{kind}`" for kind in kinds),
+            ]
+        )
+    header = (
+        "| list | field (any one will do) | the export's columns | rules off when none is there |"
+    )
+    assert [cells(line) for line in table(RULES_DOC, header)] == expected
 
 
 # The sentences that write the stale-enrichment default, made from it: {days} and the day

@@ -70,8 +70,11 @@ class HubSpotConnector:
             pipelines, problem = pipelines_from_hubspot(result.pipelines), ""
         except IngestError as error:
             pipelines, problem = [], str(error)
+        # What the portal returned this time, else (an incremental pull that fetched
+        # none of a type) what the last pull's document says it returned.
+        returned = {**snap.returned_of(previous), **result.returned}
         return Pulled(
-            document=snap.document(result.snapshot),
+            document=snap.document(result.snapshot, returned),
             pipelines=pipelines,
             pipelines_problem=problem,
             records=sum(len(v) for v in result.snapshot.values()),

@@ -9,7 +9,13 @@ A full pull lists every company, contact and deal (`GET /crm/v3/objects/{type}`,
 page with `after`). An incremental one searches what was modified since the last pull
 (less an overlap, windowed past the 10,000-result cap), lists the archived records, and
 rebuilds the whole snapshot from the last one. Both read the deal pipelines and the
-associations of the contacts and deals they got (v4 batch read, 1,000 ids a request)."""
+associations of the contacts and deals they got (v4 batch read, 1,000 ids a request).
+
+Which properties the portal returned for each object type (HubSpot answers every
+property asked for, null when blank, and leaves out one it does not have) is kept
+beside the answers ("props:<type>" chunks, only when a page adds a name): the snapshot
+keeps non-blank values only, so the review learns from these which fields the pull
+lacks (reviews/engine/ingest/api_json.py, a document's "properties")."""
 
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ class PullResult:
     changed: int  # objects fetched (all of them in a full pull)
     removed: int  # archived or merged away since the last snapshot
     steps: list[str] = field(default_factory=list)
+    # type -> the property names the portal returned for it in this pull, sorted; a
+    # type this pull fetched nothing of is left out (its properties are not known).
+    returned: dict[str, list[str]] = field(default_factory=dict)
 
 
 def steps(full: bool) -> list[str]:
@@ -60,9 +69,15 @@ def run_pull(
             progress_note(step)
         cursor = progress.get("cursor", {}) if progress.get("step") == step else {}
 
-        def keep(data: object, cursor: dict, *, step: str = step) -> None:
+        def keep(data: object, cursor: dict, *, step: str = step, returned=()) -> None:
+            after = {"done": sorted(done), "step": step, "cursor": cursor}
+            object_type = step.partition(":")[2]
+            new = sorted(set(returned) - state.returned.get(object_type, set()))
+            if new:  # recorded with the page's own progress: both are kept, or neither
+                state.take(f"props:{object_type}", new)
+                checkpoint.record(f"props:{object_type}", new, after)
             state.take(step, data)
-            checkpoint.record(step, data, {"done": sorted(done), "step": step, "cursor": cursor})
+            checkpoint.record(step, data, after)
 
         _run_step(client, step, cursor, keep, state, since_ms, previous)
         done.add(step)
@@ -87,7 +102,7 @@ def _run_step(
                 if kind == "list"
                 else [str(o["id"]) for o in objects]
             )
-            keep(data, {"after": after})
+            keep(data, {"after": after}, returned=snap.returned(objects) if kind == "list" else ())
     elif kind == "search":
         since = cursor.get("window", since_ms)
         pages = client.search_modified(
@@ -95,7 +110,7 @@ def _run_step(
         )
         for objects, window, after in pages:
             data = [[snap.slim(o), snap.merged_ids(o)] for o in objects]
-            keep(data, {"window": window, "after": after})
+            keep(data, {"window": window, "after": after}, returned=snap.returned(objects))
     elif kind == "assoc":
         from_type, to_type = rest.split(":")
         ids = state.ids(from_type, previous)
@@ -114,6 +129,7 @@ class _State:
         self.archived: dict[str, set[str]] = {t: set() for t in snap.TYPES}
         self.merged: dict[str, set[str]] = {t: set() for t in snap.TYPES}
         self.links: dict[tuple[str, str], dict[str, list]] = {}
+        self.returned: dict[str, set[str]] = {}
 
     def take(self, step: str, data: object) -> None:
         if data is None:
@@ -132,6 +148,8 @@ class _State:
         elif kind == "assoc":
             pair = tuple(rest.split(":"))
             self.links.setdefault(pair, {}).update(data)
+        elif kind == "props":
+            self.returned.setdefault(rest, set()).update(data)
 
     def ids(self, object_type: str, previous: snap.Snapshot | None) -> list[str]:
         """Whose associations to read: what was fetched, and the unchanged records of the
@@ -166,7 +184,8 @@ class _State:
             for rid in gone:
                 if out[t].pop(rid, None) is not None:
                     removed += 1
-        return PullResult(out, self.pipelines, changed, removed)
+        returned = {t: sorted(names) for t, names in self.returned.items()}
+        return PullResult(out, self.pipelines, changed, removed, returned=returned)
 
 
 def _copy(obj: dict) -> dict:

@@ -59,6 +59,11 @@ def slim(obj: dict) -> dict:
     return kept
 
 
+def returned(objects: list[dict]) -> set[str]:
+    """The property names the portal answered with, blank ones too (slim drops those)."""
+    return {name for obj in objects for name in obj.get("properties") or ()}
+
+
 def merged_ids(obj: dict) -> list[str]:
     value = (obj.get("properties") or {}).get(MERGED) or ""
     return [part.strip() for part in str(value).split(";") if part.strip()]
@@ -83,12 +88,23 @@ def set_associations(obj: dict, to_type: str, found: list, from_type: str) -> No
         obj.pop("associations")
 
 
-def document(snapshot: Snapshot) -> dict:
-    """The CRM API JSON document of a snapshot, objects in id order."""
-    return {
+def document(snapshot: Snapshot, returned: dict[str, list[str]] | None = None) -> dict:
+    """The CRM API JSON document of a snapshot, objects in id order; with `returned`
+    (type -> the properties the portal returned), under "properties": the reader takes
+    a list's fields from it, as the objects keep only non-blank values."""
+    doc: dict = {
         kind: [snapshot.get(kind, {})[i] for i in sorted(snapshot.get(kind, {}), key=_id_key)]
         for kind in TYPES
     }
+    if returned:
+        doc["properties"] = {kind: returned[kind] for kind in TYPES if kind in returned}
+    return doc
+
+
+def returned_of(doc: dict | None) -> dict[str, list[str]]:
+    """The "properties" a document carries (document's `returned`), {} if none."""
+    found = (doc or {}).get("properties")
+    return {k: v for k, v in found.items() if k in TYPES} if isinstance(found, dict) else {}
 
 
 def from_document(doc: dict) -> Snapshot:

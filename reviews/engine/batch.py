@@ -202,6 +202,11 @@ class Batch:
     # What the export left out or could not settle, reported with the run:
     partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
     ignored_columns: dict[str, list[str]] = field(default_factory=dict)  # file -> headers
+    # list -> the fields (docs/input.md names) its export had a column or property for,
+    # present even where every value is blank; a list not named is not described (a
+    # JSON batch names its fields record by record). Kinds whose fields are not there
+    # are switched off (reviews.engine.specialists.spec.switched_off).
+    exported_fields: dict[str, frozenset[str]] = field(default_factory=dict)
     as_of_source: str = "given"  # given | exportedAt | last_modified | upload
     currency: str | None = None  # of amounts without their own; None: DEFAULT_CURRENCY
     # association cell holding a name no single company has -> the records naming it

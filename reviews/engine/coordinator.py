@@ -4,6 +4,7 @@ verdict policy (docs/rules.md) and write a plain-language summary. Plain data in
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -50,6 +51,21 @@ def not_clean_when_degraded(decision: str, failed_specialists: list[str]) -> str
 
 
 _LENIENCY = {"request_changes": 0, "approve_with_comments": 1, "approve": 2}
+
+
+def not_greener_when_partial(decision: str, unknown: Iterable[str]) -> str:
+    """A partial export's verdict (docs/output.md#partial-runs). `unknown`: the
+    severities the kinds its missing columns switched off could report. What they would
+    have found is unknown, not passed, so each counts as found: the verdict is at most
+    what one finding of each would make it (`request_changes` if one could be critical,
+    else `approve_with_comments`). The same export with the columns has the same other
+    findings (a kind reading a missing column is switched off, `Kind.reads`) plus
+    findings of at most those severities, so its verdict is never stricter than this."""
+    severities = set(unknown)
+    if not severities:
+        return decision
+    floor = "request_changes" if Severity.CRITICAL in severities else "approve_with_comments"
+    return decision if _LENIENCY[decision] <= _LENIENCY[floor] else floor
 
 
 def no_more_lenient(decision: str, rules_findings: list[RawFinding]) -> str:

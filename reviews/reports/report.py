@@ -11,6 +11,7 @@ import orjson
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.coverage import column_words, switched_off_of
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.history.compare import standing_sentence
 from reviews.engine.money import format_cost, format_count, format_money
@@ -67,8 +68,12 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             # exportedAt, last_modified: the export's newest Last Modified Date, upload).
             "as_of": _iso(run.as_of),
             "as_of_source": batch.as_of_source or None,
-            # Lists the export did not include; the rules that need them were off.
-            "partial": batch.partial,
+            # The export left out a list or a column a rule reads (docs/output.md): the
+            # lists, the columns with the kinds each switched off, and those kinds.
+            "partial": batch.is_partial,
+            "missing_lists": batch.partial,
+            "missing_columns": batch.missing_columns,
+            "switched_off": switched_off_of(batch.missing_columns),
         },
         "verdict": verdict.effective_decision if verdict else None,
         "summary": verdict.summary if verdict else "",
@@ -210,6 +215,13 @@ def text_report(report: dict, file_name: str = "") -> str:
         f"verdict: {report['verdict']}",
     ]
     lines += [f"warning: {warning['message']}" for warning in batch.get("warnings") or ()]
+    if run.get("missing_lists"):
+        lines.append(f"partial: no {', '.join(run['missing_lists'])} in the upload")
+    for entry in run.get("missing_columns") or ():
+        lines.append(
+            f"partial: no column for {column_words(entry)} ({entry['list']}); "
+            f"switched off: {', '.join(entry['switched_off'])}"
+        )
     standing = standing_sentence(report.get("standing") or {}, run["id"])
     if standing and run.get("dataset"):
         lines.append(f"standing: {standing}")
@@ -257,5 +269,6 @@ def _header(run: dict) -> str:
     """e.g. `revreview run 9 (failback of run 4, lite tier): daily token budget ...`"""
     mode = run["mode"] + (f" of run {run['reused_run']}" if run.get("reused_run") else "")
     degraded = ", DEGRADED" if run["degraded"] else ""
+    degraded += ", PARTIAL" if run.get("partial") else ""
     reason = f": {run['reason']}" if run.get("reason") else ""
     return f"revreview run {run['id']} ({mode}, {run['tier']} tier{degraded}){reason}"

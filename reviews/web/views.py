@@ -33,6 +33,7 @@ from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
+from reviews.engine.coverage import described
 from reviews.models import (
     VERDICT_LABELS,
     AgentRun,
@@ -96,6 +97,7 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
         "files": batch.files.defer("data"),  # the bytes can be 200 MB; the page needs names
         "errors": split_errors(batch.errors),
         "runs": with_page_totals(list(batch.runs.select_related("batch__dataset", "verdict"))),
+        "partial": described(batch.missing_columns, settings.REVIEW_RULES),
     }
     return render(request, "reviews/batch.html", context)
 
@@ -171,6 +173,8 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
             and verdict.decision != Verdict.Decision.APPROVE
         ),
         "break_glass_form": BreakGlassForm(),
+        # Columns a rule reads that the export lacks, and the checks they switched off.
+        "partial": described(run.batch.missing_columns, settings.REVIEW_RULES),
     }
     if run.is_finished:
         context |= findings_context(run, request.GET)

@@ -65,6 +65,9 @@ class Portal:
         self.log: list[tuple[str, str, int]] = []  # (method, path, status)
         self.slow_next: list[float] = []
         self.merges: list[tuple[str, str, str]] = []
+        # Properties this portal does not have, by type: HubSpot leaves a property it
+        # does not know out of its answer (no error), as a portal without it would.
+        self.lacks: dict[str, set[str]] = {}
 
     # --- changing the portal ----------------------------------------------------------
 
@@ -421,7 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
 def _object(portal: Portal, object_type: str, rid: str, wanted: list[str]) -> dict:
     obj = portal.objects[object_type][rid]
     props = obj["properties"]
-    shown = {p: props.get(p) for p in wanted}
+    shown = {p: props.get(p) for p in wanted if p not in portal.lacks.get(object_type, ())}
     shown.update({k: props[k] for k in ("hs_object_id", MODIFIED[object_type]) if k in props})
     shown["createdate"] = obj["createdAt"]
     out = {

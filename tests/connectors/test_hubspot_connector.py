@@ -5,6 +5,7 @@ yet refused before anything is sent. No Django."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -17,10 +18,13 @@ from connectors.base import (
 )
 from connectors.hubspot.client import Limits
 from connectors.hubspot.connector import HubSpotConnector
+from reviews.engine import coverage
+from reviews.engine.ingest import UploadedFile, parse_upload
 from tests.connectors.portals import CUSTOM_PIPELINE, problem_portal
 from tests.connectors.standin import StandIn
 
 TOKEN = "pat-na1-good"
+NOW = datetime(2026, 8, 1, tzinfo=UTC)
 
 
 class MemoryCheckpoint:
@@ -75,7 +79,8 @@ def test_a_full_then_an_incremental_pull_give_the_crm_api_json_document():
         incremental = hubspot.pull(MemoryCheckpoint(), previous=full.document, since=before)
         usage = hubspot.usage()
     companies = {c["id"]: c for c in full.document["companies"]}
-    assert full.records == sum(len(v) for v in full.document.values()) == full.changed
+    lists = ("companies", "contacts", "deals")
+    assert full.records == sum(len(full.document[t]) for t in lists) == full.changed
     assert {"1", "2", "3"} <= set(companies) and full.removed == 0
     assert {p.id for p in full.pipelines} >= {CUSTOM_PIPELINE["id"]}
     assert full.pipelines_problem == ""
@@ -86,6 +91,33 @@ def test_a_full_then_an_incremental_pull_give_the_crm_api_json_document():
     assert usage.requests == portal.requests
     assert usage.left_today == portal.daily - portal.daily_used < portal.daily
     assert usage.waited_seconds >= 0 and usage.in_flight_seconds > 0
+
+
+def test_a_pull_from_a_portal_without_a_property_is_a_partial_export():
+    """The portal returns no dealstage (HubSpot leaves out a property it does not have):
+    the document says which properties came back, and its review lacks the deals'
+    stage. An incremental pull that fetched no deal keeps what the full one said."""
+    portal = problem_portal(size=4)
+    portal.lacks["deals"] = {"dealstage"}
+    with StandIn(portal) as api, connector(api) as hubspot:
+        full = hubspot.pull(MemoryCheckpoint(), previous=None, since=None)
+        before = datetime.fromtimestamp(portal.clock_ms / 1000, UTC)
+        portal.put("companies", "3", {"name": "Northwind Traders GmbH"})
+        incremental = hubspot.pull(MemoryCheckpoint(), previous=full.document, since=before)
+        portal.lacks.clear()
+        whole = hubspot.pull(MemoryCheckpoint(), previous=None, since=None)
+
+    def lacking(pulled) -> dict:
+        data = json.dumps(pulled.document).encode()
+        batch = parse_upload([UploadedFile("pull.json", data)], as_of=None, received_at=NOW)
+        return {m["field"]: m["switched_off"] for m in coverage.missing_columns(batch)}
+
+    assert "dealstage" not in full.document["properties"]["deals"]
+    assert "amount" in full.document["properties"]["deals"]
+    assert lacking(full).keys() == {"stage"} and "won_without_amount" in lacking(full)["stage"]
+    assert incremental.document["properties"]["deals"] == full.document["properties"]["deals"]
+    assert lacking(incremental).keys() == {"stage"}
+    assert lacking(whole) == {}
 
 
 def test_the_pipelines_are_read_as_an_uploaded_response_is():

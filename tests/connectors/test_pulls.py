@@ -141,8 +141,14 @@ def test_an_interrupted_pull_resumes_from_its_checkpoint(postgres, hubspot, sett
     failed, _ = pulls.execute_pull(pull.pk, dispatch=False)
     assert failed.status == Pull.Status.FAILED and "503" in failed.error
     assert failed.progress["resumable"] is True
-    kept = PullChunk.objects.filter(pull=failed).count()
+    chunks = PullChunk.objects.filter(pull=failed)
+    # The answers, and beside them which properties each type's answers held.
+    kept = chunks.exclude(step__startswith="props:").count()
     assert kept == 3 and not Batch.objects.exists()
+    assert set(chunks.filter(step__startswith="props:").values_list("step", flat=True)) == {
+        "props:companies",
+        "props:contacts",
+    }
     before = portal.requests
     portal.fail_next = original
     again = pulls.request_pull(connection, by="test")
@@ -211,3 +217,18 @@ def test_a_full_pull_is_due_weekly(postgres, hubspot):
     connection.refresh_from_db()
     assert pulls.request_pull(connection).kind == Pull.Kind.FULL
     assert time.time() > 0
+
+
+def test_a_pull_from_a_portal_without_dealstage_is_a_partial_run(postgres, hubspot):
+    """The portal returns no dealstage property: the pull's run is partial, names it and
+    the kinds it switched off, and reports no deal as without a stage (issue 37)."""
+    hubspot.portal.lacks["deals"] = {"dealstage"}
+    _, run = pull_and_review(connected())
+
+    report = run_report(run)
+    assert report["run"]["partial"] is True
+    (missing,) = report["run"]["missing_columns"]
+    assert (missing["list"], missing["properties"]) == ("deals", ["dealstage"])
+    assert "won_without_close_date" in report["run"]["switched_off"]
+    assert not any(f["kind"] == "missing_stage" for f in report["findings"])
+    assert report["verdict"] == "request_changes"  # a critical kind is unknown

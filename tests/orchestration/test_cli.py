@@ -23,7 +23,7 @@ SEED = DATA / "seed-example.json"
 
 RUN_KEYS = {
     "id", "mode", "tier", "specialists", "status", "degraded", "started_at", "finished_at",
-    "as_of", "as_of_source", "partial",
+    "as_of", "as_of_source", "partial", "missing_lists", "missing_columns", "switched_off",
 }  # fmt: skip
 FINDING_KEYS = {
     "category", "kind", "severity", "title", "detail", "record_ids", "suggested_fix",

@@ -36,7 +36,8 @@ def test_csv_export_reviewed_twice_without_as_of_is_served_from_the_cache(postgr
     assert (first["run"]["mode"], second["run"]["mode"]) == ("fresh", "cached")
     assert first["run"]["as_of"] == "2026-07-30T10:11:00Z"
     assert first["run"]["as_of_source"] == "last_modified"
-    assert first["run"]["partial"] == []
+    assert first["run"]["partial"] is False
+    assert first["run"]["missing_lists"] == first["run"]["missing_columns"] == []
     assert first["batch"]["ignored_columns"] == {
         "companies.csv": ["Industry"],  # Deal owner is read: Deal.owner
     }
@@ -50,7 +51,8 @@ def test_partial_export_says_so_in_the_json(postgres, tmp_path):
 
     code, report = review_json(*paths)
 
-    assert report["run"]["partial"] == ["companies", "deals"]
+    assert report["run"]["partial"] is True
+    assert report["run"]["missing_lists"] == ["companies", "deals"]
     assert not any(f["category"] == "attribution" for f in report["findings"])
     assert code == 0
 

@@ -6,7 +6,7 @@ linear in the number of findings, whatever the length of the history."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -122,11 +122,14 @@ def compare(
     baseline: Baseline | None,
     as_of: datetime,
     dismissed: Mapping[str, Dismissed] | None = None,
+    unchecked: Collection[str] = (),
 ) -> Comparison:
     """Mark each finding new or open against the baseline (open: its fingerprint is
     among the baseline's findings or suppressed findings) and list the baseline's
     findings whose fingerprints are gone now as resolved. Without a baseline (the first
-    sync, or a batch without a dataset) everything is new, first seen now."""
+    sync, or a batch without a dataset) everything is new, first seen now. `unchecked`:
+    kinds this sync's export switched off (a column missing): a baseline finding of one
+    is not resolved, only not looked for."""
     baseline = baseline or Baseline()
     dismissed = dismissed or {}
 
@@ -145,7 +148,9 @@ def compare(
     hidden = [mark(f) for f in suppressed]
     present = {m.fingerprint for m in marked} | {m.fingerprint for m in hidden}
     resolved = [
-        past.resolved_entry() for key, past in baseline.findings.items() if key not in present
+        past.resolved_entry()
+        for key, past in baseline.findings.items()
+        if key not in present and past.kind not in unchecked
     ]
     return Comparison(marked, hidden, resolved, baseline.run_id)
 

@@ -18,6 +18,7 @@ from typing import Any
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS
+from reviews.engine.specialists.spec import Kind
 
 VERDICT_SCOPES = ("", "new", "all")  # "": the dataset's own setting (models.Dataset)
 
@@ -78,6 +79,14 @@ class Policy:
             verdict_scope=other.verdict_scope or self.verdict_scope,
             break_glass=other.break_glass or self.break_glass,
         )
+
+    def severities_of(self, kind: Kind) -> tuple[str, ...]:
+        """What `kind` can report under this policy: nothing when it is off, the
+        changed severity, else the kind's own."""
+        if kind.name in self.off:
+            return ()
+        changed = self.severity.get(kind.name)
+        return (changed,) if changed else tuple(s.value for s in kind.severities)
 
     @property
     def empty(self) -> bool:

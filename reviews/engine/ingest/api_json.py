@@ -6,7 +6,15 @@ answers {"results": [{"id", "properties": {internal name: string}, "createdAt",
 "paging": ...}. Accepted as sent: one such page (or a bare list of objects) per file,
 one file per object type; or one file holding all three under "companies", "contacts"
 and "deals" (each a list of objects or a page). Properties map through the same table
-as CSV headers (internal names); values are read as the API writes them."""
+as CSV headers (internal names); values are read as the API writes them.
+
+Which fields the export has (Table.columns): the API answers every property asked for,
+null when blank, so a property no object of a list holds, not even as null, was not in
+the export; an association, likewise, when no object of the list has one. A combined
+document may say instead which properties the portal returned for each list, under
+"properties" ({"deals": ["amount", "dealstage", ...]}), as revreview's own pulls do
+(their objects keep only the non-blank properties): then those are the list's columns,
+with its associations, and a list it does not name is not judged."""
 
 from __future__ import annotations
 
@@ -18,6 +26,12 @@ from reviews.engine.ingest.hubspot_records import Table
 from reviews.engine.ingest.values import describe
 
 _LISTS = ("companies", "contacts", "deals")
+# The fields a list's associations fill (_associations).
+_ASSOCIATED = {
+    "companies": frozenset(),
+    "contacts": frozenset({"companyId", "companyIds"}),
+    "deals": frozenset({"companyId", "companyIds", "contactIds"}),
+}
 
 
 def is_api_export(top: object) -> bool:
@@ -43,11 +57,14 @@ def _is_object(value: object) -> bool:
 def api_tables(name: str, top: object, errors: ErrorList) -> list[Table]:
     """One Table per object type the document holds."""
     if top.__class__ is dict and any(key in top for key in _LISTS):
+        declared = _declared(top.get("properties"))
         tables = []
         for kind in _LISTS:
             if kind in top:
                 table = _table(f"{name}:{kind}", kind, _objects(top[kind]), errors)
                 if table is not None:
+                    if declared is not None:
+                        table.columns = _declared_columns(kind, declared.get(kind))
                     tables.append(table)
         return tables
     objects = _objects(top)
@@ -60,6 +77,19 @@ def api_tables(name: str, top: object, errors: ErrorList) -> list[Table]:
         return []
     table = _table(name, kind, objects, errors)
     return [table] if table is not None else []
+
+
+def _declared(value: object) -> dict[str, object] | None:
+    """A document's "properties" ({list: [property name]}), or None when it has none."""
+    return value if value.__class__ is dict else None
+
+
+def _declared_columns(kind: str, names: object) -> frozenset[str] | None:
+    """The fields of the properties a document says the portal returned for `kind`,
+    and its associations (a pull reads them); None when it names none for the list."""
+    if names.__class__ is not list or not all(n.__class__ is str for n in names):
+        return None
+    return _mapped(kind, tuple(names))[1] | _ASSOCIATED[kind]
 
 
 def _objects(value: object) -> object:
@@ -89,6 +119,7 @@ def _table(where: str, kind: str, objects: object, errors: ErrorList) -> Table |
     table = Table(name=where, kind=kind, rows=[], written=False)
     first: dict[str, int] = {}
     ignored: dict[str, None] = {}
+    columns: set[str] = set()  # the fields some object has a property (or association) for
     for index, obj in enumerate(objects):
         at = f"{kind}[{index}]"
         if obj.__class__ is not dict:
@@ -112,22 +143,26 @@ def _table(where: str, kind: str, objects: object, errors: ErrorList) -> Table |
         fields.pop("id", None)  # hs_object_id: the same as `id`
         if "updatedAt" not in fields and obj.get("updatedAt"):
             fields["updatedAt"] = obj["updatedAt"]
+            columns.add("updatedAt")
         _associations(obj.get("associations"), fields)
-        used = _mapped_names(kind, tuple(properties))
+        used, filled = _mapped(kind, tuple(properties))
+        columns.update(filled)
+        columns.update(_ASSOCIATED[kind].intersection(fields))
         extra = {k: v for k, v in properties.items() if k not in used and v not in (None, "")}
         for key in extra:
             ignored.setdefault(key)
         table.rows.append((rid, fields, extra))
     table.ignored = list(ignored)
+    table.columns = frozenset(columns) if table.rows else None
     return table
 
 
 @lru_cache(maxsize=256)
-def _mapped_names(kind: str, names: tuple[str, ...]) -> frozenset[str]:
-    """The property names that fill a field: once per set of names (an API dump's
-    objects mostly share one), not once per property of every object."""
+def _mapped(kind: str, names: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the property names that fill a field, those fields): once per set of names (an
+    API dump's objects mostly share one), not once per property of every object."""
     mapped = map_properties(KINDS[kind], {k: k for k in names})
-    return frozenset(value for value in mapped.values() if value.__class__ is str)
+    return frozenset(v for v in mapped.values() if v.__class__ is str), frozenset(mapped)
 
 
 def _associations(associations: object, fields: dict) -> None:

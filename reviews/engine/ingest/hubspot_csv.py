@@ -105,7 +105,13 @@ def table_from_rows(
     if not any(key == "id" for _, key in mapped):
         errors.add(f"{name}: no {COLUMNS[kind.name]['id'][0]} column")
         return None
-    table = Table(name=name, kind=kind.name, rows=[], ignored=ignored)
+    table = Table(
+        name=name,
+        kind=kind.name,
+        rows=[],
+        ignored=ignored,
+        columns=frozenset(key for _, key in mapped),  # its header: blank columns count
+    )
     _read(table, headers, mapped, rows, errors, read_error)
     return table
 

@@ -48,6 +48,25 @@ class Table:
     rows: list[tuple[str, dict, dict]]  # (record id, fields, other columns)
     ignored: list[str] = field(default_factory=list)
     written: bool = True  # CSV text as people write it; False: API values
+    # The keys of columns.COLUMNS the export had a column (or property) for, blank or
+    # not; None: not known (an API list with no objects and no declared properties).
+    columns: frozenset[str] | None = None
+
+
+# Columns that fill a field of the batch other than their own (settled in assemble):
+# every associated company or a company's name gives the record its company, a website
+# its domain, the amount in company currency its amount.
+FILLS = {
+    "companyIds": ("companyId",),
+    "companyName": ("companyId",),
+    "website": ("domain",),
+    "amountCompany": ("amount",),
+}
+
+
+def exported_fields(columns: frozenset[str]) -> frozenset[str]:
+    """The batch fields (docs/input.md names) an export with these columns fills."""
+    return columns.union(*(FILLS.get(column, ()) for column in columns))
 
 
 def assemble(
@@ -119,6 +138,9 @@ def assemble(
         value_problems=problems,
         partial=partial_lists,
         ignored_columns={t.name: t.ignored for t in tables.values() if t.ignored},
+        exported_fields={
+            name: exported_fields(t.columns) for name, t in tables.items() if t.columns is not None
+        },
         as_of_source=as_of_source,
         currency=currency,
         unresolved_company_names=unresolved,

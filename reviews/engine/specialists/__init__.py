@@ -22,7 +22,7 @@ from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.rules import Rules
-from reviews.engine.specialists.spec import Kind, Specialist
+from reviews.engine.specialists.spec import Kind, Specialist, switched_off
 
 from . import attribution, dedup, freshness, pipeline
 
@@ -68,9 +68,24 @@ def detector(name: str) -> Detector:
         # findings, and make no reference cycles: with the cyclic collector on, its
         # passes over those took 13% of a findings-heavy review.
         with no_cyclic_gc():
-            return price_findings(detect(batch, rules), batch)
+            return price_findings(without_switched_off(detect(batch, rules), batch), batch)
 
     return detect_and_price
+
+
+def switched_off_kinds(batch: Batch) -> dict[str, tuple[str, ...]]:
+    """The registry's kinds the batch's export switches off, each with the fields
+    ("deals.stage") it lacks (spec.switched_off); {} for a complete export."""
+    if not batch.exported_fields:
+        return {}
+    return batch.derive("switched_off", lambda b: switched_off(KINDS.values(), b.exported_fields))
+
+
+def without_switched_off(findings: list[RawFinding], batch: Batch) -> list[RawFinding]:
+    """The findings less those of kinds the export switched off: they would report the
+    column the export left out ("no stage" on every deal), not a problem of the CRM."""
+    off = switched_off_kinds(batch)
+    return [f for f in findings if f.kind not in off] if off else findings
 
 
 def price_findings(findings: list[RawFinding], batch: Batch) -> list[RawFinding]:

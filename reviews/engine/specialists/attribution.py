@@ -47,6 +47,7 @@ SPEC = Specialist(
             ("contact", "contacts", "email domain of another company"),
             finds="a contact whose (non-free-mail) email domain is another company's domain in "
             "the batch, and not its own company's domain or a parent or subdomain of it",
+            reads=("contacts.email", "contacts.companyId", "companies.domain"),
             fix=FixTarget("contacts", "companyId"),
         ),
         Kind(
@@ -56,6 +57,7 @@ SPEC = Specialist(
             finds="a contact's or deal's company (`companyId`, or any of its associated "
             "`companyIds`) or an entry of a deal's `contactIds` that names no record of the "
             "batch",
+            reads=("contacts.companyId", "deals.companyId", "deals.contactIds"),
             fix=PER_FINDING,  # the contact or the deal, its company or its contacts
         ),
         Kind(
@@ -64,6 +66,7 @@ SPEC = Specialist(
             ("deal", "deals", "a contact at another company"),
             finds="a deal listing a contact who belongs to a different company than the deal "
             "(both companies in the batch)",
+            reads=("deals.contactIds", "deals.companyId", "contacts.companyId"),
             fix=FixTarget("deals", "contactIds"),
         ),
         Kind(
@@ -81,6 +84,7 @@ SPEC = Specialist(
             (Severity.SUGGESTION,),
             ("contact", "contacts", "no company"),
             finds="a contact with no company whose email domain is a company's in the batch",
+            reads=("contacts.email", "contacts.companyId", "companies.domain"),
             fix=FixTarget("contacts", "companyId"),
         ),
         INVALID_VALUE,

@@ -80,6 +80,10 @@ def person_ratios(batch: Batch, rules: Rules) -> dict[str, Decimal]:
 # nothing is left to merge, its task is on the first of its records, as a whole.
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
 SURVIVOR = ("merge_survivor_order",)
+# A deal copy is told by its company, name, amount and close date, and is never a
+# closed-lost deal: without one of those columns every deal "matches" on it (all names,
+# amounts or dates missing are equal), so the kind is off (spec.switched_off).
+DEAL_COPY = ("deals.companyId", "deals.name", "deals.amount", "deals.closeDate", "deals.stage")
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
@@ -89,6 +93,7 @@ SPEC = Specialist(
             ("company group", "company groups", "sharing a domain"),
             rules=SURVIVOR,
             finds="two or more companies with one normalised domain (free-mail domains excepted)",
+            reads=("companies.domain",),
             fix=ANY_RECORD,
             merge=Merges("companies"),
         ),
@@ -99,6 +104,7 @@ SPEC = Specialist(
             rules=SURVIVOR,
             finds="two or more companies with one normalised name and different or missing "
             "domains (a free-mail domain counts as missing)",
+            reads=("companies.name",),
             fix=ANY_RECORD,
             merge=Merges(
                 "companies",
@@ -112,6 +118,7 @@ SPEC = Specialist(
             ("contact group", "contact groups", "sharing an email"),
             rules=SURVIVOR,
             finds="two or more contacts with one normalised email",
+            reads=("contacts.email",),
             fix=ANY_RECORD,
             merge=Merges("contacts"),
         ),
@@ -123,6 +130,7 @@ SPEC = Specialist(
             rules=("person_name_fuzzy_ratio", "fuzzy_window", *SURVIVOR),
             finds="contacts at the same company with the same full name, or names at least "
             "this similar (0-100), and not all the same email",
+            reads=(("contacts.firstName", "contacts.lastName"), "contacts.companyId"),
             fix=ANY_RECORD,
             merge=Merges(
                 "contacts",
@@ -147,6 +155,7 @@ SPEC = Specialist(
             '(the numbers in them equal: "Phase 1" is not "Phase 2"; or both unnamed), '
             "amounts within a percentage of the larger (or both missing), close dates "
             "within a number of days (or both missing)",
+            reads=DEAL_COPY,
             fix=ANY_RECORD,
             merge=Merges("deals"),
         ),

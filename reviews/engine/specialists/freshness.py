@@ -51,6 +51,8 @@ def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
     return found
 
 
+# A company's age is its enrichment date, else its update date: either column will do.
+DATED = ("companies.enrichedAt", "companies.updatedAt")
 SPEC = Specialist(
     category=CATEGORY,
     kinds=(
@@ -62,6 +64,7 @@ SPEC = Specialist(
             finds="a company whose `enrichedAt` (else `updatedAt`) is more than this many "
             "whole days before the as-of date: a warning if it has an open deal, else a "
             "suggestion",
+            reads=(DATED,),
             fix=FixTarget("companies", ""),  # re-enriched as a whole
             measure=Measure("stale_enrichment_days", ages),
         ),
@@ -71,6 +74,7 @@ SPEC = Specialist(
             ("company", "companies", "never enriched"),
             finds="a company with neither `enrichedAt` nor `updatedAt`, when other companies "
             "of the batch have one (else the export simply lacks the columns)",
+            reads=(DATED,),
             fix=FixTarget("companies", ""),
         ),
         INVALID_VALUE,

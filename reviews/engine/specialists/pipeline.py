@@ -66,6 +66,7 @@ SPEC = Specialist(
             C,
             ("deal", "deals", "won without a close date"),
             finds="a closed-won deal with no close date",
+            reads=("deals.stage", "deals.closeDate"),
             fix=FixTarget("deals", "closeDate"),
         ),
         Kind(
@@ -73,6 +74,7 @@ SPEC = Specialist(
             C,
             ("deal", "deals", "won without an amount"),
             finds="a closed-won deal with no amount, an amount of 0, or a malformed one",
+            reads=("deals.stage", "deals.amount"),
             fix=FixTarget("deals", "amount"),
         ),
         Kind(
@@ -80,6 +82,7 @@ SPEC = Specialist(
             C,
             ("deal", "deals", "negative amount"),
             finds="any deal with an amount below 0",
+            reads=("deals.amount",),
             fix=FixTarget("deals", "amount"),
         ),
         Kind(
@@ -87,6 +90,7 @@ SPEC = Specialist(
             W,
             ("deal", "deals", "open past the close date"),
             finds="an open deal (with a known stage) whose close date is before the as-of date",
+            reads=("deals.stage", "deals.closeDate"),
             fix=FixTarget("deals", "closeDate"),
         ),
         Kind(
@@ -96,6 +100,7 @@ SPEC = Specialist(
             finds="a stage nothing describes: not in the deal's pipeline as the dataset or "
             "upload defines it, not described by the export's state columns, not a default "
             "stage ([input.md](input.md#pipelines-and-stages))",
+            reads=("deals.stage",),
             fix=FixTarget("deals", "stage"),
         ),
         Kind(
@@ -103,6 +108,7 @@ SPEC = Specialist(
             W,
             ("deal", "deals", "no stage"),
             finds="a deal with no stage (a malformed stage is an `invalid_value` instead)",
+            reads=("deals.stage",),
             fix=FixTarget("deals", "stage"),
         ),
         Kind(
@@ -113,6 +119,7 @@ SPEC = Specialist(
             rules=("amount_typo_factor", "amount_typo_min_deals"),
             finds="a deal at least this many times the median amount of its company's deals "
             "(this many or more with an amount above 0)",
+            reads=("deals.amount", "deals.companyId"),
             fix=FixTarget("deals", "amount"),
             measure=Measure("amount_typo_factor", typo_factors, inclusive=True),
         ),

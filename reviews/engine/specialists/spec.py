@@ -13,7 +13,7 @@ needs them beside the registry's, and need no entry anywhere else."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -23,6 +23,11 @@ from reviews.engine.findings import Severity
 from reviews.engine.rules import Rules
 
 OBJECTS = ("companies", "contacts", "deals")  # a batch's lists, the CRM's object types
+
+# What a kind needs of the export: a field as "list.field" (the batch field by its
+# docs/input.md name, "deals.stage"), or a tuple of such, any one of which will do
+# (("companies.enrichedAt", "companies.updatedAt")).
+Need = str | tuple[str, ...]
 
 
 class Match(StrEnum):
@@ -96,6 +101,11 @@ class Kind:
       braces ("{stale_enrichment_days}").
     - `finds`: what it finds, in words (docs/rules.md's "finds" cell, markdown).
     - `rules`: the Rules fields its detector reads.
+    - `reads`: the fields of the export its findings stand on (Need: one field, or
+      alternatives). An export whose header (or whose records' properties) lacks one
+      switches the kind off (`switched_off`): its findings would say what the export
+      left out, not what the CRM holds ("no stage" on every deal), and what it would
+      have found is unknown, never passed (reviews.engine.coordinator.not_greener).
     - `only_from`: set when only some inputs can give this kind (then the generated
       JSON samples cannot plant it; a test of that input does).
     - `fix`: where its fix is (required: PER_FINDING and ANY_RECORD say "no one field"
@@ -113,8 +123,17 @@ class Kind:
     fix: FixTarget = field(kw_only=True)
     merge: Merges | None = field(default=None, kw_only=True)
     measure: Measure | None = field(default=None, kw_only=True)
+    reads: tuple[Need, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
+        for need in self.reads:
+            for name in (need,) if isinstance(need, str) else need:
+                listed, _, field_name = name.partition(".")
+                if listed not in OBJECTS or not field_name:
+                    raise ValueError(
+                        f"kind {self.name}: reads {name!r}; write it as LIST.FIELD, the list "
+                        f"one of {', '.join(OBJECTS)}"
+                    )
         if not isinstance(self.fix, FixTarget):
             raise TypeError(
                 f"kind {self.name}: fix must be a FixTarget (PER_FINDING or ANY_RECORD when no "
@@ -151,6 +170,34 @@ class Specialist:
             if kind.name == name:
                 return kind
         raise KeyError(f"{self.category} has no kind {name!r}")
+
+
+def needs_of(need: Need) -> tuple[str, ...]:
+    """The fields of a Need, any one of which will do."""
+    return (need,) if isinstance(need, str) else need
+
+
+def switched_off(
+    kinds: Iterable[Kind], exported: Mapping[str, frozenset[str]]
+) -> dict[str, tuple[str, ...]]:
+    """Each kind an export switches off, with the fields ("deals.stage") it lacks: a
+    kind is off when one of its needs has none of its fields among `exported` (list ->
+    the fields the export had a column or property for). A list `exported` does not
+    name is not judged: a JSON batch names its fields record by record, and a list the
+    upload left out is the partial lists' business (docs/rules.md#partial-exports)."""
+    off: dict[str, tuple[str, ...]] = {}
+    for kind in kinds:
+        lacking: list[str] = []
+        for need in kind.reads:
+            fields = needs_of(need)
+            judged = [f for f in fields if f.partition(".")[0] in exported]
+            if len(judged) < len(fields):
+                continue  # an alternative in a list the export does not describe
+            if not any(f.partition(".")[2] in exported[f.partition(".")[0]] for f in fields):
+                lacking.extend(fields)
+        if lacking:
+            off[kind.name] = tuple(dict.fromkeys(lacking))
+    return off
 
 
 # A malformed value (docs/input.md): every specialist reports those of the fields it owns

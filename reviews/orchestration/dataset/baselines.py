@@ -17,8 +17,10 @@ from reviews.orchestration.dataset.dismissals import active_dismissals
 
 def choose_baseline(batch: Batch) -> ReviewRun | None:
     """The latest finished, non-degraded run of an earlier batch of the batch's dataset
-    (earlier as-of; for an equal as-of, uploaded earlier). A re-run keeps the baseline
-    of the batch's first review, so its statuses mean the same."""
+    (earlier as-of; for an equal as-of, uploaded earlier) whose export lacked no column a
+    rule reads (a partial one did not check everything: its silence is not a baseline).
+    A re-run keeps the baseline of the batch's first review, so its statuses mean the
+    same."""
     if batch.dataset_id is None:
         return None
     first = batch.runs.order_by("created_at", "pk").first()
@@ -33,6 +35,7 @@ def choose_baseline(batch: Batch) -> ReviewRun | None:
             batch__dataset_id=batch.dataset_id,
             status=ReviewRun.Status.DONE,
             degraded=False,
+            batch__missing_columns=[],
         )
         .exclude(batch_id=batch.pk)
         .order_by("-batch__as_of", "-batch__created_at", "-finished_at", "-pk")

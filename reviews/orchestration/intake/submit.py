@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 
 from reviews.engine import batch as plain
+from reviews.engine.coverage import missing_columns
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.storable import storable
 from reviews.models import Batch, ReviewRun
@@ -302,6 +303,7 @@ def accept(batch: Batch, *, files: list[UploadedFile] | None = None) -> plain.Ba
     batch.as_of_source = parsed.as_of_source
     batch.partial = parsed.partial
     batch.ignored_columns = parsed.ignored_columns
+    batch.missing_columns = missing_columns(parsed)
     batch.companies, batch.contacts, batch.deals = (
         len(parsed.companies),
         len(parsed.contacts),

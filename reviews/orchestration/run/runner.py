@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from alerts.tasks import run_finished
 from ledger import budget
-from reviews.engine import coordinator
+from reviews.engine import coordinator, coverage
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
@@ -29,7 +29,13 @@ from reviews.engine.history import compare as history
 from reviews.engine.history.policy import apply as apply_policy
 from reviews.engine.history.policy import rules_for
 from reviews.engine.risk import SPECIALISTS_PER_TIER
-from reviews.engine.specialists import NAMES, SPECIALISTS, detector, price_findings
+from reviews.engine.specialists import (
+    NAMES,
+    SPECIALISTS,
+    detector,
+    price_findings,
+    without_switched_off,
+)
 from reviews.engine.storable import storable, storable_tree
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
@@ -143,6 +149,7 @@ def run_specialist(run_id: int, agent: str) -> bool:
         # Still the specialist's work: a failure here degrades the run like one in its
         # detector, never leaves the agent running until the sweep gives up on it.
         judged.findings = apply_policy(judged.findings, policy)  # a model's too
+        judged.findings = without_switched_off(judged.findings, parsed)  # columns missing
         price_findings(judged.findings, parsed)  # the model's own findings need theirs too
         # A savepoint: a refused write (text the database cannot hold) leaves the
         # connection usable for recording the failure itself.
@@ -303,19 +310,25 @@ def _coordinate(run: ReviewRun) -> None:
             if judged is not None:
                 review = judged_review(judged, counts, failed, review.findings)
                 model, refused = judged.model_served, judged.refused
+    switched = coverage.switched_off_of(run.batch.missing_columns)
     comparison = history.compare(
         review.findings,
         suppressed,
         context.baseline if context else None,
         run.as_of,
         context.dismissed if context else None,
+        unchecked=switched,
     )
     if context:
         scope = policies.of_version(run.policy_version).verdict_scope or context.verdict_scope
         review = history.apply_scope(review, comparison, scope)
     # Whatever decided it (the rules, a model, the dataset's scope), a verdict reached
-    # without a specialist is never `approve`.
+    # without a specialist is never `approve`, and one without a column a rule reads is
+    # never more lenient than that rule could have made it.
     review.decision = coordinator.not_clean_when_degraded(review.decision, failed)
+    if switched:
+        policy = policies.of_version(run.policy_version)
+        coverage.partial_review(review, run.batch.missing_columns, policy, settings.REVIEW_RULES)
     save_review(
         run,
         review,

@@ -35,7 +35,7 @@ from ledger.models import AgentModelOverride, ModelRate
 from reviews.engine.batch import Batch
 from reviews.engine.extra_fields import ExtraFields
 from reviews.engine.gcpause import no_cyclic_gc
-from reviews.engine.specialists import NAMES
+from reviews.engine.specialists import NAMES, switched_off_kinds
 from reviews.llm.config import enabled
 from reviews.llm.prompts import PROMPTS_DIR
 from reviews.models import AgentRun, ReviewRun
@@ -262,6 +262,11 @@ def content_key(batch: Batch) -> str:
             for p in batch.value_problems
         ),
     }
+    switched = switched_off_kinds(batch)
+    if switched:
+        # A column left out switches kinds off: the same records with the column there
+        # and blank are another review. Only then, so a complete export keeps its key.
+        header["switched_off"] = {kind: list(fields) for kind, fields in sorted(switched.items())}
     digest.update(_canonical(header))
     with no_cyclic_gc():  # a tuple per record, no cycles: nothing for the collector
         for name, records in (

@@ -94,6 +94,7 @@ def _item(request: HttpRequest, run: ReviewRun) -> dict:
         "mode": run.mode,
         "tier": run.tier,
         "degraded": run.degraded,
+        "partial": run.batch.is_partial,
         "verdict": verdict.effective_decision if verdict else None,
         "standing": run.standing or None,
         "created_at": run.created_at,

@@ -82,6 +82,16 @@ class BatchInfo(Document):
     stage_sources: dict[str, int] = {}
 
 
+class MissingColumn(Document):
+    """A column a rule reads that the export lacks (docs/output.md#partial-runs)."""
+
+    list: str  # companies, contacts, deals
+    field: str  # the batch field, by its docs/input.md name: stage
+    columns: list[str]  # the export headers that would fill it: ["Deal Stage"]
+    properties: list[str]  # HubSpot's internal names: ["dealstage"]
+    switched_off: list[str]  # the kinds it switched off
+
+
 class RunInfo(Document):
     id: int
     mode: str
@@ -91,6 +101,12 @@ class RunInfo(Document):
     degraded: bool
     started_at: str | None
     finished_at: str | None
+    # The upload left out a list or a column a rule reads; the verdict is never more
+    # lenient than the same export with them (docs/output.md#partial-runs).
+    partial: bool = False
+    missing_lists: list[str] = []
+    missing_columns: list[MissingColumn] = []
+    switched_off: list[str] = []
 
 
 class FindingInfo(Document):
@@ -180,6 +196,7 @@ class RunListItem(Schema):
     mode: str
     tier: str
     degraded: bool
+    partial: bool = False  # the export left out a list or a column a rule reads
     verdict: str | None  # the effective verdict (approve after a break glass)
     standing: Standing | None = None  # what still stands in the dataset (docs/history.md)
     created_at: datetime
