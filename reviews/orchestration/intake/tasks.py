@@ -17,7 +17,9 @@ from ledger.ratelimit import legacy_rate_keys
 from reviews.engine.ingest.json_batch import dataset_name_problem
 from reviews.models import Batch, Dataset
 from reviews.orchestration.intake import spool_import, submit
+from reviews.orchestration.run import limits
 from reviews.orchestration.run.tasks import ACCEPT_UPLOAD
+from reviews.orchestration.store import unread
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +72,17 @@ def accept_upload(
     keys = rate_keys if rate_keys is not None else legacy_rate_keys(client_ip)
     try:
         submit.accept_stored_upload(batch_id, as_of=as_of, rate_keys=keys, dataset=dataset)
-    except submit.unreachable_errors() as error:
-        connection.close()  # a broken connection is not reused by the retry
-        logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
-        raise self.retry(exc=error, countdown=min(30, 2 ** (self.request.retries + 1))) from None
+    except Exception as error:
+        final = limits.final_cause(error)  # out of memory, the soft time limit
+        if final is None and isinstance(error, submit.unreachable_errors()):
+            connection.close()  # a broken connection is not reused by the retry
+            logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
+            countdown = min(30, 2 ** (self.request.retries + 1))
+            raise self.retry(exc=error, countdown=countdown) from None
+        # Rolled back with the read: rejected here, saying why, never left unread.
+        why = limits.reason(final) if final else f"{type(error).__name__}; re-upload it"
+        limits.recorded(lambda: unread.give_up(batch_id, why))
+        raise
 
 
 @shared_task(
