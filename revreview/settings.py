@@ -272,6 +272,8 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "reviews.sweep": {"queue": SWEEP_QUEUE},
     "reviews.import_spool": {"queue": SWEEP_QUEUE},
+    # The failure of a task killed at its hard limit, recorded at once, not behind reviews.
+    "reviews.task_killed": {"queue": SWEEP_QUEUE},
     "alerts.sweep_webhook_deliveries": {"queue": SWEEP_QUEUE},
     "alerts.notify_run_finished": {"queue": WEBHOOK_QUEUE},
     "alerts.deliver_webhook": {"queue": WEBHOOK_QUEUE},

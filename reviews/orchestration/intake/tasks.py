@@ -19,6 +19,8 @@ from ledger.ratelimit import legacy_rate_keys
 from reviews.engine.ingest import IngestError
 from reviews.models import Batch
 from reviews.orchestration.intake import spool_import, submit
+from reviews.orchestration.run import limits
+from reviews.orchestration.store import unread
 from reviews.orchestration.store.unread import ACCEPT_UPLOAD
 
 logger = logging.getLogger(__name__)
@@ -52,10 +54,17 @@ def accept_upload(
                 batch_id, as_of, rate_keys or legacy_rate_keys(client_ip), dataset
             )
         submit.accept_stored_upload(batch_id)
-    except submit.unreachable_errors() as error:
-        connection.close()  # a broken connection is not reused by the retry
-        logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
-        raise self.retry(exc=error, countdown=min(30, 2 ** (self.request.retries + 1))) from None
+    except Exception as error:
+        final = limits.final_cause(error)  # out of memory, the soft time limit
+        if final is None and isinstance(error, submit.unreachable_errors()):
+            connection.close()  # a broken connection is not reused by the retry
+            logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
+            countdown = min(30, 2 ** (self.request.retries + 1))
+            raise self.retry(exc=error, countdown=countdown) from None
+        # Rolled back with the read: rejected here, saying why, never left unread.
+        why = limits.reason(final) if final else f"{type(error).__name__}; re-upload it"
+        limits.recorded(lambda: unread.give_up(batch_id, why))
+        raise
 
 
 def _record_queued_request(

@@ -51,7 +51,7 @@ from reviews.llm.judge import (
 from reviews.models import AgentRun, ReviewRun, Verdict
 from reviews.orchestration.dataset import baselines, policies
 from reviews.orchestration.dataset.dismissals import prompt_dismissals
-from reviews.orchestration.run import handoff
+from reviews.orchestration.run import handoff, limits
 from reviews.orchestration.run.findings_store import storable_amount, write_findings
 from reviews.orchestration.run.heartbeat import beating
 from reviews.orchestration.serving import decide as serving
@@ -230,17 +230,24 @@ def _no_judgement(why: str) -> str:
     return f"no model judgement ({why}); the detector's findings stand"
 
 
-def fail_agent(run_id: int, agent: str, error: BaseException) -> None:
-    logger.warning("run %s: %s failed: %r", run_id, agent, error)
-    with transaction.atomic():
-        AgentRun.objects.filter(run_id=run_id, agent=agent).exclude(
-            status=AgentRun.Status.DONE
-        ).update(
-            status=AgentRun.Status.FAILED,
-            error=storable("".join(traceback.format_exception_only(error)).strip())[:2000],
-            finished_at=timezone.now(),
-        )
-        ReviewRun.objects.filter(pk=run_id).update(degraded=True)
+def fail_agent(run_id: int, agent: str, error: BaseException | str) -> None:
+    """Record an agent's failure (an exception, or why in words); the run is degraded."""
+    why = error if isinstance(error, str) else limits.reason(error)
+    why = why or "".join(traceback.format_exception_only(error)).strip()
+    logger.warning("run %s: %s failed: %s", run_id, agent, why)
+
+    def record() -> None:
+        with transaction.atomic():
+            AgentRun.objects.filter(run_id=run_id, agent=agent).exclude(
+                status=AgentRun.Status.DONE
+            ).update(
+                status=AgentRun.Status.FAILED,
+                error=storable(why)[:2000],
+                finished_at=timezone.now(),
+            )
+            ReviewRun.objects.filter(pk=run_id).update(degraded=True)
+
+    limits.recorded(record)
 
 
 def coordinate(run_id: int) -> None:
@@ -420,17 +427,21 @@ def save_review(
     run_finished(run.pk)  # alerts, after the commit
 
 
-def fail_run(run_id: int, error: BaseException) -> None:
-    """Last resort when the coordinator itself cannot finish: the run is failed, visibly."""
-    logger.error("run %s failed: %r", run_id, error)
-    failed = (
-        ReviewRun.objects.filter(pk=run_id)
-        .exclude(status=ReviewRun.Status.DONE)
-        .update(
-            status=ReviewRun.Status.FAILED,
-            degraded=True,
-            error=repr(error)[:2000],
-            finished_at=timezone.now(),
+def fail_run(run_id: int, error: BaseException | str) -> None:
+    """Last resort when the coordinator itself cannot finish (or the run cannot start):
+    the run is failed, visibly, with the error or why in words."""
+    why = error if isinstance(error, str) else limits.reason(error) or repr(error)
+    logger.error("run %s failed: %s", run_id, why)
+    failed = limits.recorded(
+        lambda: (
+            ReviewRun.objects.filter(pk=run_id)
+            .exclude(status=ReviewRun.Status.DONE)
+            .update(
+                status=ReviewRun.Status.FAILED,
+                degraded=True,
+                error=storable(why)[:2000],
+                finished_at=timezone.now(),
+            )
         )
     )
     budget.release_run(run_id)

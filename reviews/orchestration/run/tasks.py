@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 
 from celery import current_app, group, shared_task
+from celery.exceptions import TimeLimitExceeded, WorkerLostError
+from celery.signals import task_failure
 from django.conf import settings
 from django.utils import timezone
 from kombu.exceptions import OperationalError
@@ -18,8 +20,9 @@ from kombu.exceptions import OperationalError
 from alerts.tasks import deliver_webhook
 from reviews.engine.specialists import NAMES
 from reviews.models import ReviewRun
-from reviews.orchestration.run import runner
+from reviews.orchestration.run import limits, runner
 from reviews.orchestration.run import sweep as sweeper
+from reviews.orchestration.store import unread
 from reviews.orchestration.store.unread import ACCEPT_UPLOAD
 
 logger = logging.getLogger(__name__)
@@ -31,10 +34,14 @@ logger = logging.getLogger(__name__)
     time_limit=settings.SPECIALIST_TIME_LIMIT,
 )
 def start_review(*, run_id: int) -> None:
-    if not runner.claim_run(run_id):
-        logger.info("run %s is gone or already under way", run_id)
-        return
-    group(run_specialist.si(run_id=run_id, agent=name) for name in NAMES).apply_async()
+    try:
+        if not runner.claim_run(run_id):
+            logger.info("run %s is gone or already under way", run_id)
+            return
+        group(run_specialist.si(run_id=run_id, agent=name) for name in NAMES).apply_async()
+    except limits.FINAL as error:  # would strike again: the run fails, saying why
+        runner.fail_run(run_id, f"its start: {limits.reason(error)}")
+        raise
 
 
 @shared_task(
@@ -57,7 +64,8 @@ def coordinate(*, run_id: int) -> None:
     try:
         runner.coordinate(run_id)
     except BaseException as error:
-        runner.fail_run(run_id, error)
+        why = limits.reason(error)
+        runner.fail_run(run_id, f"its coordinator: {why}" if why else error)
         raise
 
 
@@ -75,6 +83,56 @@ def send_start(run_id: int) -> bool:
 
 
 IMPORT_SPOOL = "reviews.import_spool"  # reviews.orchestration.intake.tasks.import_spool
+
+
+# --- a task killed at its hard time limit --------------------------------------------
+# The pool process is killed, so nothing in it records the failure: the worker's main
+# process reports it (task_failure, with the task's kwargs), and task_killed records it.
+# Not in the main process itself: it reports before the kill, while the process still
+# holds the rows' locks, and a write there would wait on them with the whole worker.
+KILLED = (TimeLimitExceeded, WorkerLostError)  # a worker lost past its retries, too
+RECORDED_WHEN_KILLED = {
+    ACCEPT_UPLOAD,
+    "reviews.start_review",
+    "reviews.run_specialist",
+    "reviews.coordinate",
+}
+_reported: dict[str, None] = {}  # task ids: Celery reports one kill twice
+
+
+@task_failure.connect
+def _report_killed(sender=None, task_id=None, exception=None, kwargs=None, **rest) -> None:
+    name = getattr(sender, "name", "")
+    if not isinstance(exception, KILLED) or name not in RECORDED_WHEN_KILLED:
+        return
+    if task_id in _reported:
+        return
+    _reported[task_id] = None
+    while len(_reported) > 100:
+        del _reported[next(iter(_reported))]
+    why = limits.reason(exception)
+    logger.error("task %s[%s] %s: recording its failure", name, task_id, why)
+    try:
+        task_killed.delay(task=name, kwargs=dict(kwargs or {}), why=why)
+    except OperationalError:  # the sweep brings it back, or gives up on it, later
+        logger.exception("could not send the failure of task %s[%s]", name, task_id)
+
+
+@shared_task(name="reviews.task_killed", soft_time_limit=60, time_limit=90)
+def task_killed(*, task: str, kwargs: dict, why: str) -> None:
+    """Record the failure of a task whose process was killed (its hard time limit): the
+    batch it was reading rejected, the specialist failed (the run finishes degraded),
+    the run it started or coordinated failed. Each only if still unfinished."""
+    run_id = kwargs.get("run_id")
+    if task == ACCEPT_UPLOAD:
+        unread.give_up(kwargs["batch_id"], why)
+    elif task == "reviews.run_specialist":
+        runner.fail_agent(run_id, kwargs["agent"], why)
+        if runner.specialists_finished(run_id):
+            coordinate.delay(run_id=run_id)
+    else:
+        what = "its start" if task == "reviews.start_review" else "its coordinator"
+        runner.fail_run(run_id, f"{what}: {why}")
 
 
 @shared_task(name="reviews.sweep", soft_time_limit=60, time_limit=90)

@@ -82,6 +82,9 @@ def load_parsed(batch: Batch) -> plain.Batch:
     """The parsed batch, kept for the next task of the same run in this process."""
     parsed = _parsed.get((batch.pk, batch.content_key))
     if parsed is None:
+        # Another run's batch goes first: a process taking turns between concurrent
+        # big runs would otherwise hold two parsed batches while it parses the second.
+        _parsed.clear()
         parsed = parse_stored(batch)
         keep_parsed(batch.pk, parsed, batch.content_key)
     return parsed
