@@ -30,6 +30,7 @@ from connectors.hubspot.client import (
 )
 from connectors.hubspot.pull import run_pull
 from connectors.models import Connection, Pull, PullChunk
+from connectors.status import remember_calls_left
 from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.engine.ingest.pipelines import pipelines_from_hubspot
 from reviews.models import Dataset
@@ -227,6 +228,7 @@ def execute_pull(pull_id: int, *, dispatch: bool = True) -> tuple[Pull | None, S
         return _reloaded(pull), None
     finally:
         if client is not None:
+            remember_calls_left(connection.pk, client)
             client.close()
     return _finish(pull, client, result, since, base, dispatch=dispatch)
 

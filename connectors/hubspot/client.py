@@ -96,6 +96,10 @@ class HubSpotClient:
         self._max: int | None = None
         self._interval = 10.0  # seconds, until HubSpot says
         self._remaining: int | None = None
+        # The portal's daily request limit and what is left of it, as last answered
+        # (connectors.status keeps them for /metrics).
+        self.daily_limit: int | None = None
+        self.daily_remaining: int | None = None
 
     def close(self) -> None:
         self._http.close()
@@ -279,6 +283,8 @@ class HubSpotClient:
         self._remaining = _int(headers.get("X-HubSpot-RateLimit-Remaining"))
         daily = _int(headers.get("X-HubSpot-RateLimit-Daily"))
         left = _int(headers.get("X-HubSpot-RateLimit-Daily-Remaining"))
+        if daily is not None and left is not None:
+            self.daily_limit, self.daily_remaining = daily, left
         if daily and left is not None and left < daily * (1 - self.limits.share):
             raise DailyLimitReached(
                 None,
