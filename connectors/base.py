@@ -82,6 +82,7 @@ class Usage:
     waited_seconds: float  # asleep for a rate limit
     in_flight_seconds: float  # between sending a request and its answer
     left_today: int | None  # of the account's daily requests, when the CRM says
+    limit_today: int | None = None  # the account's whole daily allowance, likewise
 
 
 @dataclass(slots=True)

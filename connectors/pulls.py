@@ -29,6 +29,7 @@ from connectors.base import (
     Pulled,
 )
 from connectors.models import Connection, Pull, PullChunk
+from connectors.status import remember_calls_left
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset
 from reviews.orchestration.dataset.pipelines import store_pipelines
@@ -226,6 +227,7 @@ def execute_pull(pull_id: int, *, dispatch: bool = True) -> tuple[Pull | None, S
         return _reloaded(pull), None
     finally:
         if connector is not None:
+            remember_calls_left(connection.pk, connector.usage())
             connector.close()
     return _finish(pull, connector, result, since, base, dispatch=dispatch)
 

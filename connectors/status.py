@@ -2,8 +2,38 @@
 
 from __future__ import annotations
 
+import logging
+import time
+
+from django.core.cache import cache
+
+from connectors.base import Usage
 from connectors.models import Connection, Pull
 from reviews.models import Dataset
+
+logger = logging.getLogger(__name__)
+
+# A connection's HubSpot daily request limit and what was left of it when its last pull
+# asked, in the shared cache (Redis, when set) for /metrics (revreview/metrics.py).
+_CALLS_LEFT_KEY = "hubspot:calls-left:{}"
+_CALLS_LEFT_SECONDS = 2 * 24 * 3600  # HubSpot's count is per day: older says nothing
+
+
+def remember_calls_left(connection_id: int, usage: Usage) -> None:
+    """After a pull: what the CRM answered the account has left today, if it said."""
+    if usage.left_today is None:
+        return
+    value = {"limit": usage.limit_today, "left": usage.left_today, "at": time.time()}
+    try:
+        cache.set(_CALLS_LEFT_KEY.format(connection_id), value, _CALLS_LEFT_SECONDS)
+    except Exception as error:  # Redis away: the pull's own result matters more
+        logger.warning("calls left of connection %s not kept: %r", connection_id, error)
+
+
+def calls_left(connection_ids: list[int]) -> dict[int, dict]:
+    """{connection id: {"limit", "left", "at"}} for those whose last pull said."""
+    keys = {_CALLS_LEFT_KEY.format(pk): pk for pk in connection_ids}
+    return {keys[key]: value for key, value in cache.get_many(list(keys)).items()}
 
 
 def pull_summary(pull: Pull | None) -> dict | None:

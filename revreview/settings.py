@@ -288,6 +288,11 @@ CELERY_RESULT_EXPIRES = 3600
 # Nothing reads task results: progress lives in the database (no chord, see tasks.py).
 CELERY_TASK_IGNORE_RESULT = True
 
+# --- Metrics (docs/deploy.md#metrics) ---------------------------------------------------
+# Prometheus scrapes /metrics with `Authorization: Bearer <METRICS_TOKEN>`; unset, there
+# is no /metrics (404).
+METRICS_TOKEN = env("METRICS_TOKEN", "")
+
 # --- HubSpot connections (docs/connectors.md) ------------------------------------------
 HUBSPOT_API_BASE_URL = env("HUBSPOT_API_BASE_URL", "https://api.hubapi.com")
 # Fernet keys, comma-separated, newest first; unset: one derived from SECRET_KEY.
@@ -473,6 +478,9 @@ ANALYST_MINUTES_PER_RECORD = envdecimal("ANALYST_MINUTES_PER_RECORD", "0.5")
 # With DEBUG off (deployed), HTTPS only: redirect, HSTS, cookies sent over HTTPS alone.
 # Behind a proxy that ends TLS, SECURE_PROXY_SSL_HEADER=true trusts its X-Forwarded-Proto.
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+# Prometheus scrapes web itself on the internal network, in plain HTTP (nginx does not
+# publish /metrics; the token guards it): not redirected.
+SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)

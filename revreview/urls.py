@@ -6,6 +6,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 
 from reviews.web.api.api import api
+from revreview.metrics import metrics_view
 
 # Sign in and out, and change a password; reset a forgotten one only where mail can
 # be sent (EMAIL_HOST), since the reset link goes by mail.
@@ -48,6 +49,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 
 urlpatterns = [
     path("favicon.ico", favicon),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("accounts/", include(auth_urls)),

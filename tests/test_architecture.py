@@ -73,6 +73,7 @@ LAYERS = {
     "reviews.web": 10,
     "ledger.views": 10,
     "ledger.urls": 10,
+    "revreview.metrics": 10,  # the /metrics view reads every app's rows
     "revreview.urls": 11,
 }
 # Each CRM's folder (connectors/<crm>/, its connector named in connectors/registry.py)

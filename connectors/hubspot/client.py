@@ -98,6 +98,7 @@ class HubSpotClient:
         self._interval = 10.0  # seconds, until HubSpot says
         self._remaining: int | None = None
         self.daily_left: int | None = None  # the portal's, as its last answer said
+        self.daily_limit: int | None = None  # and its whole daily allowance
 
     def close(self) -> None:
         self._http.close()
@@ -285,6 +286,8 @@ class HubSpotClient:
         left = _int(headers.get("X-HubSpot-RateLimit-Daily-Remaining"))
         if left is not None:
             self.daily_left = left
+        if daily is not None:
+            self.daily_limit = daily
         if daily and left is not None and left < daily * (1 - self.limits.share):
             raise DailyLimitReached(
                 None,

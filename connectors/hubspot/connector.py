@@ -107,6 +107,7 @@ class HubSpotConnector:
             waited_seconds=self.client.waited,
             in_flight_seconds=self.client.in_flight,
             left_today=self.client.daily_left,
+            limit_today=self.client.daily_limit,
         )
 
     def close(self) -> None:

@@ -102,11 +102,15 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
+METRICS_TOKEN = "nginx-test-metrics-token"
+
+
 @dataclass
 class Stack:
     url: str  # nginx, the published port
     origin: str  # what the browser sees through the TLS proxy
     gunicorn_access_log: Path
+    web: str  # gunicorn itself, as Prometheus reaches it on the internal network
 
     def uploads_seen(self) -> list[str]:
         """The uploads (POST /) gunicorn answered, from its access log."""
@@ -137,6 +141,7 @@ def stack(django_db_setup, tmp_path_factory) -> Iterator[Stack]:
         "SESSION_COOKIE_SECURE": "false",
         "CSRF_COOKIE_SECURE": "false",
         "TRUSTED_PROXY_COUNT": "2",
+        "METRICS_TOKEN": METRICS_TOKEN,
     }
     web_log, access_log = folder / "gunicorn.log", folder / "gunicorn-access.log"
     access_log.touch()
@@ -168,7 +173,9 @@ def stack(django_db_setup, tmp_path_factory) -> Iterator[Stack]:
         )
         wait_for_port(nginx_port, proxy, nginx_log)
         url = f"http://127.0.0.1:{nginx_port}"
-        yield Stack(url, f"https://127.0.0.1:{nginx_port}", access_log)
+        yield Stack(
+            url, f"https://127.0.0.1:{nginx_port}", access_log, f"http://127.0.0.1:{web_port}"
+        )
     finally:
         if proxy:
             stop(proxy)
@@ -308,3 +315,16 @@ def test_the_compose_health_check_of_nginx_passes_against_it(stack):
     command = [arg.replace("http://127.0.0.1/", f"{stack.url}/") for arg in probe[1:]]
     assert command != probe[1:], "the health check does not ask http://127.0.0.1/"
     assert subprocess.run(command, capture_output=True, timeout=30).returncode == 0
+
+
+def test_metrics_are_answered_on_the_internal_network_only(stack, transactional_db):
+    """Prometheus scrapes gunicorn directly (plain HTTP, not redirected to HTTPS); nginx,
+    the published port, does not pass /metrics on, token or not."""
+    bearer = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+    direct = httpx.get(f"{stack.web}/metrics", headers=bearer, timeout=30)
+    assert direct.status_code == 200, direct.text[:500]
+    assert "revreview_runs" in direct.text
+    for path in ("/metrics", "/metrics/", "/metrics?x=1"):
+        through = httpx.get(f"{stack.url}{path}", headers=bearer, timeout=30)
+        assert through.status_code == 404, path
+        assert "revreview_runs" not in through.text

@@ -16,6 +16,7 @@ from reviews.engine.ingest.pipelines import (
     pipelines_from_data,
     pipelines_from_hubspot,
 )
+from reviews.engine.storable import storable_tree
 from reviews.models import Batch, Dataset
 from reviews.orchestration.dataset.names import dataset_named
 from reviews.orchestration.store.parsed import known_pipelines
@@ -26,7 +27,9 @@ def store_pipelines(dataset: Dataset, pipelines: list[Pipeline], *, how: str) ->
     others are kept. `how`: upload, api, cli, admin or connector."""
     with transaction.atomic():
         locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
-        locked.pipelines = merge_pipelines(locked.pipelines or [], pipelines)
+        # A NUL or lone surrogate in an id or label (a pipelines response sent as is)
+        # is kept as its escape text, as in an upload: Postgres JSON cannot hold it.
+        locked.pipelines, _ = storable_tree(merge_pipelines(locked.pipelines or [], pipelines))
         locked.pipelines_from = how
         locked.pipelines_updated_at = timezone.now()
         locked.save(update_fields=["pipelines", "pipelines_from", "pipelines_updated_at"])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from typing import Annotated
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from ninja.errors import HttpError
+from pydantic import PlainValidator, WithJsonSchema
 
 from reviews.engine.storable import is_storable
 from reviews.models import ReviewRun
@@ -54,11 +57,61 @@ def refuse_unstorable(value: str | None, name: str) -> str | None:
     return value
 
 
-def utc(value: datetime | None, name: str) -> datetime | None:
-    """A naive time is UTC (as on the upload form); an aware one is converted."""
+# A time given as a query parameter or form field: an ISO 8601 date-time or date, and
+# nothing else. Not pydantic's datetime, which also reads a number as a Unix time
+# (`since=0.5` was 1970), which the schema's `format: date-time` does not allow.
+_MOMENT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"(?:[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?(?:[Zz]|[+-][0-9]{2}:?[0-9]{2})?)?",
+    re.ASCII,
+)
+MOMENT_HELP = "an ISO 8601 date-time (without a zone: UTC) or date (its midnight UTC)"
+MOMENT_SCHEMA = {
+    "anyOf": [{"type": "string", "format": "date-time"}, {"type": "string", "format": "date"}],
+    "description": MOMENT_HELP,
+}
+
+
+def parse_moment(value: object) -> datetime:
+    """An ISO 8601 date-time (2026-08-01T09:00:00Z, naive, with an offset, `t`/`z` in
+    either case) or date, naive or aware as written; ValueError for anything else."""
+    if value.__class__ is not str or not _MOMENT.fullmatch(value.strip()):
+        raise ValueError(f"not {MOMENT_HELP}, such as 2026-08-01T09:00:00Z")
+    return datetime.fromisoformat(value.strip().upper())  # its own ValueError: 2026-02-30
+
+
+Moment = Annotated[datetime, PlainValidator(parse_moment), WithJsonSchema(MOMENT_SCHEMA)]
+
+
+# A JSON body's whole number as JSON Schema's `integer` reads it: 3 or 3.0, never `true`
+# or "3" (which pydantic would take as 1 and 3), and one a Postgres integer holds.
+INT_MAX = 2**31 - 1
+
+
+def json_int(value: object) -> int:
+    if value.__class__ is float and value.is_integer():
+        value = int(value)
+    if value.__class__ is not int or not 0 <= value <= INT_MAX:
+        raise ValueError(f"not a whole number from 0 to {INT_MAX}")
+    return value
+
+
+JsonInt = Annotated[
+    int,
+    PlainValidator(json_int),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": INT_MAX}),
+]
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A naive time is UTC (as on the upload form); an aware one is converted. A time
+    on the first or last day Python can hold whose offset takes it past that range is
+    its end (the schema's date-times run from year 1 to 9999 with any offset)."""
     if value is None:
         return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
     try:
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise HttpError(422, f"{name} is out of range") from None
+        return value.astimezone(UTC)
+    except OverflowError:
+        return (datetime.min if value.year == 1 else datetime.max).replace(tzinfo=UTC)

@@ -14,6 +14,7 @@ from reviews.models import Dataset, Dismissal, Finding, ReviewRun
 from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
 from reviews.orchestration.dataset.pipelines import store_pipelines_response
 from reviews.web.api.auth import READ, UPLOAD
+from reviews.web.api.bodies import PIPELINES_BODY
 from reviews.web.api.common import run_urls
 from reviews.web.api.schemas import (
     DatasetOut,
@@ -169,13 +170,7 @@ def get_pipelines(request: HttpRequest, name: str):
         413: Problem,
     },
     url_name="dataset_pipelines_put",
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "description": "HubSpot's GET /crm/v3/pipelines/deals response, as sent.",
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        }
-    },
+    openapi_extra={"requestBody": PIPELINES_BODY},
 )
 def put_pipelines(request: HttpRequest, name: str):
     """Store HubSpot's deal pipelines on the token's workspace's dataset: the body is

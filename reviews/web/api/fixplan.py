@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from django.http import HttpRequest
 from ninja import Path, Query, Router, Status
+from pydantic import TypeAdapter
 
 from reviews.models import ReviewRun
 from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run
@@ -19,6 +20,47 @@ from reviews.web.fixplan_views import csv_response
 router = Router(tags=["fix plan"])
 
 RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
+Kind = Literal["merges", "tasks"]
+Format = Literal["json", "csv"]
+OWNER_MAX = 200
+
+# The three query parameters, documented as one exploded object (the same query string:
+# `?format=csv&kind=merges&owner=...`): OpenAPI parameters cannot depend on one another,
+# but an object's schema can say that a CSV, one list, needs `kind`. ninja still reads
+# them one by one (their own entries are left out of the document).
+PLAN_QUERY = {
+    "in": "query",
+    "name": "plan",
+    "style": "form",
+    "explode": True,
+    "required": False,
+    "description": "`kind`, `format` and `owner`; `format=csv` needs `kind`.",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "kind": {
+                **TypeAdapter(Kind).json_schema(),
+                "description": "Only the merge plan or only the to-do list (needed for CSV).",
+            },
+            "format": {
+                **TypeAdapter(Format).json_schema(),
+                "default": "json",
+                "description": "csv: one row per merge or task, HubSpot's `Record ID` first.",
+            },
+            "owner": {
+                "type": "string",
+                "maxLength": OWNER_MAX,
+                "pattern": "^[^\\x00]*$",
+                "description": "Only this owner's tasks (empty: the tasks with no owner).",
+            },
+        },
+        "anyOf": [
+            {"not": {"required": ["format"]}},
+            {"properties": {"format": {"const": "json"}}},
+            {"required": ["kind"]},
+        ],
+    },
+}
 
 
 @router.get(
@@ -35,25 +77,17 @@ RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
     url_name="fix_plan",
     # format=csv answers text/csv: declared beside the JSON so clients (and the schema
     # checks) expect it.
-    openapi_extra={"responses": {200: {"content": {"text/csv": {"schema": {"type": "string"}}}}}},
+    openapi_extra={
+        "responses": {200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+        "parameters": [PLAN_QUERY],
+    },
 )
 def get_fix_plan(
     request: HttpRequest,
     run_id: RunId,
-    kind: Annotated[
-        Literal["merges", "tasks"] | None,
-        Query(description="Only the merge plan or only the to-do list (required for CSV)."),
-    ] = None,
-    format: Annotated[  # noqa: A002 - the query parameter's name
-        Literal["json", "csv"],
-        Query(description="csv: one row per merge or task, HubSpot's `Record ID` first."),
-    ] = "json",
-    owner: Annotated[
-        str | None,
-        Query(
-            description="Only this owner's tasks (empty: the tasks with no owner).", max_length=200
-        ),
-    ] = None,
+    kind: Annotated[Kind | None, Query(include_in_schema=False)] = None,
+    format: Annotated[Format, Query(include_in_schema=False)] = "json",  # noqa: A002
+    owner: Annotated[str | None, Query(include_in_schema=False, max_length=OWNER_MAX)] = None,
 ):
     """The run's merge plan (every duplicate finding: the survivor, the records merged
     into it, the reason, what moves and what is lost) and to-do list (every other

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -12,7 +11,15 @@ from reviews.models import ReviewRun
 from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.reports.report import run_report
 from reviews.web.api.auth import READ, UPLOAD, rate_identity
-from reviews.web.api.common import MAX_ID, accepted, refuse_unstorable, run_urls, too_many, utc
+from reviews.web.api.common import (
+    MAX_ID,
+    Moment,
+    accepted,
+    refuse_unstorable,
+    run_urls,
+    too_many,
+    utc,
+)
 from reviews.web.api.schemas import Problem, RunList, RunReport, UploadAccepted
 from reviews.web.forms import RunFilterForm
 from reviews.web.views import filter_runs
@@ -63,7 +70,7 @@ def list_runs(
         Verdict | None, Query(description="The effective verdict, or break_glass.")
     ] = None,
     since: Annotated[
-        datetime | None, Query(description="Runs created at or after this time.")
+        Moment | None, Query(description="Runs created at or after this time.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
@@ -77,7 +84,7 @@ def list_runs(
     )
     if dataset is not None:
         runs = runs.filter(batch__dataset__name=refuse_unstorable(dataset, "dataset"))
-    since = utc(since, "since")
+    since = utc(since)
     if since is not None:
         runs = runs.filter(created_at__gte=since)
     page = runs.order_by("-created_at", "-id")[offset : offset + limit]

@@ -13,6 +13,7 @@ from reviews.models import Dataset
 from reviews.orchestration.dataset import policies
 from reviews.web.api import datasets as _converter  # noqa: F401 (registers dataset_name)
 from reviews.web.api.auth import READ, UPLOAD
+from reviews.web.api.common import JsonInt
 from reviews.web.api.schemas import Problem
 
 router = Router(tags=["datasets"])
@@ -32,7 +33,7 @@ class ApplyIn(Schema):
 
 
 class RestoreIn(Schema):
-    version: int  # 0: the engine's rules as set
+    version: JsonInt  # 0: the engine's rules as set
     reason: str = ""
 
 

@@ -48,3 +48,17 @@ def api_user_workspace(user):
     from workspaces.access import workspaces_of
 
     return workspaces_of(user).first()
+
+
+def test_a_nul_or_lone_surrogate_in_a_pipeline_is_kept_escaped(http, api_user):
+    """Found by schemathesis (test_openapi.py): Postgres JSON cannot hold U+0000, and the
+    pipelines were stored as sent, so this was a 500."""
+    Dataset.objects.create(name="acme-renewals", workspace=api_user_workspace(api_user))
+    body = {"results": [{"id": "p\u0000", "label": "Re\ud800", "stages": [{"id": "s\u0000"}]}]}
+
+    put = http.put("/datasets/acme-renewals/pipelines", content=json.dumps(body), headers=JSON)
+
+    assert put.status_code == 200, put.text
+    [pipeline] = put.json()["pipelines"]
+    assert (pipeline["id"], pipeline["label"]) == ("p\\u0000", "Re\\ud800")
+    assert [stage["id"] for stage in pipeline["stages"]] == ["s\\u0000"]

@@ -58,6 +58,9 @@ def test_runs_filter_by_verdict_and_time(http):
     assert ids(limit=1) == [full["run_id"]]
     assert http.get("/runs", params={"limit": 1}).json()["count"] == 2
     assert http.get("/runs", params={"verdict": "maybe"}).status_code == 422
+    # `since` is a date-time or a date, as the schema says: not a Unix time (was 1970).
+    assert http.get("/runs", params={"since": "0.5"}).status_code == 422
+    assert ids(since="2000-01-01") == [full["run_id"], clean["run_id"]]
 
 
 def test_a_rerun_is_a_fresh_review_of_the_same_batch(http):
