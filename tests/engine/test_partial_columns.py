@@ -8,6 +8,8 @@ the run names the column and the kinds, and its verdict counts them as unknown."
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -107,6 +109,30 @@ def test_no_column_left_out_makes_the_verdict_greener(variant, column):
     optional = {"First Name", "Last Name", "Pipeline"}
     assert (column[1] in named) == (column[1] not in optional), named
     assert not kinds(partial) & set(switched_off_kinds(batch))
+
+
+def as_xlsx(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The same exports saved as XLSX workbooks, one sheet each."""
+    from openpyxl import Workbook
+
+    out = []
+    for name, data in files:
+        book = Workbook()
+        for row in csv.reader(io.StringIO(data.decode())):
+            book.active.append(row)
+        buffer = io.BytesIO()
+        book.save(buffer)
+        out.append((name.replace(".csv", ".xlsx"), buffer.getvalue()))
+    return out
+
+
+def test_an_xlsx_export_without_deal_stage_is_partial_too():
+    _, full = reviewed(as_xlsx(export(won=True)))
+    batch, partial = reviewed(as_xlsx(export(won=True, drop=STAGE)))
+
+    assert [m["columns"] for m in coverage.missing_columns(batch)] == [["Deal Stage"]]
+    assert full.decision == partial.decision == "request_changes"
+    assert "missing_stage" not in kinds(partial)
 
 
 def test_a_blank_column_is_not_a_missing_one():

@@ -117,6 +117,8 @@ def test_the_run_page_says_it_in_words(client, django_user_model):
     assert "The export has no column for &quot;Deal Stage&quot; (deals)" in page
     assert "<li>deals: won without an amount</li>" in page
     assert "partial export</span>" in page  # the verdict's badge
+    batch = client.get(reverse("reviews:batch", kwargs={"batch_id": run.batch_id}))
+    assert 'id="batch-missing-columns"' in batch.content.decode()
 
 
 def test_a_partial_sync_resolves_nothing_it_did_not_check_and_is_no_baseline():

@@ -105,7 +105,8 @@ class Kind:
       alternatives). An export whose header (or whose records' properties) lacks one
       switches the kind off (`switched_off`): its findings would say what the export
       left out, not what the CRM holds ("no stage" on every deal), and what it would
-      have found is unknown, never passed (reviews.engine.coordinator.not_greener).
+      have found is unknown, never passed
+      (reviews.engine.coordinator.not_greener_when_partial).
     - `only_from`: set when only some inputs can give this kind (then the generated
       JSON samples cannot plant it; a test of that input does).
     - `fix`: where its fix is (required: PER_FINDING and ANY_RECORD say "no one field"
@@ -127,7 +128,7 @@ class Kind:
 
     def __post_init__(self) -> None:
         for need in self.reads:
-            for name in (need,) if isinstance(need, str) else need:
+            for name in needs_of(need):
                 listed, _, field_name = name.partition(".")
                 if listed not in OBJECTS or not field_name:
                     raise ValueError(
