@@ -1,4 +1,4 @@
-"""reviews 0016: batches stored before it migrate with no missing column, so their runs
+"""reviews 0019 (missing columns): batches stored before it migrate with no missing column, so their runs
 read as before (not partial unless a list was left out)."""
 
 from __future__ import annotations
