@@ -141,6 +141,9 @@ ROUTES: dict[str, Route] = {
     "password_change": Route(PUBLIC, lambda w: "/accounts/password_change/"),
     "password_change_done": Route(PUBLIC, lambda w: "/accounts/password_change/done/"),
     "favicon.ico": Route(PUBLIC, lambda w: "/favicon.ico"),
+    # Prometheus's, by METRICS_TOKEN, never a member's session: 404 here (no token set);
+    # tests/revreview/test_metrics.py has it refused without the token.
+    "metrics": Route(PUBLIC, lambda w: "/metrics"),
     # --- the API ---------------------------------------------------------------------
     "api:openapi-json": Route(PUBLIC, lambda w: "/api/v1/openapi.json"),
     "api:openapi-view": Route(PUBLIC, lambda w: "/api/v1/docs"),

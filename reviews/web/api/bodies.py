@@ -2,8 +2,8 @@
 (a JSON batch, or multipart files) and a dataset's pipelines. Each schema says what
 the reader refuses with 400, so a request the schema calls valid is not refused for
 its shape; what JSON Schema cannot say (ids unique within a list, what is inside an
-uploaded file) is in the descriptions. tests/web/api/test_openapi.py holds the server
-to them with schemathesis; tests/web/api/test_bodies.py checks the name pattern."""
+uploaded file) is in the descriptions. tests/web/api/test_openapi_schemathesis.py holds
+the server to them; tests/web/api/test_bodies.py checks them against the readers."""
 
 from __future__ import annotations
 
