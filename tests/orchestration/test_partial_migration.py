@@ -1,5 +1,5 @@
-"""reviews 0019 (missing columns): batches stored before it migrate with no missing column, so their runs
-read as before (not partial unless a list was left out)."""
+"""reviews 0019 (missing columns): batches stored before it migrate with no missing
+column, so their runs read as before (not partial unless a list was left out)."""
 
 from __future__ import annotations
 

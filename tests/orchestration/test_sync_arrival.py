@@ -110,7 +110,7 @@ def test_the_same_as_of_again_or_a_rerun_is_not_late():
     again = sync(export("08-01", name="again"))  # same as-of, uploaded later: after it
     later = sync(export("08-08"))
     assert codes(first) == codes(again) == codes(later) == []
-    from reviews.orchestration.intake.submit import rerun
+    from reviews.orchestration.intake.serve import rerun
 
     rerun(first)  # the syncs uploaded after it do not make it late
     assert codes(first) == []
