@@ -64,3 +64,4 @@ bench: install
 	$(PY) bench/review_scale.py --migrate
 	$(PY) bench/dedup_peers.py
 	$(PY) bench/review_scale.py --sizes 10000000 --stale-sizes ''  # ~15 min; the generator peaks near 8 GB, the review at 7 GiB
+	$(PY) bench/concurrent_uploads.py --uploads 4 --records 1000000  # four 1M-record API uploads at once, gunicorn and the compose worker; needs Postgres and redis-server

@@ -3,8 +3,9 @@ limit or run out of memory. A task killed at its hard limit cannot record anythi
 itself: the worker's main process reports it, and what it worked on is failed at once,
 saying so (reviews.orchestration.run.tasks.task_killed), instead of being left received
 for the sweep to send again and again, or running until the heartbeat sweep has sent
-it RUN_RETRY_LIMIT more times. A task that raises MemoryError fails that task, not the
-worker.
+it RUN_RETRY_LIMIT more times. A read whose process the kernel kills is read again at
+most RUN_RETRY_LIMIT times, then its batch is rejected. A task that raises MemoryError
+fails that task, not the worker.
 
 Each task is held where it waits on the database, by a row another transaction locks,
 until its limit (5 s here) kills it; the lock is let go once the worker reports the kill."""
@@ -17,6 +18,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+import psutil
 import pytest
 
 from reviews.models import AgentRun, Batch, ReviewRun
@@ -48,6 +50,7 @@ LIMITS = {
     "SPECIALIST_SOFT_TIME_LIMIT": "0",
     "COORDINATOR_TIME_LIMIT": str(LIMIT),
     "COORDINATOR_SOFT_TIME_LIMIT": "0",
+    "RUN_RETRY_LIMIT": "0",
 }
 KILLED = f"TimeLimitExceeded: its process was killed at the task's time limit ({LIMIT} s)"
 SEED = json.loads((DATA / "seed-example.json").read_text())
@@ -86,7 +89,7 @@ def test_tasks_at_their_hard_limit_fail_what_they_held_and_memory_fails_only_its
             app.connection_for_write(redis_server.url) as broker,
             services.celery_worker(env, args, log) as worker,
         ):
-            run = scenarios(partial(app.send_task, connection=broker), log)
+            run = scenarios(partial(app.send_task, connection=broker), log, worker.pid)
             assert worker.poll() is None, tail(log)
 
     assert run.error == f"its coordinator: {KILLED}"
@@ -102,7 +105,7 @@ def test_tasks_at_their_hard_limit_fail_what_they_held_and_memory_fails_only_its
     assert "Unrecoverable error" not in tail(log)
 
 
-def scenarios(send, log: Path) -> ReviewRun:
+def scenarios(send, log: Path, worker_pid: int) -> ReviewRun:
     # Out of memory: Celery stopped the whole worker on it ("Unrecoverable error").
     send(OUT_OF_MEMORY, kwargs={})
     wait_until(lambda: "OutOfMemory" in log.read_text(), 120, log, "the task's failure")
@@ -112,13 +115,25 @@ def scenarios(send, log: Path) -> ReviewRun:
     with held_by_another_transaction(locked_row(Batch, pk=batch.pk), seconds=120):
         send(ACCEPT_UPLOAD, kwargs={"batch_id": batch.pk, "as_of": None, "rate_keys": None})
         wait_until(killed(log, ACCEPT_UPLOAD), 60, log, "the read's kill")
-    batch = wait_until(
-        lambda: Batch.objects.filter(pk=batch.pk, status="rejected").first(),
-        30,
-        log,
-        "the batch rejected",
-    )
+    batch = wait_until(rejected(batch), 30, log, "the batch rejected")
     assert batch.errors == [f"the upload could not be read: {KILLED}"]
+
+    # A read whose process the kernel kills (as its OOM killer does a process that holds
+    # too much), past its retries (RUN_RETRY_LIMIT, 0 here): it was given back to the
+    # queue and read again, and killed again, for ever.
+    batch = store_upload([json_upload(SEED)])
+    with held_by_another_transaction(locked_row(Batch, pk=batch.pk), seconds=120):
+        send(ACCEPT_UPLOAD, kwargs={"batch_id": batch.pk, "as_of": None, "rate_keys": None})
+        wait_until(received(log, ACCEPT_UPLOAD, 2), 60, log, "the read")
+        time.sleep(1)  # under way, waiting on its batch
+        for process in psutil.Process(worker_pid).children():  # the pool's processes
+            process.kill()
+        wait_until(lambda: "WorkerLostError" in log.read_text(), 60, log, "the loss")
+    batch = wait_until(rejected(batch), 30, log, "the batch rejected")
+    assert batch.errors == [
+        "the upload could not be read: WorkerLostError: its process died under it "
+        "(Worker exited prematurely: signal 9 (SIGKILL)); out of memory?"
+    ]
 
     # A run's start, killed while it waits on its run.
     run = submit([json_upload(SEED)], dispatch=False).run
@@ -138,6 +153,15 @@ def scenarios(send, log: Path) -> ReviewRun:
             wait_until(killed(log, "reviews.run_specialist"), 60, log, "dedup's kill")
         wait_until(killed(log, "reviews.coordinate"), 60, log, "the coordinator's kill")
     return wait_until(failed(run), 30, log, "the run failed")
+
+
+def rejected(batch: Batch):
+    return lambda: Batch.objects.filter(pk=batch.pk, status="rejected").first()
+
+
+def received(log: Path, task: str, times: int):
+    pattern = rf"Task {re.escape(task)}\[[^\]]+\] received"
+    return lambda: len(re.findall(pattern, log.read_text(errors="replace"))) >= times
 
 
 def failed(run: ReviewRun):

@@ -26,10 +26,17 @@ from reviews.orchestration.store.unread import ACCEPT_UPLOAD
 logger = logging.getLogger(__name__)
 
 
+DATABASE_RETRIES = 30  # reads retried while the database is away
+
+
 @shared_task(
     name=ACCEPT_UPLOAD,
     bind=True,
-    max_retries=30,
+    # A process killed under the read (the kernel's OOM killer, for a batch too big for
+    # the machine) sends the read again, RUN_RETRY_LIMIT times; then the batch is
+    # rejected saying so (reviews.orchestration.run.tasks.task_killed), not read forever.
+    retry_on_worker_lost=True,
+    max_retries=settings.RUN_RETRY_LIMIT,
     soft_time_limit=settings.SPECIALIST_SOFT_TIME_LIMIT,
     time_limit=settings.SPECIALIST_TIME_LIMIT,
 )
@@ -60,7 +67,7 @@ def accept_upload(
             connection.close()  # a broken connection is not reused by the retry
             logger.warning("batch %s: database unreachable while reading it; retrying", batch_id)
             countdown = min(30, 2 ** (self.request.retries + 1))
-            raise self.retry(exc=error, countdown=countdown) from None
+            raise self.retry(exc=error, countdown=countdown, max_retries=DATABASE_RETRIES) from None
         # Rolled back with the read: rejected here, saying why, never left unread.
         why = limits.reason(final) if final else f"{type(error).__name__}; re-upload it"
         limits.recorded(lambda: unread.give_up(batch_id, why))

@@ -41,7 +41,10 @@ def reason(error: BaseException) -> str | None:
         detail = str(error).removeprefix("MemoryError").strip(": ")
         return "MemoryError: out of memory" + (f" ({detail})" if detail else "")
     if isinstance(error, WorkerLostError):
-        return f"WorkerLostError: its process died under it ({error}); out of memory?"
+        # "Worker exited prematurely: signal 9 (SIGKILL) Job: 3.": the job's number is
+        # the pool's, of no use on a batch or a run.
+        how = str(error).split(" Job:")[0].rstrip(".")
+        return f"WorkerLostError: its process died under it ({how}); out of memory?"
     return None
 
 
