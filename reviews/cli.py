@@ -23,7 +23,8 @@ EXIT_BAD_INPUT = 2
 EXIT_NOT_REVIEWED = 3
 EXIT_CODES = {
     0: "approve or approve_with_comments",
-    1: "request_changes",
+    1: "request_changes (a partial run whose missing column switched off a rule that can "
+    "be critical is one)",
     EXIT_BAD_INPUT: "bad input: the batch was rejected (every error is printed), a file "
     "could not be read, --as-of or --dataset is invalid, or the upload is over "
     "MAX_UPLOAD_BYTES",
