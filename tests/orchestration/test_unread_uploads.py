@@ -59,6 +59,13 @@ def test_the_sweep_sends_a_batch_left_unread_again(settings):
     assert recent.pk not in {item["batch_id"] for item in plan.unread}
 
 
+def logged(log, text: str, seconds: float) -> None:
+    """Wait for `text` in the worker's log (a loaded machine starts it slowly)."""
+    deadline = time.monotonic() + seconds
+    while text not in tail(log) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 @pytest.fixture
 def proxy():
     db = connection.settings_dict
@@ -81,10 +88,10 @@ def test_a_database_cut_while_a_worker_reads_an_upload_leaves_it_reviewed_once(
     app.conf.task_always_eager = False
     try:
         with services.celery_worker(env, log=log) as worker:
-            time.sleep(3)  # up, its connections made
+            logged(log, "ready", 60)  # up, its connections made
             proxy.cut()
             app.send_task(ACCEPT_UPLOAD, kwargs=accept_message(batch.pk))
-            time.sleep(4)  # the read fails and is retried while the database is away
+            logged(log, "retrying", 60)  # the read fails and is retried meanwhile
             batch.refresh_from_db()
             assert batch.status == Batch.Status.RECEIVED
             assert "retrying" in tail(log), tail(log)
