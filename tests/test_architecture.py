@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from connectors.registry import CONNECTORS
 from tests.services import ROOT
 
@@ -235,6 +237,7 @@ def test_the_engine_imports_nothing_but_itself_from_the_project():
     assert leaks == []
 
 
+@pytest.mark.slow
 def test_the_engine_runs_without_django():
     """Every engine module imports in a Python where Django cannot be imported."""
     engine = sorted(m for m in project_modules() if m.startswith("reviews.engine"))
@@ -249,6 +252,7 @@ def test_the_engine_runs_without_django():
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 def test_the_hubspot_client_runs_without_django():
     """connectors/hubspot/ (the client, the snapshot, the pull's steps, the connector),
     like every CRM's folder of the registry, imports the engine, the connector protocol

@@ -10,7 +10,8 @@ from django.db.migrations.executor import MigrationExecutor
 from reviews.models import Dataset
 from tests.web.conftest import reviewed
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+# slow: migrations run forwards and back.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 BEFORE = [("alerts", "0001_webhooks")]
 AFTER = [("alerts", "0002_i23hooks_attempt_excerpt")]

@@ -47,6 +47,7 @@ def test_list_pages_resume_from_a_cursor():
     assert [len(objects) for objects, _ in pages] == [50]
 
 
+@pytest.mark.slow
 def test_keeps_within_its_share_of_the_interval_limit_and_never_sees_429():
     portal = Portal()
     companies(portal, 1200)
@@ -175,6 +176,7 @@ def test_a_refused_token_raises_with_hubspots_message_and_never_the_token():
     assert "pat-na1-wrong" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_search_windows_past_the_10000_result_cap():
     portal = Portal()
     portal.search_per_second = 1000
@@ -197,6 +199,7 @@ def test_search_windows_past_the_10000_result_cap():
     assert not any(status == 400 for *_, status in portal.log)
 
 
+@pytest.mark.slow
 def test_search_is_paced_by_its_own_limit():
     portal = Portal()
     portal.search_per_second = 2

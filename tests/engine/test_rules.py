@@ -90,6 +90,7 @@ def test_describe_lists_every_field_with_its_setting_default_and_meaning():
     assert Rules.setting_of("stale_enrichment_days") == "RULE_STALE_ENRICHMENT_DAYS"
 
 
+@pytest.mark.slow
 def test_the_settings_module_builds_the_rules_from_the_environment():
     """The one place the environment is read: settings.REVIEW_RULES."""
     script = (

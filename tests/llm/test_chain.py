@@ -85,6 +85,7 @@ def test_retryable_status_fails_back_to_the_family_model(llm_settings, fake_gate
     assert served.cost_micros == micros(1000, 0, 100, LITE_BACK_RATES)
 
 
+@pytest.mark.slow
 def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
     fake_gateway.script(LITE, completion(GOOD, delay=3))
     fake_gateway.script(LITE_BACK, completion(GOOD))
@@ -96,6 +97,7 @@ def test_slow_reply_times_out_and_fails_back(llm_settings, fake_gateway):
     assert (served.model, served.outcome) == (LITE_BACK, "failback")
 
 
+@pytest.mark.slow
 def test_a_trickling_reply_is_cut_at_the_timeout_and_fails_back(llm_settings, fake_gateway):
     # A byte every 0.1 s: no single read waits anywhere near the 1 s timeout, and the
     # whole body would take over 20 s. The call's one deadline cuts it at 1 s.
@@ -109,6 +111,7 @@ def test_a_trickling_reply_is_cut_at_the_timeout_and_fails_back(llm_settings, fa
     assert (served.model, served.outcome) == (LITE_BACK, "failback")
 
 
+@pytest.mark.slow
 def test_a_trickle_within_the_timeout_is_read_whole(llm_settings, fake_gateway):
     llm_settings.LLM_TIMEOUT_SECONDS = 10
     fake_gateway.script(LITE, trickling(GOOD, every=0.005))
@@ -116,6 +119,7 @@ def test_a_trickle_within_the_timeout_is_read_whole(llm_settings, fake_gateway):
     assert [r.outcome for r in rows()] == ["ok"]
 
 
+@pytest.mark.slow
 def test_the_last_model_timing_out_is_a_timeout(llm_settings, fake_gateway):
     fake_gateway.script(LITE_BACK, completion(GOOD, delay=3))
     with pytest.raises(errors.CallTimeout):
@@ -199,6 +203,7 @@ def test_no_call_starts_after_the_run_deadline(llm_settings, fake_gateway):
     assert fake_gateway.requests == [] and rows() == []
 
 
+@pytest.mark.slow
 def test_the_run_deadline_shortens_the_call_timeout(llm_settings, fake_gateway):
     llm_settings.LLM_TIMEOUT_SECONDS = 30
     fake_gateway.script(LITE_BACK, completion(GOOD, delay=3))

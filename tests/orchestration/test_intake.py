@@ -153,6 +153,7 @@ def test_a_dataset_name_that_cannot_be_one_refuses_the_upload_before_it_is_read(
     assert not Dataset.objects.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_existing_batches_keep_what_they_asked_for_when_the_database_migrates():
     executor = MigrationExecutor(connection)

@@ -9,7 +9,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 from reviews.models import Batch
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+# slow: migrations run forwards and back.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 BEFORE = [("reviews", "0015_record_ids_index_postgres_only")]
 

@@ -15,6 +15,8 @@ from reviews.engine.specialists.dedup import MERGE_KINDS
 from reviews.samplegen import write_sample
 from tests.services import ROOT
 
+pytestmark = pytest.mark.slow  # the bench's peers, run
+
 KINDS = tuple(MERGE_KINDS)
 
 

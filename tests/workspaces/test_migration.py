@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_workspaces]
+# slow: migrations run forwards and back.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_workspaces, pytest.mark.slow]
 
 BEFORE = [
     ("reviews", "0010_i27_fix_plan"),

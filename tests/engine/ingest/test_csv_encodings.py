@@ -119,6 +119,7 @@ def test_a_stated_encoding_the_file_is_not_in_is_named_by_line_and_column(settin
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "ok"), [("Latin-1", True), ("UTF-16", True), ("base64", False), ("klingon", False)]
 )

@@ -9,7 +9,6 @@ the engine-level examples; `make test` and CI run them all."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import fields, is_dataclass
 
@@ -25,6 +24,8 @@ from reviews.models import ReviewRun
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
 from tests.engine.ingest.helpers import RECEIVED, parse, zipped
+
+pytestmark = pytest.mark.slow  # thousands of generated uploads
 
 HOSTILE = ["\x00", "\ud800", "\udfff", "\udc80", "\u202e", "\ufeff", "\\u0000", '"', ","]
 hostile_text = st.one_of(
@@ -151,17 +152,13 @@ def check_ingest(name: str, data: bytes) -> None:
     assert not bad
 
 
-# A fifth in the fast loop: these two are a third of its time at full strength.
-SHARE = 0.2 if os.environ.get("TEST_SERVICES") == "none" else 1.0
-
-
-@settings(max_examples=int(1500 * SHARE), deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(uploads)
 def test_fuzz_any_upload_is_a_batch_or_errors_all_storable(upload):
     check_ingest(*upload)
 
 
-@settings(max_examples=int(1000 * SHARE), deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(documents)
 def test_fuzz_any_json_document_is_a_batch_or_errors_all_storable(doc):
     check_ingest("batch.json", json_bytes(doc))

@@ -16,6 +16,8 @@ import pytest
 from reviews.engine.ingest import IngestError, Limits, UploadedFile, parse_upload
 from tests.engine.ingest import hostile_spreadsheets as hostile
 
+pytestmark = pytest.mark.slow  # bombs and memory probes
+
 NOW = datetime(2026, 8, 2, tzinfo=UTC)
 LIMITS = Limits(max_bytes=50 * 1024 * 1024, max_cells=5_000_000)
 
@@ -93,6 +95,7 @@ import resource, sys
 from datetime import UTC, datetime
 from reviews.engine.ingest import IngestError, Limits, UploadedFile, parse_upload
 from tests.engine.ingest import hostile_spreadsheets as hostile
+
 data = {"sparse": hostile.sparse_cells, "xls": hostile.xls_sparse,
         "sst": hostile.huge_shared_strings, "dims": hostile.xls_huge_dimensions}[sys.argv[1]]()
 name = "deals.xls" if sys.argv[1] in ("xls", "dims") else "deals.xlsx"

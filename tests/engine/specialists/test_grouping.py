@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
@@ -21,6 +22,7 @@ def one_block_at_a_time(blocks: list[list[str]], cutoff: float, window: int) -> 
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(blocks_of_names, st.sampled_from([0, 50, 75, 90, 100]), st.integers(1, 6))
 def test_block_pairs_are_the_pairs_of_each_block(blocks, cutoff, window) -> None:
