@@ -34,7 +34,8 @@ class CredentialsRefused(ConnectorError):
 
 
 class LimitReached(ConnectorError):
-    """The account's API limit for the day, or the share of it revreview may use, is spent."""
+    """The account's API limit for the day is spent, or what is left of it is down to the
+    floor revreview leaves to the account's other integrations."""
 
 
 class AccountUnknown(ConnectorError):

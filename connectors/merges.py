@@ -9,6 +9,12 @@ failed / unknown). A record already merged, or whose merge is on its way or went
 unanswered, is never sent again: HubSpot's merges cannot be undone, so a retried request
 (after a timeout, a double click, two workers) must not merge twice.
 
+The survivor is the record HubSpot's answer names: for companies and contacts the
+primary, for deals a new record with a new id (the old ids become its aliases). Each row
+keeps it (`survivor_id`); a later merge into the same survivor is sent to its current
+id, and the rows of earlier merges into it follow the new id, so the rows and the next
+pull name the same record.
+
 `client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
 that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
 connection lost, 5xx): a Connector (connectors/base.py). One that also has `check()` is
@@ -20,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -58,6 +64,7 @@ class Step:
     outcome: str  # dry run: "would merge" or the row's status; applied: the new status
     detail: str = ""
     effects: str = ""  # what the merge moves to the survivor and what it loses
+    survivor_id: str = ""  # the record HubSpot answered with ("" before an answer)
 
 
 def effects_of(merge: Merge, merged_id: str) -> str:
@@ -87,7 +94,7 @@ def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) 
     return [
         Step(
             merge.object,
-            merge.primary,
+            current_id(dataset, merge.object, merge.primary),
             merged_id,
             merge.fingerprint,
             merge.reason,
@@ -96,6 +103,24 @@ def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) 
         )
         for merge, merged_id in steps_of(_selected(run, fingerprints))
     ]
+
+
+def current_id(dataset, object_type: str, record_id: str) -> str:
+    """The id a record has now, after the merges recorded for the dataset: a record
+    merged away, or a deal that a merge replaced with a new one, is its survivor's."""
+    now: dict[str, str] = {}
+    rows = AppliedMerge.objects.filter(
+        dataset=dataset, object_type=object_type, status=Status.MERGED
+    ).exclude(survivor_id="")
+    for primary, merged, survivor in rows.values_list("primary_id", "merged_id", "survivor_id"):
+        now[merged] = survivor
+        if primary != survivor:
+            now[primary] = survivor
+    seen = set()
+    while record_id in now and record_id not in seen:  # a chain of merges, never a loop
+        seen.add(record_id)
+        record_id = now[record_id]
+    return record_id
 
 
 def apply_merges(
@@ -117,9 +142,12 @@ def apply_merges(
     done = []
     last_sent = None
     for merge, merged_id in steps:
-        row = _record(dataset, run, merge, merged_id, user)
+        # Into the survivor's current id: an earlier merge of this cluster (this call's,
+        # or another's) may have given it a new one.
+        primary = current_id(dataset, merge.object, merge.primary)
+        row = _record(dataset, run, merge, primary, merged_id, user)
         if row.status != Status.PENDING or not _claim(row):
-            done.append(_step(merge, merged_id, row.status, "already recorded: not sent again"))
+            done.append(_step(merge, row, row.status, "already recorded: not sent again"))
             continue
         if last_sent is not None:
             time.sleep(max(0.0, last_sent + interval - time.monotonic()))
@@ -127,8 +155,16 @@ def apply_merges(
         # The request goes out after the claim is committed and outside any transaction:
         # a slow HubSpot must not hold a database lock, and the claim must stand even if
         # this process dies while waiting.
-        done.append(_send(row, merge, merged_id, client))
-    return done
+        done.append(_send(row, merge, client))
+    # A step's survivor as the rows now say: a later merge into it may have replaced it.
+    rows = AppliedMerge.objects.filter(
+        dataset=dataset, merged_id__in=[s.merged_id for s in done], status=Status.MERGED
+    ).values_list("object_type", "merged_id", "survivor_id")
+    survivors = {(kind, merged): survivor for kind, merged, survivor in rows}
+    return [
+        replace(s, survivor_id=survivors.get((s.object_type, s.merged_id), s.survivor_id))
+        for s in done
+    ]
 
 
 def _checked(run: ReviewRun, user):
@@ -185,15 +221,18 @@ def _recorded(dataset) -> dict[tuple[str, str], str]:
     return {(r.object_type, r.merged_id): r.status for r in rows}
 
 
-def _record(dataset, run: ReviewRun, merge: Merge, merged_id: str, user) -> AppliedMerge:
-    """The row that holds this record's merge: a new pending one, or the standing one."""
+def _record(
+    dataset, run: ReviewRun, merge: Merge, primary: str, merged_id: str, user
+) -> AppliedMerge:
+    """The row that holds this record's merge into `primary` (the survivor's current
+    id): a new pending one, or the standing one."""
     try:
         with transaction.atomic():
             return AppliedMerge.objects.create(
                 dataset=dataset,
                 run=run,
                 object_type=merge.object,
-                primary_id=merge.primary,
+                primary_id=primary,
                 merged_id=merged_id,
                 fingerprint=merge.fingerprint,
                 reason=merge.reason,
@@ -217,33 +256,49 @@ def _claim(row: AppliedMerge) -> bool:
     return claimed == 1
 
 
-def _send(row: AppliedMerge, merge: Merge, merged_id: str, client: MergeClient) -> Step:
+def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
     answer: dict[str, Any] = {}
     try:
-        response = client.merge(merge.object, merge.primary, merged_id)
-        answer = {"status": Status.MERGED, "http_status": 200, "response": response}
+        response = client.merge(row.object_type, row.primary_id, row.merged_id)
+        # HubSpot's answer is the surviving record: for deals a new one, with a new id.
+        survivor = str((response or {}).get("id") or row.primary_id)
+        answer = {"status": Status.MERGED, "http_status": 200, "response": response,
+                  "survivor_id": survivor}  # fmt: skip
     except MergeRefused as error:
         answer = {"status": Status.FAILED, "http_status": error.status, "response": error.answer,
                   "error": str(error)}  # fmt: skip
     except MergeUnanswered as error:
         answer = {"status": Status.UNKNOWN, "http_status": error.status, "error": str(error)}
-    logger.info("merge %s %s into %s: %s", merge.object, merged_id, merge.primary, answer["status"])
-    AppliedMerge.objects.filter(pk=row.pk, status=Status.APPLYING).update(
-        answered_at=timezone.now(), **answer
+    logger.info(
+        "merge %s %s into %s: %s", row.object_type, row.merged_id, row.primary_id, answer["status"]
     )
-    return _step(merge, merged_id, answer["status"], answer.get("error", ""))
+    with transaction.atomic():
+        AppliedMerge.objects.filter(pk=row.pk, status=Status.APPLYING).update(
+            answered_at=timezone.now(), **answer
+        )
+        survivor = answer.get("survivor_id", "")
+        if survivor and survivor != row.primary_id:
+            # The primary is now an alias: earlier merges into it name the new record.
+            AppliedMerge.objects.filter(
+                dataset_id=row.dataset_id,
+                object_type=row.object_type,
+                survivor_id=row.primary_id,
+            ).update(survivor_id=survivor)
+    row.refresh_from_db()
+    return _step(merge, row, answer["status"], answer.get("error", ""))
 
 
-def _step(merge: Merge, merged_id: str, outcome: str, detail: str = "") -> Step:
+def _step(merge: Merge, row: AppliedMerge, outcome: str, detail: str = "") -> Step:
     return Step(
         merge.object,
-        merge.primary,
-        merged_id,
+        row.primary_id,
+        row.merged_id,
         merge.fingerprint,
         merge.reason,
         outcome,
         detail,
-        effects_of(merge, merged_id),
+        effects_of(merge, row.merged_id),
+        row.survivor_id,
     )
 
 

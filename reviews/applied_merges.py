@@ -27,8 +27,12 @@ class AppliedMerge(models.Model):
         "reviews.ReviewRun", null=True, on_delete=models.SET_NULL, related_name="applied_merges"
     )
     object_type = models.CharField(max_length=16)  # companies, contacts, deals
-    primary_id = models.CharField(max_length=64)
+    primary_id = models.CharField(max_length=64)  # the survivor's id when it was sent
     merged_id = models.CharField(max_length=64)
+    # The record that survived, as HubSpot's answer named it: the primary, or for deals a
+    # new record (the old ids its aliases); a later merge into it that gives it a new id
+    # again updates it, so it names what the next pull holds. "" until answered.
+    survivor_id = models.CharField(max_length=64, blank=True)
     fingerprint = models.CharField(max_length=16, blank=True)  # the duplicate finding's
     reason = models.TextField(blank=True)  # why primary_id survives, as the plan said
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

@@ -187,12 +187,13 @@ class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
         "object_type",
         "merged_id",
         "primary_id",
+        "survivor_id",
         "status",
         "http_status",
         "requested_by",
     )
     list_filter = ("status", "object_type", ("dataset", ScopedRelatedFilter))
-    search_fields = ("merged_id", "primary_id", "fingerprint")
+    search_fields = ("merged_id", "primary_id", "survivor_id", "fingerprint")
     readonly_fields = [f.name for f in AppliedMerge._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

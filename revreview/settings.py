@@ -297,8 +297,11 @@ METRICS_TOKEN = env("METRICS_TOKEN", "")
 HUBSPOT_API_BASE_URL = env("HUBSPOT_API_BASE_URL", "https://api.hubapi.com")
 # Fernet keys, comma-separated, newest first; unset: one derived from SECRET_KEY.
 HUBSPOT_TOKEN_KEYS = env("HUBSPOT_TOKEN_KEYS", "")
-# The most of a portal's API limits (per interval and per day) a pull uses.
+# The most of a portal's per-interval API limit (and of its search limit) a pull uses.
 HUBSPOT_RATE_SHARE = float(envdecimal("HUBSPOT_RATE_SHARE", "0.5"))
+# A pull sends nothing more once the portal's calls left today (every integration's
+# count) are at or under this: the rest of the day is the other integrations'.
+HUBSPOT_DAILY_FLOOR = envint("HUBSPOT_DAILY_FLOOR", 25_000)
 HUBSPOT_SEARCH_PER_SECOND = float(envdecimal("HUBSPOT_SEARCH_PER_SECOND", "5"))
 HUBSPOT_TIMEOUT_SECONDS = float(envdecimal("HUBSPOT_TIMEOUT_SECONDS", "30"))
 HUBSPOT_MAX_RETRIES = envint("HUBSPOT_MAX_RETRIES", 5)

@@ -7,12 +7,14 @@ HubSpot counts requests per portal, shared by every integration of it. Each answ
 - keeps its own requests within `share` of the interval's limit (a rolling window of
   its own sends) and slows down when the portal's remaining count falls into the part
   it leaves to other integrations;
-- stops (DailyLimitReached) rather than spend more than `share` of the daily limit;
+- sends no request (DailyLimitReached) once the portal's calls left today, as its last
+  answer said, are down to `daily_floor`: the day's rest is the other integrations';
 - paces the search API (no headers: a limit of its own, `search_per_second`);
 - on 429 waits as told: Retry-After, else the interval; a 429 of the daily policy stops;
 - retries 5xx, timeouts and dropped connections with exponential backoff;
 - raises TokenRefused on 401/403 with HubSpot's message, HubSpotError on other 4xx.
 
+Cursors (`after`) are HubSpot's and opaque: passed back as given, never read as numbers.
 `waited` adds up every second spent sleeping for a limit, `in_flight` every second a
 request was out (HubSpot's answer time), `requests` every request sent.
 The token is sent in the Authorization header only; no message or error carries it."""
@@ -33,7 +35,6 @@ from connectors.hubspot.snapshot import epoch_ms
 SEARCH_CAP = 10_000  # the search API answers 400 past this many results of one query
 SEARCH_PAGE = 200
 LIST_PAGE = 100
-BATCH_READ = 1_000  # v4 associations batch read: ids a request
 # Seconds added to a wait for a window to pass: HubSpot's clock starts when the request
 # arrives, a little after ours.
 _MARGIN = 0.05
@@ -56,12 +57,16 @@ class TokenRefused(HubSpotError, CredentialsRefused):
 
 
 class DailyLimitReached(HubSpotError, LimitReached):
-    """The portal's daily limit, or the share of it this client may use, is spent."""
+    """The portal's daily limit is spent, or its calls left are down to the floor this
+    client leaves to the portal's other integrations."""
 
 
 @dataclass(slots=True)
 class Limits:
-    share: float = 0.5  # of the portal's limits, at most
+    share: float = 0.5  # of the portal's interval limit (and the search limit), at most
+    # Calls of the portal's day this client never goes below: it stops once
+    # X-HubSpot-RateLimit-Daily-Remaining is at or under it.
+    daily_floor: int = 25_000
     search_per_second: float = 5.0  # HubSpot's search limit, per portal
     max_retries: int = 5  # 5xx and timeouts
     max_waits: int = 20  # 429s in a row
@@ -130,17 +135,27 @@ class HubSpotClient:
             if after:
                 params["after"] = after
             page = self.request("GET", f"/crm/v3/objects/{object_type}", params=params)
-            after = _next_after(page)
+            after = next_after(page)
             yield page.get("results") or [], after
             if not after:
                 return
 
     def search_modified(
-        self, object_type: str, prop: str, since_ms: int, properties: list[str], *, after: str = ""
-    ) -> Iterator[tuple[list[dict], int, str]]:
+        self,
+        object_type: str,
+        prop: str,
+        since_ms: int,
+        properties: list[str],
+        *,
+        after: str = "",
+        seen: int = 0,
+    ) -> Iterator[tuple[list[dict], int, str, int]]:
         """Objects modified at or after `since_ms`, oldest first: (objects, the window's
-        start, the cursor in it). Past the 10,000-result cap of one query, a new window
-        starts at the newest time seen (its records come again; callers key by id)."""
+        start, the cursor in it, how many results of the window came up to the cursor).
+        The cursor is opaque (HubSpot's to read, not ours), so the 10,000-result cap of
+        one query is counted from the results received: before the next page would pass
+        it, a new window starts at the newest time seen (its records come again; callers
+        key by id). `seen` goes with `after` when resuming."""
         window = since_ms
         while True:
             body = {
@@ -155,50 +170,45 @@ class HubSpotClient:
                 body["after"] = after
             page = self.request("POST", f"/crm/v3/objects/{object_type}/search", json=body)
             results = page.get("results") or []
-            after = _next_after(page)
-            if after and int(after) >= SEARCH_CAP:  # the next page is past the cap
+            after = next_after(page)
+            seen += len(results)
+            if after and seen + SEARCH_PAGE > SEARCH_CAP:  # the next page would pass the cap
                 newest = max((_modified_ms(o, prop) for o in results), default=window)
                 if newest <= window:
                     raise HubSpotError(
                         None, f"more than {SEARCH_CAP:,} {object_type} share one modified time"
                     )
-                window, after = newest, ""
-                yield results, window, after
+                window, after, seen = newest, "", 0
+                yield results, window, after, seen
                 continue
-            yield results, window, after
+            yield results, window, after, seen
             if not after:
                 return
-
-    def associations(self, from_type: str, to_type: str, ids: list[str]) -> dict[str, list]:
-        """{from id: [(to id, primary?)]} for at most 1,000 ids, through the v4 batch read."""
-        if len(ids) > BATCH_READ:
-            raise ValueError(f"at most {BATCH_READ} ids a request")
-        page = self.request(
-            "POST",
-            f"/crm/v4/associations/{from_type}/{to_type}/batch/read",
-            json={"inputs": [{"id": i} for i in ids]},
-        )
-        found: dict[str, list] = {}
-        for result in page.get("results") or []:
-            found[str(result["from"]["id"])] = [
-                [str(to["toObjectId"]), _is_primary(to.get("associationTypes") or [])]
-                for to in result.get("to") or []
-            ]
-        return found
 
     # --- one request, paced and retried ---------------------------------------------
 
     def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
         """POST /crm/v3/objects/{type}/merge. Sent once: a timeout or a 5xx may have
-        merged, so it is not retried (a 429 is: HubSpot did nothing)."""
+        merged, so it is not retried (a 429 is: HubSpot did nothing). Not held back by
+        the daily floor, which spares the portal's day from pulls: a merge is one call a
+        person asked for (HubSpot's own daily 429 still refuses it)."""
         body = {"primaryObjectId": primary_id, "objectIdToMerge": object_id_to_merge}
         return self.request(
-            "POST", f"/crm/v3/objects/{object_type}/merge", json=body, retry_failures=False
+            "POST",
+            f"/crm/v3/objects/{object_type}/merge",
+            json=body,
+            retry_failures=False,
+            floor=False,
         )
 
-    def request(self, method: str, path: str, *, retry_failures: bool = True, **kwargs) -> dict:
+    def request(
+        self, method: str, path: str, *, retry_failures: bool = True, floor: bool = True, **kwargs
+    ) -> dict:
         """One request, paced; 429s waited out; 5xx and timeouts retried unless
-        `retry_failures` is False (a request that must not be sent twice)."""
+        `retry_failures` is False (a request that must not be sent twice). With `floor`,
+        nothing is sent once the portal's calls left today are down to the daily floor."""
+        if floor:
+            self._check_daily_floor()
         search = path.endswith("/search")
         if not retry_failures:
             failures = self.limits.max_retries
@@ -288,12 +298,20 @@ class HubSpotClient:
             self.daily_left = left
         if daily is not None:
             self.daily_limit = daily
-        if daily and left is not None and left < daily * (1 - self.limits.share):
-            raise DailyLimitReached(
-                None,
-                f"the portal has {left:,} of its {daily:,} daily API requests left; this "
-                f"connection uses at most {self.limits.share:.0%} of them (HUBSPOT_RATE_SHARE)",
-            )
+
+    def _check_daily_floor(self) -> None:
+        """Checked before a request, never after: an answer received (a merge made) is
+        not thrown away for what its headers say."""
+        left, floor = self.daily_left, self.limits.daily_floor
+        if left is None or left > floor:
+            return
+        of = f" of its {self.daily_limit:,}" if self.daily_limit else ""
+        raise DailyLimitReached(
+            None,
+            f"the portal has {left:,}{of} daily API requests left, at or under the "
+            f"{floor:,} this connection leaves to its other integrations "
+            "(HUBSPOT_DAILY_FLOOR)",
+        )
 
     def _told_to_wait(self, headers: httpx.Headers, search: bool) -> float:
         retry_after = headers.get("Retry-After")
@@ -323,17 +341,13 @@ def _drop_older(sent: deque[float], horizon: float) -> None:
         sent.popleft()
 
 
-def _next_after(page: dict) -> str:
+def next_after(page: dict) -> str:
     following = (page.get("paging") or {}).get("next") or {}
     return str(following.get("after") or "")
 
 
 def _modified_ms(obj: dict, prop: str) -> int:
     return epoch_ms((obj.get("properties") or {}).get(prop) or obj.get("updatedAt"))
-
-
-def _is_primary(types: list[dict]) -> bool:
-    return any((t.get("label") or "").lower() == "primary" for t in types)
 
 
 def _int(value: str | None) -> int | None:

@@ -35,9 +35,11 @@ class HubSpotConnector:
     @classmethod
     def configured(cls, settings: object, token: str) -> HubSpotConnector:
         """A connector with the HUBSPOT_* settings: the API's address, the share of the
-        portal's limits revreview uses, retries and the timeout."""
+        portal's interval limit revreview uses, the calls of its day it leaves to the
+        other integrations, retries and the timeout."""
         limits = Limits(
             share=settings.HUBSPOT_RATE_SHARE,
+            daily_floor=settings.HUBSPOT_DAILY_FLOOR,
             search_per_second=settings.HUBSPOT_SEARCH_PER_SECOND,
             max_retries=settings.HUBSPOT_MAX_RETRIES,
             backoff_seconds=settings.HUBSPOT_BACKOFF_SECONDS,

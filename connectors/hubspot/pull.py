@@ -9,7 +9,10 @@ A full pull lists every company, contact and deal (`GET /crm/v3/objects/{type}`,
 page with `after`). An incremental one searches what was modified since the last pull
 (less an overlap, windowed past the 10,000-result cap), lists the archived records, and
 rebuilds the whole snapshot from the last one. Both read the deal pipelines and the
-associations of the contacts and deals they got (v4 batch read, 1,000 ids a request).
+associations of the contacts and deals they got (v4 batch read, 1,000 ids a request,
+every page of each record: connectors/hubspot/associations.py). The associations read
+decide a record's company, over an `associatedcompanyid` the snapshot kept from before
+(snapshot.set_associations).
 
 Which properties the portal returned for each object type (HubSpot answers every
 property asked for, null when blank, and leaves out one it does not have) is kept
@@ -23,8 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from connectors.base import Checkpoint
+from connectors.hubspot import associations
 from connectors.hubspot import snapshot as snap
-from connectors.hubspot.client import BATCH_READ, HubSpotClient
+from connectors.hubspot.associations import BATCH_READ
+from connectors.hubspot.client import HubSpotClient
 
 
 @dataclass(slots=True)
@@ -106,17 +111,23 @@ def _run_step(
     elif kind == "search":
         since = cursor.get("window", since_ms)
         pages = client.search_modified(
-            rest, snap.MODIFIED[rest], since, snap.properties(rest), after=cursor.get("after", "")
+            rest,
+            snap.MODIFIED[rest],
+            since,
+            snap.properties(rest),
+            after=cursor.get("after", ""),
+            seen=cursor.get("seen", 0),
         )
-        for objects, window, after in pages:
+        for objects, window, after, seen in pages:
             data = [[snap.slim(o), snap.merged_ids(o)] for o in objects]
-            keep(data, {"window": window, "after": after}, returned=snap.returned(objects))
+            progress = {"window": window, "after": after, "seen": seen}
+            keep(data, progress, returned=snap.returned(objects))
     elif kind == "assoc":
         from_type, to_type = rest.split(":")
         ids = state.ids(from_type, previous)
         start = cursor.get("offset", 0)
         for offset in range(start, len(ids), BATCH_READ):
-            found = client.associations(from_type, to_type, ids[offset : offset + BATCH_READ])
+            found = associations.read(client, from_type, to_type, ids[offset : offset + BATCH_READ])
             keep(found, {"offset": offset + BATCH_READ})
 
 
@@ -156,11 +167,17 @@ class _State:
         last snapshot associated with a record now merged away or archived (HubSpot
         moves a merged record's associations to the survivor without modifying them)."""
         wanted = set(self.fetched[object_type])
-        gone = set().union(*self.archived.values(), *self.merged.values())
-        if previous and gone:
+        gone = {t: self.archived[t] | self.merged[t] for t in snap.TYPES}
+        if previous and any(gone.values()):
             for rid, obj in previous.get(object_type, {}).items():
+                if rid in gone[object_type]:
+                    continue  # itself merged away or archived: it leaves the snapshot
                 links = obj.get("associations") or {}
-                if any(a["id"] in gone for v in links.values() for a in v["results"]):
+                if any(
+                    a["id"] in gone.get(to_type, ())
+                    for to_type, v in links.items()
+                    for a in v["results"]
+                ):
                     wanted.add(rid)
         return sorted(wanted, key=snap._id_key)
 
@@ -170,7 +187,8 @@ class _State:
         for (from_type, _), found in self.links.items():
             relinked[from_type].update(found)
         for t in snap.TYPES:  # unchanged records whose associations were read again
-            for rid in relinked[t] - set(self.fetched[t]):
+            gone = self.archived[t] | self.merged[t]  # (read before they went: not kept)
+            for rid in relinked[t] - set(self.fetched[t]) - gone:
                 if rid in out[t]:
                     self.fetched[t][rid] = _copy(out[t][rid])
         for (from_type, to_type), found in self.links.items():
@@ -189,4 +207,10 @@ class _State:
 
 
 def _copy(obj: dict) -> dict:
-    return {**obj, "associations": dict(obj.get("associations") or {})}
+    """A record of the last snapshot, to be given new associations: its own properties and
+    associations (set_associations changes both), not the last snapshot's."""
+    return {
+        **obj,
+        "properties": dict(obj.get("properties") or {}),
+        "associations": dict(obj.get("associations") or {}),
+    }

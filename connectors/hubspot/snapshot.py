@@ -27,6 +27,12 @@ _ALSO = ("hubspot_owner_id", "hs_object_source_label", "hs_object_source_detail_
 # (from, to) pairs read through the v4 associations batch endpoint.
 ASSOCIATIONS = (("contacts", "companies"), ("deals", "companies"), ("deals", "contacts"))
 _INTERNAL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# The properties that name a record's company (associatedcompanyid), by type: the
+# internal names of the column table's companyId, a fact kept there once.
+_COMPANY_PROPERTIES = {
+    kind: tuple(n for n in COLUMNS[kind].get("companyId", ()) if _INTERNAL_NAME.match(n))
+    for kind in TYPES
+}
 
 Snapshot = dict[str, dict[str, dict]]
 
@@ -72,9 +78,24 @@ def merged_ids(obj: dict) -> list[str]:
 def set_associations(obj: dict, to_type: str, found: list, from_type: str) -> None:
     """The v4 answer as the v3 object's `associations`: the primary company first, typed
     `<from>_to_company` (what the reader takes as the record's company), the others
-    `<from>_to_company_unlabeled`."""
+    `<from>_to_company_unlabeled`.
+
+    The associations just read decide the record's company: a company property
+    (`associatedcompanyid`) is set to the primary company, or dropped when there is none.
+    An unchanged record keeps its properties from the last snapshot, and after its
+    company is merged away that property still names the merged-away company (HubSpot
+    moves the association without modifying the record): read as its company, it would
+    be a false dangling reference."""
     base = f"{SINGULAR[from_type]}_to_{SINGULAR[to_type]}"
     ordered = sorted(found, key=lambda pair: (not pair[1], _id_key(pair[0])))
+    if to_type == "companies":
+        primary = next((to_id for to_id, is_primary in ordered if is_primary), None)
+        props = obj.setdefault("properties", {})
+        for name in _COMPANY_PROPERTIES.get(from_type, ()):
+            if primary is not None:
+                props[name] = primary
+            else:
+                props.pop(name, None)
     results = [
         {"id": to_id, "type": base if primary or to_type != "companies" else f"{base}_unlabeled"}
         for to_id, primary in ordered

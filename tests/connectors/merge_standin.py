@@ -1,12 +1,16 @@
 """A loopback stand-in of HubSpot's merge endpoint, POST /crm/v3/objects/{type}/merge,
 over a native batch (tests.engine.ingest.hubspot_exports.BATCH): a merge removes the merged
-record and moves its associations to the primary, as HubSpot does, so the batch it holds
-afterwards is what the next pull would read. It can hold its first answer back past the
-client's timeout (having merged all the same), the failure a retry must survive."""
+record and moves its associations to the survivor, as HubSpot does, so the batch it holds
+afterwards is what the next pull would read. Merging deals makes a new deal with a new
+id (HubSpot's changelog, "Deals now support merging"): the primary's fields, both
+records' contacts; both old ids become aliases that later requests may name. It can hold
+its first answer back past the client's timeout (having merged all the same), the
+failure a retry must survive."""
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 import threading
@@ -26,6 +30,8 @@ class HubSpotStandIn:
         self.slow_first_s = slow_first_s
         self.requests: list[tuple[str, dict]] = []  # (object type, body) of every request
         self.merged: list[tuple[str, str, str]] = []  # (object type, primary, merged)
+        self.aliases: dict[str, str] = {}  # a deal id a merge replaced -> the new deal
+        self._new_deal_ids = itertools.count(5901)
         self.arrived: list[float] = []  # time.monotonic() of every request
         self._lock = threading.Lock()
         stand_in = self
@@ -86,16 +92,27 @@ class HubSpotStandIn:
             self.requests.append((kind, body))
             first = len(self.requests) == 1
             primary, merged = str(body.get("primaryObjectId")), str(body.get("objectIdToMerge"))
+            if kind == "deals":  # an old id reaches the deal it was merged into
+                primary, merged = self.current(primary), self.current(merged)
             records = {r["id"]: r for r in self.batch[kind]}
             if primary not in records or merged not in records or primary == merged:
                 return 400, {"status": "error", "category": "VALIDATION_ERROR",
                              "message": f"cannot merge {merged} into {primary}"}, 0  # fmt: skip
-            self._merge(kind, primary, merged)
+            survivor = self._merge(kind, primary, merged)
             self.merged.append((kind, primary, merged))
-            answer = {"id": primary, "properties": records[primary], "archived": False}
+            record = next(r for r in self.batch[kind] if r["id"] == survivor)
+            answer = {"id": survivor, "properties": record, "archived": False}
         return 200, answer, self.slow_first_s if first else 0.0
 
-    def _merge(self, kind: str, primary: str, merged: str) -> None:
+    def current(self, deal_id: str) -> str:
+        while deal_id in self.aliases:
+            deal_id = self.aliases[deal_id]
+        return deal_id
+
+    def _merge(self, kind: str, primary: str, merged: str) -> str:
+        """The survivor's id: the primary's, or a new deal's."""
+        if kind == "deals":
+            return self._merge_deals(primary, merged)
         self.batch[kind] = [r for r in self.batch[kind] if r["id"] != merged]
         if kind == "companies":
             for record in (*self.batch["contacts"], *self.batch["deals"]):
@@ -108,3 +125,18 @@ class HubSpotStandIn:
             for deal in self.batch["deals"]:
                 ids = [primary if i == merged else i for i in deal.get("contactIds", [])]
                 deal["contactIds"] = list(dict.fromkeys(ids))
+        return primary
+
+    def _merge_deals(self, primary: str, merged: str) -> str:
+        deals = {r["id"]: r for r in self.batch["deals"]}
+        kept, gone = deals[primary], deals[merged]
+        survivor = str(next(self._new_deal_ids))
+        record = {**{k: v for k, v in gone.items() if v not in (None, "")}, **kept}
+        record["id"] = survivor
+        contacts = [*kept.get("contactIds", []), *gone.get("contactIds", [])]
+        if contacts:
+            record["contactIds"] = list(dict.fromkeys(contacts))
+        self.batch["deals"] = [r for r in self.batch["deals"] if r["id"] not in (primary, merged)]
+        self.batch["deals"].append(record)
+        self.aliases[primary] = self.aliases[merged] = survivor
+        return survivor

@@ -4,184 +4,45 @@ Serves, on 127.0.0.1 and a free port:
 - GET  /account-info/v3/details
 - GET  /crm/v3/objects/{type}?limit&after&properties&archived  (<= 100 a page, `after`)
 - POST /crm/v3/objects/{type}/search  (GTE filter on a date property, one ascending sort,
-  <= 200 a page; 400 past the 10,000th result; its own per-second limit, no headers)
-- POST /crm/v4/associations/{from}/{to}/batch/read  (<= 1,000 inputs)
+  <= 200 a page, an opaque `after` cursor (not a number); 400 past the 10,000th result;
+  its own per-second limit, no headers)
+- POST /crm/v4/associations/{from}/{to}/batch/read  (<= 1,000 inputs, each `{"id"}` or
+  `{"id", "after"}`; each result a page of `Portal.association_page` associations with
+  its own opaque `paging.next.after`; 207 with `errors` for the inputs it does not
+  answer: NO_ASSOCIATIONS_FOUND, or an error `Portal.association_errors` asks for)
 - GET  /crm/v3/pipelines/deals
-- POST /crm/v3/objects/{type}/merge  ({"primaryObjectId", "objectIdToMerge"}: Portal.merge,
-  200 with the surviving object; 400 when either record is not there, e.g. merged already)
+- POST /crm/v3/objects/{type}/merge  ({"primaryObjectId", "objectIdToMerge"}, either an
+  alias of a merged record: Portal.merge, 200 with the surviving object, a new deal for
+  deals; 400 when either record is not there or both are one)
 Every other answer carries X-HubSpot-RateLimit-{Daily,Daily-Remaining,
 Interval-Milliseconds,Max,Remaining}; past `max_per_interval` requests in a rolling
-interval it answers 429 with HubSpot's body (policyName TEN_SECONDLY_ROLLING). A wrong
+interval it answers 429 with HubSpot's body (policyName TEN_SECONDLY_ROLLING), and past
+`daily` requests (`daily_used`) 429 with policyName DAILY. A wrong
 or revoked token gets 401 with HubSpot's body. `fail_next` queues status codes to answer
 next (500, 502, 503, 429), `revoke_after` revokes the token after that many requests,
 `slow_next` holds the next answers that many seconds each after doing the work (a client
 that gives up first has had its request carried out all the same). `merges` lists the
-merges done, (type, primary, merged)."""
+merges done, (type, primary, merged) (the survivor: `Portal.current(merged)`), `bodies`
+every POST's path and body. The portal's state and what changing it does:
+standin_portal.py."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import json
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-MODIFIED = {
-    "companies": "hs_lastmodifieddate",
-    "contacts": "lastmodifieddate",
-    "deals": "hs_lastmodifieddate",
-}
-SEARCH_CAP = 10_000
+from tests.connectors.standin_portal import MODIFIED, SEARCH_CAP, Portal, _iso
 
-
-class Portal:
-    def __init__(self, *, portal_id: int = 4242, token: str = "pat-na1-good") -> None:
-        self.portal_id = portal_id
-        self.tokens = {token}
-        self.objects: dict[str, dict[str, dict]] = {"companies": {}, "contacts": {}, "deals": {}}
-        self.links: dict[tuple[str, str], dict[str, list[tuple[str, bool]]]] = {}
-        self.pipelines: list[dict] = [_default_pipeline()]
-        self.clock_ms = int(time.time() * 1000) - 3_600_000
-        self._sorted: dict = {}
-        self.lock = threading.Lock()
-        # limits
-        self.max_per_interval = 190
-        self.interval_ms = 10_000
-        self.daily = 500_000
-        self.daily_used = 0
-        self.search_per_second = 5
-        self.sent: deque[float] = deque()
-        self.searches: deque[float] = deque()
-        # faults and counts
-        self.fail_next: list[int] = []
-        self.retry_after: str | None = None
-        self.revoke_after: int | None = None
-        self.requests = 0
-        self.log: list[tuple[str, str, int]] = []  # (method, path, status)
-        self.slow_next: list[float] = []
-        self.merges: list[tuple[str, str, str]] = []
-        # Properties this portal does not have, by type: HubSpot leaves a property it
-        # does not know out of its answer (no error), as a portal without it would.
-        self.lacks: dict[str, set[str]] = {}
-
-    # --- changing the portal ----------------------------------------------------------
-
-    def tick(self) -> str:
-        self.clock_ms += 1
-        return str(self.clock_ms)
-
-    def put(self, object_type: str, rid: str, props: dict, *, stamp: str | None = None) -> None:
-        stamp = stamp or self.tick()
-        self._sorted.clear()
-        current = self.objects[object_type].get(rid)
-        merged = dict(current["properties"]) if current else {}
-        merged.update(props)
-        merged[MODIFIED[object_type]] = stamp
-        merged["hs_object_id"] = rid
-        self.objects[object_type][rid] = {
-            "properties": merged,
-            "archived": False,
-            "createdAt": current["createdAt"] if current else _iso(int(stamp)),
-            "updatedAt": _iso(int(stamp)),
-        }
-
-    def link(
-        self, from_type: str, rid: str, to_type: str, to_id: str, *, primary: bool = False
-    ) -> None:
-        found = self.links.setdefault((from_type, to_type), {}).setdefault(rid, [])
-        found[:] = [pair for pair in found if pair[0] != to_id]
-        if primary:
-            found[:] = [(t, False) for t, _ in found]
-        found.append((to_id, primary))
-
-    def archive(self, object_type: str, rid: str) -> None:
-        """Archiving does not change the modified date (so search does not see it)."""
-        self.objects[object_type][rid]["archived"] = True
-        self._sorted.clear()
-        self.objects[object_type][rid]["archivedAt"] = _iso(self.clock_ms)
-
-    def merge(self, object_type: str, primary: str, merged: str) -> None:
-        """The merged-away record is gone; the survivor lists it and is modified; what was
-        associated with it is associated with the survivor (and is not modified)."""
-        gone = self.objects[object_type].pop(merged)
-        self._sorted.clear()
-        for (from_type, _to_type), links in self.links.items():
-            if from_type == object_type and merged in links:
-                for to_id, _ in links.pop(merged):
-                    if all(t != to_id for t, _ in links.get(primary, [])):
-                        links.setdefault(primary, []).append((to_id, False))
-        for (_from_type, to_type), links in self.links.items():  # what pointed at it
-            if to_type != object_type:
-                continue
-            for found in links.values():
-                if any(t == merged for t, _ in found):
-                    was_primary = any(t == merged and p for t, p in found)
-                    found[:] = [(t, p) for t, p in found if t not in (merged, primary)]
-                    found.append((primary, was_primary))
-        ids = gone["properties"].get("hs_merged_object_ids", "")
-        mine = self.objects[object_type][primary]["properties"].get("hs_merged_object_ids", "")
-        both = ";".join(p for p in (mine, merged, ids) if p)
-        self.put(object_type, primary, {"hs_merged_object_ids": both})
-
-    def sorted_ids(self, object_type: str, archived: bool) -> tuple[list[str], list[int]]:
-        """(ids, their numbers) in id order; kept until the portal changes."""
-        key = (object_type, archived)
-        if key not in self._sorted:
-            objects = self.objects[object_type]
-            ids = sorted((i for i, o in objects.items() if o["archived"] == archived), key=int)
-            self._sorted[key] = (ids, [int(i) for i in ids])
-        return self._sorted[key]
-
-    def live(self, object_type: str) -> list[str]:
-        return sorted(
-            (i for i, o in self.objects[object_type].items() if not o["archived"]), key=int
-        )
-
-    # --- answering ------------------------------------------------------------------------
-
-    def limit_headers(self) -> dict[str, str]:
-        return {
-            "X-HubSpot-RateLimit-Daily": str(self.daily),
-            "X-HubSpot-RateLimit-Daily-Remaining": str(max(self.daily - self.daily_used, 0)),
-            "X-HubSpot-RateLimit-Interval-Milliseconds": str(self.interval_ms),
-            "X-HubSpot-RateLimit-Max": str(self.max_per_interval),
-            "X-HubSpot-RateLimit-Remaining": str(max(self.max_per_interval - len(self.sent), 0)),
-        }
-
-
-def _iso(ms: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
-
-
-def _default_pipeline() -> dict:
-    stages = [
-        ("appointmentscheduled", "Appointment scheduled", "false", "0.2"),
-        ("qualifiedtobuy", "Qualified to buy", "false", "0.4"),
-        ("contractsent", "Contract sent", "false", "0.9"),
-        ("closedwon", "Closed won", "true", "1.0"),
-        ("closedlost", "Closed lost", "true", "0.0"),
-    ]
-    return {
-        "id": "default",
-        "label": "Sales Pipeline",
-        "displayOrder": 0,
-        "archived": False,
-        "stages": [
-            {
-                "id": sid,
-                "label": label,
-                "displayOrder": n,
-                "archived": False,
-                "metadata": {"isClosed": closed, "probability": p},
-            }
-            for n, (sid, label, closed, p) in enumerate(stages)
-        ],
-    }
+__all__ = ["MODIFIED", "SEARCH_CAP", "Portal", "StandIn", "serving"]
 
 
 def _error(message: str, category: str, **more) -> dict:
@@ -216,6 +77,8 @@ class _Handler(BaseHTTPRequestHandler):
         search = url.path.endswith("/search")
         with portal.lock:
             portal.requests += 1
+            if method == "POST":
+                portal.bodies.append((url.path, body))
             status, payload, headers = self._route(portal, method, url, body, search)
             portal.log.append((method, url.path, status))
             slow = portal.slow_next.pop(0) if portal.slow_next else 0.0
@@ -277,6 +140,17 @@ class _Handler(BaseHTTPRequestHandler):
                         policyName="TEN_SECONDLY_ROLLING",
                     ),
                     headers,
+                )
+            if portal.daily_used >= portal.daily:  # the day's requests are spent
+                return (
+                    429,
+                    _error(
+                        "You have reached your daily limit.",
+                        "RATE_LIMITS",
+                        errorType="RATE_LIMIT",
+                        policyName="DAILY",
+                    ),
+                    portal.limit_headers(),
                 )
             portal.sent.append(now)
             portal.daily_used += 1
@@ -347,7 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
         return out
 
     def _search(self, portal: Portal, object_type: str, body: dict):
-        after = int(body.get("after") or 0)
+        after = _offset(body.get("after"))
+        if after is None:
+            return 400, _error(f"invalid after: {body.get('after')!r}", "VALIDATION_ERROR")
         if after >= SEARCH_CAP:
             return 400, _error(
                 f"Search results are limited to {SEARCH_CAP} records: refine the search",
@@ -373,52 +249,84 @@ class _Handler(BaseHTTPRequestHandler):
             ],
         }
         if after + limit < len(matches):
-            out["paging"] = {"next": {"after": str(after + limit)}}
+            out["paging"] = {"next": {"after": _cursor(after + limit)}}
         return 200, out
 
     def _merge(self, portal: Portal, object_type: str, body: dict):
-        primary, merged = str(body["primaryObjectId"]), str(body["objectIdToMerge"])
+        asked = str(body["primaryObjectId"]), str(body["objectIdToMerge"])
+        primary, merged = (portal.current(object_type, rid) for rid in asked)
         objects = portal.objects[object_type]
         for rid in (primary, merged):
             if rid not in objects or objects[rid]["archived"] or primary == merged:
                 return 400, _error(f"Object {rid} cannot be merged", "VALIDATION_ERROR")
-        portal.merge(object_type, primary, merged)
+        survivor = portal.merge(object_type, primary, merged)
         portal.merges.append((object_type, primary, merged))
-        return 200, _object(portal, object_type, primary, list(objects[primary]["properties"]))
+        return 200, _object(portal, object_type, survivor, list(objects[survivor]["properties"]))
 
     def _links(self, portal: Portal, from_type: str, to_type: str, body: dict):
         inputs = body["inputs"]
         if len(inputs) > 1000:
             return 400, _error("Too many inputs: the limit is 1000", "VALIDATION_ERROR")
         links = portal.links.get((from_type, to_type), {})
-        results = []
+        results, errors = [], []
         for item in inputs:
-            found = links.get(str(item["id"]))
-            if not found:
+            rid = str(item["id"])
+            start = _offset(item.get("after"))
+            context = {"fromObjectId": [rid], "fromObjectType": [from_type[:-1]],
+                       "toObjectType": [to_type[:-1]]}  # fmt: skip
+            if portal.association_errors.get(rid, 0) > 0:
+                portal.association_errors[rid] -= 1
+                errors.append(_error("Internal error reading associations", "INTERNAL_ERROR",
+                                     context=context))  # fmt: skip
                 continue
-            results.append(
-                {
-                    "from": {"id": str(item["id"])},
-                    "to": [
-                        {
-                            "toObjectId": int(to_id),
-                            "associationTypes": (
-                                [{"category": "HUBSPOT_DEFINED", "typeId": 5, "label": "Primary"}]
-                                if primary
-                                else []
-                            )
-                            + [{"category": "HUBSPOT_DEFINED", "typeId": 341, "label": None}],
-                        }
-                        for to_id, primary in found
-                    ],
-                }
-            )
-        return 200, {
+            found = links.get(rid) or []
+            if not found or start is None:
+                errors.append(
+                    _error(
+                        f"No {to_type} is associated with {from_type} {rid}.",
+                        "OBJECT_NOT_FOUND",
+                        subCategory="crm.associations.NO_ASSOCIATIONS_FOUND",
+                        context=context,
+                    )
+                )
+                continue
+            end = start + portal.association_page
+            result = {"from": {"id": rid}, "to": [_to(t, p) for t, p in found[start:end]]}
+            if end < len(found):
+                result["paging"] = {"next": {"after": _cursor(end), "link": None}}
+            results.append(result)
+        answer = {
             "status": "COMPLETE",
             "results": results,
             "startedAt": _iso(portal.clock_ms),
             "completedAt": _iso(portal.clock_ms),
         }
+        if errors:  # some inputs unanswered: HubSpot's multi-status
+            return 207, {**answer, "numErrors": len(errors), "errors": errors}
+        return 200, answer
+
+
+def _to(to_id: str, primary: bool) -> dict:
+    labels = [{"category": "HUBSPOT_DEFINED", "typeId": 5, "label": "Primary"}] if primary else []
+    labels.append({"category": "HUBSPOT_DEFINED", "typeId": 341, "label": None})
+    return {"toObjectId": int(to_id), "associationTypes": labels}
+
+
+def _cursor(offset: int) -> str:
+    """An opaque cursor, as HubSpot's are: not a number a client could read."""
+    return base64.urlsafe_b64encode(f"revreview-standin:{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: object) -> int | None:
+    """The offset in a cursor this stand-in gave (0 for none); None for one it did not."""
+    if cursor in (None, ""):
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(str(cursor) + "=" * (-len(str(cursor)) % 4)).decode()
+        prefix, _, offset = text.partition(":")
+        return int(offset) if prefix == "revreview-standin" else None
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
 
 
 def _object(portal: Portal, object_type: str, rid: str, wanted: list[str]) -> dict:

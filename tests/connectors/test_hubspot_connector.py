@@ -144,3 +144,46 @@ def test_undo_and_tasks_are_declared_but_not_offered_yet_and_send_nothing():
             hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
         assert hubspot.usage().requests == 0
     assert portal.requests == 0
+
+
+def contacts_of(pulled) -> dict[str, dict]:
+    return {c["id"]: c for c in pulled.document["contacts"]}
+
+
+def test_associations_read_after_a_merge_override_the_stale_company_property():
+    """Contact 12 named company 2 (associatedcompanyid). Company 2 is merged into 1:
+    HubSpot moves the association without modifying the contact, so the incremental
+    pull keeps the contact's properties from the last snapshot but reads its
+    associations again; those decide its company, not the stale property."""
+    portal = problem_portal()
+    with StandIn(portal) as api, connector(api) as hubspot:
+        full = hubspot.pull(MemoryCheckpoint(), previous=None, since=None)
+        before = datetime.fromtimestamp(portal.clock_ms / 1000, UTC)
+        portal.merge("companies", "1", "2")
+        incremental = hubspot.pull(MemoryCheckpoint(), previous=full.document, since=before)
+    assert contacts_of(full)["12"]["properties"]["associatedcompanyid"] == "2"
+    twelve = contacts_of(incremental)["12"]
+    assert twelve["properties"]["associatedcompanyid"] == "1"
+    assert twelve["associations"]["companies"]["results"] == [
+        {"id": "1", "type": "contact_to_company"}
+    ]
+    data = json.dumps(incremental.document).encode()
+    batch = parse_upload([UploadedFile("pull.json", data)], as_of=None, received_at=NOW)
+    contact = next(c for c in batch.contacts if c.id == "12")
+    assert (contact.company_id, contact.company_ids) == ("1", ["1"])
+
+
+def test_a_pull_keeps_every_association_when_they_come_a_page_at_a_time():
+    """One association a page: contact 13's two companies and deal 24's two come in
+    two answers each, and the document holds all of them."""
+    portal = problem_portal()
+    portal.association_page = 1
+    with StandIn(portal) as api, connector(api) as hubspot:
+        pulled = hubspot.pull(MemoryCheckpoint(), previous=None, since=None)
+    deals = {d["id"]: d for d in pulled.document["deals"]}
+    companies_of = [
+        a["id"] for a in contacts_of(pulled)["13"]["associations"]["companies"]["results"]
+    ]
+    assert companies_of == ["3", "1"]  # the primary first
+    assert [a["id"] for a in deals["24"]["associations"]["companies"]["results"]] == ["3", "1"]
+    assert [a["id"] for a in deals["21"]["associations"]["contacts"]["results"]] == ["11"]

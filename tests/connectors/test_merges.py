@@ -102,7 +102,15 @@ def test_each_pair_is_merged_once_and_recorded_even_when_asked_twice(run, staff)
     assert {(r.object_type, r.primary_id, r.merged_id) for r in rows} == PAIRS
     for row in rows:
         assert (row.status, row.requested_by, row.http_status) == ("merged", staff, 200)
-        assert row.response["id"] == row.primary_id and row.answered_at and row.reason
+        assert row.response["id"] == row.survivor_id and row.answered_at and row.reason
+    # Companies and contacts survive as the primary; merged deals make a new deal.
+    survivors = {r.object_type: (r.primary_id, r.survivor_id) for r in rows}
+    assert survivors == {
+        "companies": ("9001", "9001"),
+        "contacts": ("7001", "7001"),
+        "deals": ("5001", "5901"),
+    }
+    assert {s.object_type: s.survivor_id for s in first}["deals"] == "5901"
 
 
 def test_a_merge_retried_after_a_timeout_is_not_sent_again(run, staff):

@@ -232,3 +232,47 @@ def test_a_pull_from_a_portal_without_dealstage_is_a_partial_run(postgres, hubsp
     assert "won_without_close_date" in report["run"]["switched_off"]
     assert not any(f["kind"] == "missing_stage" for f in report["findings"])
     assert report["verdict"] == "request_changes"  # a critical kind is unknown
+
+
+def test_a_pull_stops_at_the_daily_floor_says_so_and_resumes_later(postgres, hubspot, settings):
+    """HUBSPOT_DAILY_FLOOR: once the portal's calls left today (every integration's) are
+    at or under it, the pull sends nothing more and fails, resumable, naming the setting."""
+    portal = hubspot.portal
+    connection = connected()
+    settings.HUBSPOT_DAILY_FLOOR = portal.daily - portal.daily_used - 4
+    pull = pulls.request_pull(connection, by="test")
+    failed, submission = pulls.execute_pull(pull.pk, dispatch=False)
+    assert submission is None and failed.status == Pull.Status.FAILED
+    assert failed.error.startswith("rate limit: the portal has ")
+    assert "HUBSPOT_DAILY_FLOOR" in failed.error
+    assert failed.progress["resumable"] is True and failed.requests == 4
+    settings.HUBSPOT_DAILY_FLOOR = 0
+    done, _ = pulls.execute_pull(pulls.request_pull(connection, by="test").pk, dispatch=False)
+    assert done.pk == pull.pk and done.status == Pull.Status.DONE
+
+
+def test_associations_hubspot_cannot_read_fail_the_pull_naming_them(postgres, hubspot):
+    """A 207 that leaves contact 13's companies unread, asked twice: the pull does not
+    review the contact as if it had no company; it fails naming the record and HubSpot's
+    message, keeps its answers, and the retry reads it."""
+    portal = hubspot.portal
+    connection = connected()
+    portal.association_errors = {"13": 2}
+    pull = pulls.request_pull(connection, by="test")
+    failed, submission = pulls.execute_pull(pull.pk, dispatch=False)
+    assert submission is None and failed.status == Pull.Status.FAILED
+    assert "HubSpot answered 207: the companies of 1 contact could not be read, asked" in (
+        failed.error
+    )
+    assert "13: INTERNAL_ERROR: Internal error reading associations" in failed.error
+    assert failed.progress["resumable"] is True and not Batch.objects.exists()
+    done, submission = pulls.execute_pull(
+        pulls.request_pull(connection, by="test").pk, dispatch=False
+    )
+    assert done.status == Pull.Status.DONE
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    report = run_report(submission.run)
+    assert not any(
+        "13" in f["record_ids"] and f["kind"] == "contact_missing_company"
+        for f in report["findings"]
+    )

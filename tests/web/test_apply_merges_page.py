@@ -53,6 +53,8 @@ def test_staff_see_the_dry_run_then_apply_the_ticked_merges(admin_client, run, h
     assert done.status_code == 200
     assert set(hubspot.merged) == {p for p in PAIRS if p[0] != "contacts"}
     assert 'data-merged="9002" data-outcome="merged"' in done.content.decode()
+    # The merged deals are a new deal in HubSpot: its id is shown beside the survivor.
+    assert 'now <span class="rid">5901</span>' in done.content.decode()
     after = admin_client.get(url).content.decode()
     assert 'data-merged="9002" data-outcome="merged"' in after  # recorded: no checkbox
     assert AppliedMerge.objects.filter(status="merged").count() == 2
@@ -79,6 +81,7 @@ def test_cli_dry_runs_by_default_and_applies_with_a_staff_user(run, hubspot, dja
         apply_cli("--run", str(run.pk), "--user", "member", "--apply")
     sent = apply_cli("--run", str(run.pk), "--user", "ops", "--apply")
     assert sent.count(": merged") == 3 and set(hubspot.merged) == PAIRS
+    assert "deals 5002 -> 5001 (now 5901): merged" in sent
     again = apply_cli("--run", str(run.pk), "--user", "ops", "--apply")
     assert again.count("already recorded") == 3 and len(hubspot.requests) == 3
 

@@ -57,8 +57,13 @@ class Command(BaseCommand):
             raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
         for step in steps:
             detail = f" [{step.detail}]" if step.detail else ""
+            now = (
+                f" (now {step.survivor_id})"
+                if step.survivor_id and step.survivor_id != step.primary_id
+                else ""
+            )
             self.stdout.write(
-                f"{step.object_type} {step.merged_id} -> {step.primary_id}: {step.outcome}"
+                f"{step.object_type} {step.merged_id} -> {step.primary_id}{now}: {step.outcome}"
                 f"{detail} ({step.reason})"
             )
         if any(step.outcome not in GOOD for step in steps):
