@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from reviews.engine.batch import DEFAULT_CURRENCY
-from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
+from reviews.engine.at_risk import AtRisk, money_at_risk
+from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_amounts, format_count
 from reviews.engine.specialists import REGISTRY
 
@@ -161,28 +161,17 @@ def fuse(
     findings: list[RawFinding], counts: dict[str, int], failed_specialists: list[str]
 ) -> Review:
     fused = order(merge_overlapping(findings))
-    exposure: dict[str, Decimal] = {}
-    currencies: dict[str, str] = {}
-    for finding in fused:
-        exposure.update(finding.exposure)
-        currencies.update(finding.deal_currencies)
-    by_currency = {
-        code or DEFAULT_CURRENCY: amount
-        for code, amount in amounts_by_currency(exposure, currencies).items()
-    }
-    pipeline_at_risk = next(iter(by_currency.values())) if len(by_currency) == 1 else Decimal(0)
+    at_risk = money_at_risk(fused)
     severity_counts = {s.value: 0 for s in Severity}
     for finding in fused:
         severity_counts[finding.severity] += 1
     return Review(
         findings=fused,
         decision=not_clean_when_degraded(decide(fused), failed_specialists),
-        summary=summarise(
-            fused, counts, severity_counts, len(exposure), by_currency, failed_specialists
-        ),
-        pipeline_at_risk=pipeline_at_risk,
+        summary=summarise(fused, counts, severity_counts, at_risk, failed_specialists),
+        pipeline_at_risk=at_risk.single,
         severity_counts=severity_counts,
-        pipeline_by_currency=by_currency,
+        pipeline_by_currency=at_risk.by_currency,
     )
 
 
@@ -190,11 +179,10 @@ def summarise(
     findings: list[RawFinding],
     counts: dict[str, int],
     severity_counts: dict[str, int],
-    deals_at_risk: int,
-    pipeline_at_risk: dict[str, Decimal],
+    at_risk: AtRisk,
     failed_specialists: list[str],
 ) -> str:
-    """`pipeline_at_risk`: the money the findings touch, per currency."""
+    """`at_risk`: the review's money at risk (reviews.engine.at_risk)."""
     scope = (
         f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
         f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
@@ -213,10 +201,10 @@ def summarise(
             if n
         )
         sentences = [f"{scope}: {tally}."]
-        if deals_at_risk:
+        if at_risk.deals:
             sentences.append(
-                f"They touch {format_amounts(pipeline_at_risk)} of pipeline across "
-                f"{_plural(deals_at_risk, 'deal')}."
+                f"{format_amounts(at_risk.by_currency)} at risk across "
+                f"{_plural(at_risk.deals, 'deal')}."
             )
         sentences.append(f"Most urgent: {findings[0].title}.")
     if failed_specialists:

@@ -59,3 +59,12 @@ def standing(value: dict | None, run=None) -> str:
     if run is None:
         return standing_sentence(value or {})
     return standing_sentence(value or {}, run.pk, in_dataset=run.batch.dataset_id is not None)
+
+
+@register.filter
+def standing_banner(value: dict | None, run) -> str:
+    """The standing sentence of the verdict banner: without money, which the summary
+    beside it gives once (reviews.engine.at_risk)."""
+    return standing_sentence(
+        value or {}, run.pk, in_dataset=run.batch.dataset_id is not None, money=False
+    )

@@ -96,7 +96,7 @@ def test_fuse_summary_quotes_pipeline_dollars_without_double_counting():
     review = fuse(findings, COUNTS, failed_specialists=[])
     assert review.decision == "request_changes"
     assert review.pipeline_at_risk == Decimal(410000)
-    assert "$410,000 of pipeline across 1 deal" in review.summary
+    assert "$410,000 at risk across 1 deal." in review.summary
     assert review.summary.startswith("Reviewed 2 companies, 2 contacts and 1 deal: 2 critical.")
 
 

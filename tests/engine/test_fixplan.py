@@ -5,10 +5,12 @@ HubSpot properties, sorted by money. No database."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from reviews.engine.findings import Severity
 from reviews.engine.fixes import fixplan, survivor
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from tests.engine.fixplan_helpers import findings, parsed, plan_of, sample
@@ -202,7 +204,7 @@ def test_hubspot_csv_sample_links_tasks_to_the_portal():
 # --- tasks ----------------------------------------------------------------------------------
 
 
-def test_tasks_carry_the_record_owner_else_the_companys_and_sort_by_money():
+def test_tasks_carry_the_record_owner_else_the_companys_and_come_fix_first():
     batch = make_batch(
         companies=[company("co_1", extra={"owner": "maya@acme.example"})],
         deals=[
@@ -216,13 +218,32 @@ def test_tasks_carry_the_record_owner_else_the_companys_and_sort_by_money():
     )  # fmt: skip
     plan = plan_of(batch)
     rows = [(t.record_id, t.owner, t.property, t.amount) for t in plan.tasks]
+    # The critical without an amount first, then the warnings by money: never by
+    # dollars alone, which put it last.
     assert rows == [
+        ("dl_1", "maya@acme.example", "amount", None),
         ("dl_3", "maya@acme.example", "closedate", 200000),
         ("dl_2", "owen", "closedate", 90000),
-        ("dl_1", "maya@acme.example", "amount", None),
     ]
-    assert plan.tasks[0].problem.startswith('Open deal "Deal dl_3" (dl_3) is')  # named, with its id
-    assert plan.tasks[0].currency == "USD"
+    assert plan.tasks[1].problem.startswith('Open deal "Deal dl_3" (dl_3) is')  # named, with its id
+    assert plan.tasks[1].currency == "USD"
+
+
+def test_among_equals_the_older_problem_comes_first():
+    batch = make_batch(
+        companies=[company("co_1")],
+        deals=[deal(f"dl_{n}", company_id="co_1", stage="closedwon", amount=None)
+               for n in (1, 2, 3)],
+    )  # fmt: skip
+    august = datetime(2026, 8, 1, tzinfo=UTC)
+    ages = {"dl_1": august, "dl_2": None, "dl_3": august - timedelta(days=30)}
+    found = [replace(f, first_seen=ages[f.record_ids[0]]) for f in findings(batch)]
+    plan = fixplan.build(batch, found)
+    assert [t.record_id for t in plan.tasks if t.kind == "won_without_amount"] == [
+        "dl_3",  # open for a month
+        "dl_1",
+        "dl_2",  # never seen before: new
+    ]
 
 
 def test_invalid_values_name_the_hubspot_property():
@@ -300,8 +321,8 @@ def test_on_a_generated_crm_every_finding_is_planned_once_and_no_record_merged_t
     for item in planted:  # every planted duplicate group ends in one survivor
         roots = {_final(plan, MERGE_KINDS[item["kind"]], i) for i in item["record_ids"]}
         assert len(roots) == 1, item
-    amounts = [t.amount or 0 for t in plan.tasks]
-    assert amounts == sorted(amounts, reverse=True)
+    ranks = [(Severity(t.severity).rank, -(t.amount or 0)) for t in plan.tasks]
+    assert ranks == sorted(ranks)  # fix first: severity, then money
 
 
 def _final(plan: fixplan.FixPlan, object_type: str, record_id: str) -> str:

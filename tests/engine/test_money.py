@@ -9,6 +9,7 @@ from django.template import Context, Template
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reviews.engine.at_risk import AtRisk
 from reviews.engine.coordinator import summarise
 from reviews.engine.findings import RawFinding
 from reviews.engine.money import format_amounts, format_cost, format_count, format_money
@@ -37,12 +38,12 @@ def test_counts_and_totals_across_currencies():
 def test_summary_uses_separators_and_keeps_currencies_apart():
     finding = RawFinding("pipeline", "negative_amount", "critical", "Deal 1", "", ["1"])
     counts = {"companies": 6000, "contacts": 12000, "deals": 1}
-    pipeline = {"EUR": Decimal(5000), "USD": Decimal(700)}
+    at_risk = AtRisk(by_currency={"EUR": Decimal(5000), "USD": Decimal(700)}, deals=2)
 
-    text = summarise([finding], counts, {"critical": 1}, 2, pipeline, [])
+    text = summarise([finding], counts, {"critical": 1}, at_risk, [])
 
     assert text.startswith("Reviewed 6,000 companies, 12,000 contacts and 1 deal")
-    assert "They touch €5,000 and $700 of pipeline across 2 deals." in text
+    assert "€5,000 and $700 at risk across 2 deals." in text
 
 
 def test_template_filters_format_through_the_same_functions():

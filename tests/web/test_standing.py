@@ -145,8 +145,12 @@ def test_a_one_off_upload_is_not_still_open_since_its_own_run(client, django_use
     client.force_login(django_user_model.objects.create_user("ana", password="x" * 12))
     for url in (reverse("reviews:run", args=[run.pk]), reverse("reviews:runs")):
         page = client.get(url).content.decode()
-        assert "1 critical open: $410,000." in page
         assert "still open" not in page and f"since run #{run.pk}" not in page
+    # The banner says the money once, in the summary; the runs list on the standing line.
+    banner = client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert '<p class="standing" id="standing">1 critical open.</p>' in banner
+    assert "$410,000 at risk across 1 deal." in banner
+    assert "1 critical open: $410,000." in client.get(reverse("reviews:runs")).content.decode()
 
 
 def test_a_datasets_first_sync_is_open_there_and_still_open_in_the_next(client, django_user_model):
@@ -154,11 +158,11 @@ def test_a_datasets_first_sync_is_open_there_and_still_open_in_the_next(client, 
     second = sync(batch(2))
     client.force_login(django_user_model.objects.create_user("ana", password="x" * 12))
     first_page = client.get(reverse("reviews:run", args=[first.pk])).content.decode()
-    assert "1 critical open: $410,000." in first_page
+    assert '<p class="standing" id="standing">1 critical open.</p>' in first_page
     assert f"since run #{first.pk}" not in first_page
     assert "standing: 1 critical open: $410,000." in text_report(run_report(first))
     second_page = client.get(reverse("reviews:run", args=[second.pk])).content.decode()
-    assert f"1 critical still open since run #{first.pk}: $410,000." in second_page
+    assert f"1 critical still open since run #{first.pk}." in second_page
     dataset_page = client.get(
         reverse("reviews:dataset", args=[DATASET]), {"workspace": first.batch.workspace_id}
     ).content.decode()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -70,10 +71,11 @@ def build(
     kinds: Mapping[str, Kind] = KINDS,
 ) -> FixPlan:
     """The run's merge plan and to-do list. `findings` in the run's order (severity,
-    then money); tasks come out sorted by money at risk, the largest first. `kinds`: the
-    kinds by name, whose declarations say what is merged and where a task is."""
+    then money); tasks come out fix-first (`fix_first`). `kinds`: the kinds by name,
+    whose declarations say what is merged and where a task is."""
     merges: list[Merge] = []
     tasks: list[Task] = []
+    ages: dict[int, datetime | None] = {}  # id(task) -> its finding's first_seen
     merged_into: dict[tuple[str, str], str] = {}  # (object, id) -> the id it merges into
     for finding in findings:
         merges_as = _merges_as(finding, kinds)
@@ -85,12 +87,23 @@ def build(
         task = task_of(batch, finding, portal_id=portal_id, app_url=app_url, kinds=kinds)
         if task is not None:
             tasks.append(task)
+            ages[id(task)] = finding.first_seen
     for task in tasks:  # a record the plan merges away is fixed on its survivor
         if (task.object, task.record_id) in merged_into:
             task.merged_into = _root(merged_into, task.object, task.record_id)
-    # Money first; then the most severe; then the run's order (the sort is stable).
-    tasks.sort(key=lambda t: (-(t.amount or 0), _SEVERITY_RANK.get(t.severity, 9)))
+    tasks.sort(key=lambda t: fix_first(t.severity, t.amount, ages[id(t)]))
     return FixPlan(merges=merges, tasks=tasks)
+
+
+_NEVER_SEEN = datetime.max.replace(tzinfo=UTC)
+
+
+def fix_first(severity: str, amount: Decimal | None, first_seen: datetime | None) -> tuple:
+    """The fix-first order of the to-do list, its CSV and the API (docs/output.md): the
+    most severe first, then the most money at risk, then the oldest problem; then the
+    run's order (the sort is stable). A critical without an amount comes before any
+    warning, whatever the warning's amount."""
+    return (_SEVERITY_RANK.get(severity, 9), -(amount or 0), first_seen or _NEVER_SEEN)
 
 
 # --- merges ------------------------------------------------------------------------------

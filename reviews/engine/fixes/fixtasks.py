@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -44,6 +45,7 @@ class PlanFinding:
     currency: str = ""
     suggested_fix: str = ""
     detail: str = ""
+    first_seen: datetime | None = None  # the dataset's first sync that had it; its age
 
 
 @dataclass(slots=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.at_risk import money_at_risk
 from reviews.engine.coordinator import Review, decide
-from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
+from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_amounts
 
 NEW = "new"
@@ -156,30 +156,15 @@ def compare(
 
 
 def history_sentences(comparison: Comparison) -> str:
-    """'3 new problems; 41 still open; 5 resolved since the last sync. The new ones touch
-    $12,000 of pipeline across 2 deals. 1 dismissed problem is suppressed.'"""
+    """'3 new problems; 41 still open; 5 resolved since the last sync. 1 dismissed
+    problem is suppressed.' No money: the summary's one figure is the review's
+    (reviews.engine.at_risk)."""
     new, still_open = comparison.count(NEW), comparison.count(OPEN)
     since = "since the last sync" if comparison.baseline_run else "(first sync of this dataset)"
     sentences = [
         f"{_plural(new, 'new problem')}; {still_open:,} still open; "
         f"{len(comparison.resolved):,} resolved {since}."
     ]
-    exposure: dict[str, Decimal] = {}
-    currencies: dict[str, str] = {}
-    for m in comparison.findings:
-        if m.status == NEW:
-            exposure.update(m.finding.exposure)
-            currencies.update(m.finding.deal_currencies)
-    if exposure:
-        # Per currency, never added up across currencies.
-        totals = {
-            code or DEFAULT_CURRENCY: amount
-            for code, amount in amounts_by_currency(exposure, currencies).items()
-        }
-        sentences.append(
-            f"The new ones touch {format_amounts(totals)} of pipeline across "
-            f"{_plural(len(exposure), 'deal')}."
-        )
     if comparison.suppressed:
         count = len(comparison.suppressed)
         verb = "is" if count == 1 else "are"
@@ -232,8 +217,8 @@ def since_carried(comparison: Comparison) -> bool:
 def standing(comparison: Comparison) -> dict:
     """What is still open in the dataset after this sync, whatever its verdict scope
     counted (docs/history.md, Standing problems): the critical and warning findings (new
-    or open; suppressed ones are the team's call and do not stand), the money they touch
-    per currency (each deal once, never added across currencies), and `since`, the
+    or open; suppressed ones are the team's call and do not stand), their money at risk
+    (reviews.engine.at_risk: each deal once, never added across currencies), and `since`, the
     earliest first seen of the most severe of them. JSON-safe: amounts are strings.
     `since_run` (the sync that first reported it) is for the caller to fill in: the
     engine knows times, not runs."""
@@ -242,16 +227,7 @@ def standing(comparison: Comparison) -> dict:
         if m.finding.severity in severe:
             severe[m.finding.severity].append(m)
     critical, warning = severe[Severity.CRITICAL], severe[Severity.WARNING]
-    exposure: dict[str, Decimal] = {}
-    currencies: dict[str, str] = {}
-    for m in critical + warning:
-        exposure.update(m.finding.exposure)
-        currencies.update(m.finding.deal_currencies)
-    amounts = {
-        code or DEFAULT_CURRENCY: amount
-        for code, amount in amounts_by_currency(exposure, currencies).items()
-        if amount
-    }
+    amounts = money_at_risk(m.finding for m in critical + warning).by_currency
     single = len(amounts) == 1
     firsts = [m.first_seen for m in _most_severe(comparison) if m.first_seen]
     state = OPEN_CRITICAL if critical else OPEN_WARNINGS if warning else CLEAN
@@ -268,12 +244,13 @@ def standing(comparison: Comparison) -> dict:
 
 
 def standing_sentence(
-    standing: Mapping, run_id: int | None = None, *, in_dataset: bool = True
+    standing: Mapping, run_id: int | None = None, *, in_dataset: bool = True, money: bool = True
 ) -> str:
     """'1 critical still open since run #11: $410,000.' ('' when nothing stands), for
     the banner, the lists, the text report and the Slack message of run `run_id`. On the
     run that first reported them, and for a batch without a dataset (no earlier sync to
-    stand since), they are simply open: '1 critical open: $410,000.'"""
+    stand since), they are simply open: '1 critical open: $410,000.' Without `money` for
+    the verdict banner, whose summary already says what is at risk."""
     if not standing or not (standing.get("critical") or standing.get("warning")):
         return ""
     parts = []
@@ -293,7 +270,7 @@ def standing_sentence(
     amounts = {code: Decimal(value) for code, value in (standing.get("amounts") or {}).items()}
     if not amounts and standing.get("amount") and standing.get("currency"):
         amounts = {standing["currency"]: Decimal(standing["amount"])}  # a webhook's
-    if amounts:
+    if amounts and money:
         text += f": {format_amounts(amounts)}"
     return text + "."
 

@@ -310,6 +310,9 @@ def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> R
         ),
         fix="Check the amount for extra digits against the quote or order.",
         confidence=0.6,
+        # At risk is the excess over the company's usual amount, never the whole
+        # mistyped amount (reviews.engine.at_risk).
+        exposure={deal.id: deal.amount - typical},
     )
 
 
@@ -322,8 +325,10 @@ def _finding(
     detail: str,
     fix: str,
     confidence: float = 1.0,
+    exposure: dict[str, Decimal] | None = None,
 ) -> RawFinding:
-    exposure = {deal.id: deal.amount} if deal.amount and deal.amount > 0 else {}
+    if exposure is None:
+        exposure = {deal.id: deal.amount} if deal.amount and deal.amount > 0 else {}
     return RawFinding(
         category=CATEGORY,
         kind=kind,

@@ -24,6 +24,7 @@ _COLUMNS = (
     "currency",
     "suggested_fix",
     "detail",
+    "first_seen",
 )
 
 

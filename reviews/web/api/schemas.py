@@ -332,7 +332,7 @@ class TaskOut(Schema):
 
 class FixPlanOut(Schema):
     merges: list[MergeOut]  # empty when kind=tasks
-    tasks: list[TaskOut]  # largest money at risk first; empty when kind=merges
+    tasks: list[TaskOut]  # fix-first: severity, money at risk, age; empty when kind=merges
 
 
 class PipelinesOut(Schema):

@@ -170,7 +170,7 @@ def test_amount_in_company_currency_preferred_and_currency_kept():
     twice = next(f for f in result.findings if f.kind == "deal_entered_twice")
     assert (twice.amount_at_risk, twice.currency) == (Decimal("92000.00"), "EUR")
     assert "€92,000 is not counted twice" in twice.suggested_fix + twice.title
-    assert "They touch €92,000 of pipeline" in result.summary
+    assert "€92,000 at risk across 1 deal" in result.summary
 
 
 def test_currencies_are_never_added_up():
