@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -43,10 +44,16 @@ def spend(request: HttpRequest) -> HttpResponse:
         ],
         max_label=f"${max((d.usage.usd for d in report.days), default=0)}",
     )
+    # Days with neither a run nor a call are left out of the table (the chart keeps them):
+    # thirty rows of zeros hide the few that say something.
+    busy = [day for day in report.days[::-1] if day.runs or day.usage.calls]
     context = {
         "report": report,
         "days": days,
-        "rows": report.days[::-1],
+        "rows": busy,
+        "idle_days": len(report.days) - len(busy),
+        # No gateway: every review is rules only and nothing is ever spent; say so once.
+        "model_configured": bool(settings.LLM_BASE_URL),
         "chart": chart,
         "unavailable": availability.unavailable(),
     }

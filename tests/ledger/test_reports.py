@@ -270,6 +270,17 @@ def test_spend_page_in_rules_only_mode_says_there_was_no_model_spend(admin_clien
     page = admin_client.get("/spend/").content.decode()
     assert "No model spend in this period: its 1 review called no model" in page
     assert 'id="spend-chart"' not in page
+    # No gateway configured: said once, and the idle days are not 29 rows of zeros.
+    assert 'id="no-model"' in page and "No model is configured" in page
+    assert page.count("<tr data-day=") == 1
+    assert "29 days without a review or a model call are left out." in page
+
+
+def test_spend_page_with_a_gateway_does_not_say_no_model(admin_client, settings, postgres):
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
+    page = admin_client.get("/spend/").content.decode()
+    assert 'id="no-model"' not in page
+    assert 'id="no-busy-days"' in page  # no review at all in the period
 
 
 def test_spend_page_with_model_spend_draws_the_chart(admin_client, ledger_rows):
