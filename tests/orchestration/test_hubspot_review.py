@@ -63,9 +63,23 @@ def test_load_samples_queues_the_csv_sample_with_its_export_date(
     with django_capture_on_commit_callbacks(execute=True):
         call_command("load_samples", stdout=io.StringIO())
     csv_upload = next(files for files in sample_uploads() if files[0].name.endswith(".csv"))
-    batch = Batch.objects.get(file_name__contains="companies.csv")
+    batch = Batch.objects.get(file_name__contains="companies.csv", dataset=None)
 
     again = submit(csv_upload)
 
     assert batch.as_of_source == "last_modified"
     assert again.run.mode == ReviewRun.Mode.CACHED
+
+
+def test_load_samples_loads_a_datasets_syncs_in_order_with_owners_and_an_xlsx(
+    django_capture_on_commit_callbacks,
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_samples", stdout=io.StringIO())
+    first, second = ReviewRun.objects.filter(batch__dataset__name="northwind").order_by("pk")
+    assert "deals.xlsx" in second.batch.file_name and second.batch.as_of > first.batch.as_of
+    assert "1 new problem; 5 still open; 1 resolved since the last sync." in second.verdict.summary
+    findings = list(second.findings.all())
+    owners = {owner for f in findings for owner in f.owners}
+    assert owners >= {"Maya Singh", "Owen Price", "Ana Ruiz"}
+    assert {source for f in findings for source in f.record_sources} >= {"Import", "CRM UI"}
