@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ledger import availability, reports
-from ledger.chart import bar_chart
+from revreview.charts import bar_chart
 from workspaces.access import workspaces_of
 
 DEFAULT_DAYS = 30

@@ -1,6 +1,7 @@
 """What the dataset page shows, in a fixed number of grouped queries whatever the length
 of the history: its syncs with their counts and cost, the trend of open problems by
-severity, and per rule kind the share of its problems the team dismissed."""
+severity, the latest sync's open problems by owner and record source, and per rule kind
+the share of its problems the team dismissed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.db.models import Count, F, Func, IntegerField, Max, Sum
 from ledger.models import LedgerEntry
 from ledger.pricing import micros_to_usd
 from reviews.models import Batch, Dataset, Dismissal, Finding, ReviewRun, Severity
+from revreview.charts import BarChart, stacked_bars
 
 SYNCS_SHOWN = 100
 CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 640, 180, 24
@@ -52,10 +54,18 @@ class KindShare:
 
 
 @dataclass(frozen=True, slots=True)
+class Point:
+    x: str
+    y: str
+    title: str  # the hover value: the sync, its date and the count
+
+
+@dataclass(frozen=True, slots=True)
 class Line:
     severity: str
     points: str  # SVG polyline points
     last: int
+    dots: list[Point] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +154,17 @@ def trend(history: list[Sync]) -> Chart | None:
     step = width / max(len(reviewed) - 1, 1)
     lines = []
     for severity in Severity.values:
-        points = " ".join(
-            f"{CHART_PAD + i * step:.1f},"
-            f"{CHART_PAD + height * (1 - s.severities[severity] / top):.1f}"
+        dots = [
+            Point(
+                f"{CHART_PAD + i * step:.1f}",
+                f"{CHART_PAD + height * (1 - s.severities[severity] / top):.1f}",
+                f"sync #{s.number} · {s.batch.as_of:%Y-%m-%d}: "
+                f"{s.severities[severity]:,} {severity}",
+            )
             for i, s in enumerate(reviewed)
-        )
-        lines.append(Line(severity, points, reviewed[-1].severities[severity]))
+        ]
+        points = " ".join(f"{dot.x},{dot.y}" for dot in dots)
+        lines.append(Line(severity, points, reviewed[-1].severities[severity], dots))
     return Chart(
         lines,
         top,
@@ -158,6 +173,16 @@ def trend(history: list[Sync]) -> Chart | None:
         reviewed[0].number,
         reviewed[-1].number,
     )
+
+
+def breakdown(history: list[Sync], key: str) -> BarChart | None:
+    """The latest reviewed sync's standing problems by owner (`key` "by_owner") or by
+    record source ("by_source"), as reviews.engine.history.breakdown counted them."""
+    latest = next((sync.run for sync in history if sync.run is not None), None)
+    rows = (latest.standing or {}).get(key) if latest is not None else None
+    if not rows:
+        return None
+    return stacked_bars([(row["name"], row) for row in rows], ("critical", "warning"))
 
 
 def kind_shares(dataset: Dataset) -> list[KindShare]:

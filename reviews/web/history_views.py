@@ -96,6 +96,8 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
         "dataset": dataset,
         "syncs": history,
         "chart": datasets.trend(history),
+        "by_owner": datasets.breakdown(history, "by_owner"),
+        "by_source": datasets.breakdown(history, "by_source"),
         "shares": datasets.kind_shares(dataset),
         "dismissals": dataset.dismissals.filter(undone_at__isnull=True).select_related(
             "created_by"

@@ -14,6 +14,7 @@ from decimal import Decimal
 from reviews.engine.at_risk import money_at_risk
 from reviews.engine.coordinator import Review, decide
 from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.history import breakdown
 from reviews.engine.money import format_amounts
 
 NEW = "new"
@@ -240,6 +241,8 @@ def standing(comparison: Comparison) -> dict:
         "amounts": {code: str(amount) for code, amount in sorted(amounts.items())},
         "since": min(firsts).isoformat() if firsts else None,
         "since_run": None,
+        "by_owner": breakdown.tally((m.finding for m in critical + warning), "owners"),
+        "by_source": breakdown.tally((m.finding for m in critical + warning), "record_sources"),
     }
 
 

@@ -1,0 +1,54 @@
+"""The dataset page's charts: open problems by owner and by record source (the latest
+sync's standing problems), and the trend's points with their values on hover. The
+sample dataset's two syncs (samples/syncs/northwind) are reviewed as `make run` does."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from reviews.models import Dataset
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def page(client, django_user_model, django_capture_on_commit_callbacks) -> str:
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_samples", stdout=io.StringIO())
+    dataset = Dataset.objects.get(name="northwind")
+    client.force_login(django_user_model.objects.create_superuser("ana", password="x" * 12))
+    url = reverse("reviews:dataset", args=[dataset.name])
+    return client.get(url, {"workspace": dataset.workspace_id}).content.decode()
+
+
+def bars(page: str, chart_id: str) -> dict[str, int]:
+    svg = page[page.index(f'id="{chart_id}"') :]
+    svg = svg[: svg.index("</svg>")]
+    return {
+        name: int(total)
+        for name, total in re.findall(r'data-name="([^"]+)" data-total="(\d+)"', svg)
+    }
+
+
+def test_open_problems_by_owner_and_by_record_source(page):
+    # The second sync: 1 critical and 5 warnings open (samples/README.md).
+    owners = bars(page, "owner-chart")
+    assert owners == {"Ana Ruiz": 3, "Owen Price": 3, "Maya Singh": 2}
+    assert list(owners) == ["Ana Ruiz", "Owen Price", "Maya Singh"]  # most first, then by name
+    assert "<title>Ana Ruiz: 1 critical, 2 warning</title>" in page
+    assert bars(page, "source-chart") == {
+        "CRM UI": 4,
+        "Import / leads-june.csv": 3,  # the source and its detail, as HubSpot exports them
+        "Forms / Demo request": 1,
+        "Import": 1,
+    }
+
+
+def test_the_trend_has_a_point_per_sync_and_severity_with_its_value(page):
+    assert len(re.findall(r'<circle class="dot-critical"', page)) == 2
+    assert re.search(r"<title>sync #2 · 2026-08-01: 1 critical</title>", page)
