@@ -7,15 +7,18 @@ from datetime import timedelta
 
 import orjson
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
 from ledger.models import LedgerEntry
+from reviews.engine.coverage import kind_words
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration.intake.submit import submit
 from reviews.reports.report import run_report
+from reviews.templatetags.words import MODES, TIERS
 from tests.uploads import DATA, json_upload, upload
 from tests.web.conftest import queued, reviewed
 
@@ -284,8 +287,8 @@ def test_run_page_labels_a_failback_run_with_its_reason(member_client):
     run = reviewed()
     ReviewRun.objects.filter(pk=run.pk).update(mode="failback", reason="daily token budget spent")
     page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
-    assert 'class="badge mode-failback">failback</span>' in page
-    assert "daily token budget spent" in page
+    assert 'class="badge mode-failback" title="Served by failback: ' in page  # the words
+    assert '>failback</span> <span class="small">(daily token budget spent)' in page
 
 
 def test_run_page_filters_findings_by_category_with_and_without_htmx(member_client):
@@ -632,3 +635,12 @@ def test_docs_api_names_the_top_bar_entry_that_exists(member_client):
     assert all(label in links or label in buttons for label in named), (named, links, buttons)
     assert f"`{links['API tokens']}`" in where  # and its address, as the README gives it
     assert "top right" not in where and "menu" not in where.lower(), where
+
+
+def test_run_page_names_kinds_and_explains_mode_and_tier_in_words(member_client):
+    run = reviewed()
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    kind = run.findings.first().kind
+    label = kind_words(kind, settings.REVIEW_RULES)
+    assert label != kind and f'<span class="f-kind" title="{kind}">{label}</span>' in page
+    assert f'title="{TIERS[run.tier]}"' in page and f'title="{MODES[run.mode]}"' in page

@@ -1,0 +1,45 @@
+"""Words an analyst reads beside the API's names: a kind by its heading ("deals: won
+without an amount", the snake_case kept in a tooltip), and what a run's mode and tier
+mean, for a tooltip instead of the first row (docs/output.md, Modes; docs/rules.md, The
+risk tier)."""
+
+from __future__ import annotations
+
+from django import template
+from django.conf import settings
+
+from reviews.engine.coverage import kind_words
+
+register = template.Library()
+
+MODES = {
+    "fresh": "Reviewed now: the detectors ran on this batch, and the model pass where a "
+    "gateway is configured.",
+    "cached": "Served from the cache: the same batch under the same rules was reviewed "
+    "before, and that review is shown; nothing was spent.",
+    "failback": "Served by failback: a model was unavailable, over budget or over a rate "
+    "limit, so the rules' review (or a failback model's) stands; the reason says which.",
+}
+TIERS = {
+    "trivial": "Trivial tier: a small batch gets the least model attention. The "
+    "detectors always run in full; the tier only decides the model pass.",
+    "lite": "Lite tier: a middling batch gets some model attention. The detectors always "
+    "run in full; the tier only decides the model pass.",
+    "full": "Full tier: a big or high-value batch gets the most model attention. The "
+    "detectors always run in full.",
+}
+
+
+@register.filter
+def kind_label(name: str) -> str:
+    return kind_words(name, settings.REVIEW_RULES)
+
+
+@register.filter
+def mode_help(mode: str) -> str:
+    return MODES.get(mode, "")
+
+
+@register.filter
+def tier_help(tier: str) -> str:
+    return TIERS.get(tier, "")
