@@ -37,7 +37,9 @@ def _context(dataset: Dataset) -> dict:
 @require_GET
 def tuning(request: HttpRequest, name: str) -> HttpResponse:
     dataset = get_dataset_for_user(request, name)
-    return render(request, "reviews/_tuning.html", _context(dataset))
+    # The dataset page loads the section by htmx; its own URL opened in a tab is a page.
+    template = "reviews/_tuning.html" if request.htmx else "reviews/tuning.html"
+    return render(request, template, _context(dataset))
 
 
 def _acting(request: HttpRequest, name: str) -> Dataset:

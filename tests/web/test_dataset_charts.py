@@ -52,3 +52,12 @@ def test_open_problems_by_owner_and_by_record_source(page):
 def test_the_trend_has_a_point_per_sync_and_severity_with_its_value(page):
     assert len(re.findall(r'<circle class="dot-critical"', page)) == 2
     assert re.search(r"<title>sync #2 · 2026-08-01: 1 critical</title>", page)
+
+
+def test_the_page_is_in_sections_an_analyst_can_find_in_order(page):
+    nav = page[page.index('<nav class="section-nav"') :]
+    assert re.findall(r'href="#(\w+)"', nav[: nav.index("</nav>")]) == [
+        "overview", "syncs", "rules", "connection",
+    ]  # fmt: skip
+    places = [page.index(f'id="{name}"') for name in ("overview", "by-owner", "syncs", "rules")]
+    assert places == sorted(places) and page.index('id="connection"') > places[-1]

@@ -27,8 +27,10 @@ def test_policy_history_with_break_glass_diff_and_restore(client, django_user_mo
 
     page = client.get("/datasets/acme/")
     assert page.status_code == 200 and b"/datasets/acme/tuning/" in page.content
-    partial = client.get("/datasets/acme/tuning/").content.decode()
-    assert "Review policy (version 2)" in partial
+    partial = client.get("/datasets/acme/tuning/", headers={"HX-Request": "true"}).content.decode()
+    assert "Review policy (version 2)" in partial and "<html" not in partial  # the section
+    alone = client.get("/datasets/acme/tuning/").content.decode()  # its URL opened in a tab
+    assert alone.startswith("<!doctype html>") and "Review policy (version 2)" in alone
     assert "Break glass: amounts arrive a day late during the migration" in partial
     assert "rule stale_enrichment_days: default → 365" in partial
     assert "kind won_without_amount: on → off" in partial
