@@ -74,6 +74,10 @@ def test_a_threshold_explains_the_dismissals_and_replay_proves_it(weeks, history
     assert result["kept_hidden"] == 0 and result["kept_total"] > 0
     assert result["added"] == 0
     assert hides_only_dismissed(result)
+    # The explanation and the replay count the same findings: this kind's, not every
+    # finding of its specialist.
+    kept = proposal.total - proposal.dismissed
+    assert f"of the {kept} kept" in proposal.why and result["kept_total"] == kept
     assert proposal.as_dict()["policy"] == {"stale_enrichment_days": str(value)}
 
     # Applied: the next sync's stale findings drop; every other finding is unchanged.

@@ -232,13 +232,26 @@ def _quieter(kind: str, gone: list[Seen], kept: list[Seen], current: Policy) -> 
 # --- replay ----------------------------------------------------------------------------------
 
 
+def kinds_of(policy: Policy) -> set[str]:
+    """The kinds whose findings `policy` can change: those it switches off or re-grades,
+    and those whose detectors read a rule it sets."""
+    return (
+        set(policy.off)
+        | set(policy.severity)
+        | {
+            kind.name
+            for spec in REGISTRY.values()
+            for kind in spec.kinds
+            if set(kind.rules) & set(policy.rules)
+        }
+    )
+
+
 def categories_of(policy: Policy) -> list[str]:
     """The specialists whose findings `policy` can change."""
-    kinds = set(policy.off) | set(policy.severity)
+    kinds = kinds_of(policy)
     return [
-        category
-        for category, spec in REGISTRY.items()
-        if any(k.name in kinds or set(k.rules) & set(policy.rules) for k in spec.kinds)
+        category for category, spec in REGISTRY.items() if any(k.name in kinds for k in spec.kinds)
     ]
 
 
@@ -250,18 +263,27 @@ def replay(
     dismissed: Iterable[str],
 ) -> dict[str, Any]:
     """Re-run the detectors the proposal touches on each stored batch, under the current
-    policy and under it with the proposal; count what the proposal hides and adds."""
+    policy and under it with the proposal; count what the proposal hides and adds among
+    the findings of the kinds it touches, so the replay's "kept" are the proposal's own
+    explanation's (not every finding of the specialist)."""
     dismissed = set(dismissed)
     proposed = current.merged(proposal)
     categories = categories_of(proposal)
+    kinds = kinds_of(proposal)
     per_sync = []
     seen_before: set[str] = set()
     hidden_all: set[str] = set()
     added_all: set[str] = set()
     examples: dict[str, dict[str, str]] = {}  # findings it would add, as the team sees them
     for number, batch in enumerate(batches, 1):
-        before = {fingerprint_of(f) for f in detect(batch, rules, current, categories)}
-        made = {fingerprint_of(f): f for f in detect(batch, rules, proposed, categories)}
+        before = {
+            fingerprint_of(f) for f in detect(batch, rules, current, categories) if f.kind in kinds
+        }
+        made = {
+            fingerprint_of(f): f
+            for f in detect(batch, rules, proposed, categories)
+            if f.kind in kinds
+        }
         after = set(made)
         hidden, added = before - after, after - before
         for key in sorted(added - seen_before):
