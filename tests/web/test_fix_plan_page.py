@@ -161,3 +161,17 @@ def test_the_downloads_stay_linked_from_the_page(member_client):
     html = page(member_client, run)
     for name in ("merges_csv", "tasks_csv", "fix_plan_json"):
         assert f'href="{reverse(f"reviews:{name}", args=[run.pk])}"' in html
+
+
+def test_a_long_list_shows_each_owners_most_urgent_then_pages(member_client, monkeypatch):
+    from reviews.web import fixplan_page
+
+    monkeypatch.setattr(fixplan_page, "PER_OWNER", 2)
+    monkeypatch.setattr(fixplan_page, "TASKS_PER_PAGE", 2)
+    run = run_of(PORTAL)
+    overview = page(member_client, run)
+    assert task_rows(overview)[:2] == [("maya", "201"), ("maya", "204")]
+    assert ("maya", "205") not in task_rows(overview)
+    assert re.search(r'the 2 most urgent; <a href="\?owner=maya"[^>]*>all 3</a>', overview)
+    second = page(member_client, run, owner="maya", page="2")
+    assert task_rows(second) == [("maya", "205")] and "page 2 of 2" in second
