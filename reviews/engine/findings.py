@@ -23,6 +23,13 @@ class Severity(StrEnum):
     def rank(self) -> int:
         return {"critical": 0, "warning": 1, "suggestion": 2}[self.value]
 
+    @property
+    def label(self) -> str:
+        """The severity in words for people, beside its value (which the API keeps)."""
+        return {"critical": "Must fix", "warning": "Should fix", "suggestion": "Worth a look"}[
+            self.value
+        ]
+
 
 @dataclass(slots=True)
 class RawFinding:

@@ -23,6 +23,7 @@ urlpatterns = [
     path("runs/<int:run_id>/break-glass/", views.break_glass, name="break_glass"),
     path("runs/<int:run_id>/findings.csv", views.findings_csv, name="findings_csv"),
     path("runs/<int:run_id>.json", views.run_json, name="run_json"),
+    path("runs/<int:run_id>/fix-plan/", fixplan_views.fix_plan_page, name="fix_plan"),
     path("runs/<int:run_id>/fix-plan.json", fixplan_views.fix_plan_json, name="fix_plan_json"),
     path(
         "runs/<int:run_id>/merges.csv",

@@ -85,6 +85,14 @@ def test_every_kind_reads_only_rules_that_exist_and_every_rule_is_read():
     assert set(rules_read()) | set(risk.RULES_READ) == fields
 
 
+def test_a_kind_and_a_severity_read_for_people():
+    # One finding's kind from the same label as its group's heading (the fix plan page).
+    assert KINDS["won_without_amount"].phrase(Rules()) == "deal: won without an amount"
+    stale = KINDS["stale_enrichment"].phrase(Rules(stale_enrichment_days=90))
+    assert stale == "company: enrichment older than 90 days"
+    assert [s.label for s in Severity] == ["Must fix", "Should fix", "Worth a look"]
+
+
 def test_every_kind_says_where_its_fix_is_what_it_merges_and_what_tuning_measures():
     fields = {kind.name: {f.key for f in kind.fields} for kind in (COMPANIES, CONTACTS, DEALS)}
     batch = make_batch(companies=[company("co_1", enriched_at=datetime(2025, 1, 1, tzinfo=UTC))])

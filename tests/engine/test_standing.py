@@ -40,6 +40,8 @@ def test_an_old_critical_stands_beside_an_approve_with_its_money_and_first_seen(
         "amounts": {"USD": "410000"},
         "since": JULY.isoformat(),  # the baseline's first seen, carried
         "since_run": None,  # the orchestration fills it in
+        "by_owner": [{"name": "(none)", "critical": 1, "warning": 0, "total": 1}],
+        "by_source": [{"name": "(none)", "critical": 1, "warning": 0, "total": 1}],
     }
     found["since_run"] = 11
     assert standing_sentence(found) == "1 critical still open since run #11: $410,000."

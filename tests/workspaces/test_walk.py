@@ -125,6 +125,7 @@ ROUTES: dict[str, Route] = {
     "reviews:undo_dismissal": Route(
         ACTION, lambda w: f"/runs/{w.run_a.pk}/findings/{w.dismissed_a.pk}/undo/", "post"
     ),
+    "reviews:fix_plan": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/fix-plan/"),
     "reviews:fix_plan_json": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/fix-plan.json"),
     "reviews:merges_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges.csv"),
     "reviews:tasks_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks.csv"),

@@ -152,6 +152,12 @@ class Kind:
         one, many, what = self.label
         return f"{n:,} {one if n == 1 else many}: {what.format(**rules.as_dict())}"
 
+    def phrase(self, rules: Rules) -> str:
+        """One finding of the kind in words, from the same label: "deal: won without an
+        amount" (the fix plan's page names each task's kind so)."""
+        one, _many, what = self.label
+        return f"{one}: {what.format(**rules.as_dict())}"
+
 
 @dataclass(frozen=True, slots=True)
 class Specialist:

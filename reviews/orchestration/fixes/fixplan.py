@@ -55,9 +55,17 @@ def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
         parsed,
         findings,
         order=survivor.parse_order(settings.REVIEW_RULES.merge_survivor_order),
-        portal_id=dataset.hubspot_portal_id if dataset else None,
+        portal_id=portal_of(run),
         app_url=settings.HUBSPOT_APP_URL,
     )
+
+
+def portal_of(run: ReviewRun) -> str | None:
+    """The HubSpot portal the run's records live in, for their links: its dataset's
+    portal id (set in the admin, or by connecting the dataset); None for a one-off
+    upload or a dataset that names none (an export does not say which portal it is from)."""
+    dataset = run.batch.dataset
+    return (dataset.hubspot_portal_id or None) if dataset else None
 
 
 def _plan_finding(row: dict) -> fixplan.PlanFinding:

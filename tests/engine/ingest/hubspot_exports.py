@@ -205,6 +205,8 @@ def _write(rows: list[list[str]], delimiter: str, *, bom: bool) -> bytes:
 
 def _api_object(record: dict, properties: dict, associations: dict) -> dict:
     stamp = properties.get("hs_lastmodifieddate") or "2026-07-01T00:00:00Z"
+    if record.get("owner"):  # BATCH has none; a copy with owners gets HubSpot's property
+        properties = {**properties, "hubspot_owner_id": record["owner"]}
     obj = {
         "id": record["id"],
         "properties": {k: v for k, v in properties.items() if v is not None},
