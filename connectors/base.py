@@ -102,6 +102,20 @@ class Pulled:
     removed: int  # archived or merged away since the previous document
 
 
+@dataclass(frozen=True, slots=True)
+class CrmTask:
+    """A task to create in the CRM, on one record (connectors/owner_tasks.py makes them
+    from a fix plan's to-do list)."""
+
+    object_type: str  # companies | contacts | deals
+    record_id: str
+    subject: str
+    body: str
+    owner_id: str | None  # the CRM's user id; None leaves the task unassigned
+    due: datetime
+    priority: str  # HIGH | MEDIUM | LOW
+
+
 class Checkpoint(Protocol):
     """Where a pull keeps each answer as it comes, so a pull that stops resumes."""
 
@@ -148,8 +162,10 @@ class Connector(Protocol):
     def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
         """Take a merge back from its snapshot."""
 
-    def create_tasks(self, tasks: list[dict]) -> list[dict]:
-        """Owners' to-do items of a fix plan, as tasks in the CRM."""
+    def create_task(self, task: CrmTask) -> str:
+        """One owner's to-do item of a fix plan, as a task in the CRM on its record; the
+        new task's id. Sent once: a 4xx is ConnectorError with that status (nothing
+        made), no answer or a 5xx one with status None or 5xx (it may have been made)."""
 
     def usage(self) -> Usage:
         """What this connector has spent of the account's limits, and what is left."""

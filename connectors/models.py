@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -137,3 +138,53 @@ class PullChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.position} of pull {self.pull_id} ({self.step})"
+
+
+class SentTask(models.Model):
+    """One owner's to-do item of a fix plan sent to the CRM as a task
+    (connectors/owner_tasks.py), who approved it and what the CRM answered. A finding is
+    sent once per dataset: a row that is not `failed` holds its fingerprint for good,
+    and the work is claimed with a conditional UPDATE (pending -> sending), so approving
+    again, or twice at once, never makes a second task."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # recorded, not claimed yet
+        SENDING = "sending"  # claimed: the request is on its way
+        CREATED = "created"  # the CRM made it: `task_id`
+        FAILED = "failed"  # the CRM refused it (4xx): nothing made, may be approved again
+        UNKNOWN = "unknown"  # no answer (timeout, 5xx): never resent; check in the CRM
+
+    dataset = models.ForeignKey(
+        "reviews.Dataset", on_delete=models.PROTECT, related_name="sent_tasks"
+    )
+    run = models.ForeignKey(
+        "reviews.ReviewRun", null=True, on_delete=models.SET_NULL, related_name="sent_tasks"
+    )
+    fingerprint = models.CharField(max_length=16)  # the finding's, from sync to sync
+    object_type = models.CharField(max_length=16)  # companies, contacts, deals
+    record_id = models.CharField(max_length=64)
+    owner = models.CharField(max_length=255, blank=True)  # as the record names its owner
+    subject = models.CharField(max_length=255)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    task_id = models.CharField(max_length=64, blank=True)  # the CRM's, once created
+    # A person, always: tasks are never sent by a model or a schedule.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sent_tasks"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "fingerprint"],
+                condition=~models.Q(status="failed"),
+                name="send_each_finding_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"task for {self.fingerprint} on {self.object_type} {self.record_id} ({self.status})"

@@ -396,6 +396,8 @@ HUBSPOT_APP_URL = env("HUBSPOT_APP_URL", "https://app.hubspot.com").rstrip("/")
 # Between two merge requests: HubSpot allows a private app 100 requests per 10 s (and
 # fewer on some plans); merges are few, so they go well under it.
 HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECONDS", "0.25"))
+# A task sent to an owner (connectors/owner_tasks.py) is due this many days after it is sent.
+HUBSPOT_TASK_DUE_DAYS = envint("HUBSPOT_TASK_DUE_DAYS", 7)
 
 # Tuning a dataset's policy (docs/history.md): proposals are replayed over this many of
 # the dataset's newest stored syncs.

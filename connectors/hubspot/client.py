@@ -187,6 +187,13 @@ class HubSpotClient:
 
     # --- one request, paced and retried ---------------------------------------------
 
+    def create_task(self, body: dict) -> dict:
+        """POST /crm/v3/objects/tasks, sent once (a timeout or a 5xx may have made it) and
+        not held back by the daily floor: a person approved it, as with a merge."""
+        return self.request(
+            "POST", "/crm/v3/objects/tasks", json=body, retry_failures=False, floor=False
+        )
+
     def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict:
         """POST /crm/v3/objects/{type}/merge. Sent once: a timeout or a 5xx may have
         merged, so it is not retried (a 429 is: HubSpot did nothing). Not held back by

@@ -11,6 +11,7 @@ from connectors.base import (
     Account,
     AccountUnknown,
     Checkpoint,
+    CrmTask,
     MergeRefused,
     MergeUnanswered,
     NotSupported,
@@ -20,6 +21,7 @@ from connectors.base import (
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
 from connectors.hubspot.pull import run_pull
+from connectors.hubspot.tasks import task_body
 from reviews.engine.batch import Pipeline
 from reviews.engine.ingest import IngestError
 from reviews.engine.ingest.pipelines import pipelines_from_hubspot
@@ -100,8 +102,10 @@ class HubSpotConnector:
     def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
         raise NotSupported("HubSpot: undoing a merge is not supported yet")
 
-    def create_tasks(self, tasks: list[dict]) -> list[dict]:
-        raise NotSupported("HubSpot: creating tasks is not supported yet")
+    def create_task(self, task: CrmTask) -> str:
+        """The new task's id; HubSpotError (its status) when HubSpot refused or did not
+        answer (connectors/owner_tasks.py tells the two apart)."""
+        return str(self.client.create_task(task_body(task))["id"])
 
     def usage(self) -> Usage:
         return Usage(

@@ -7,6 +7,7 @@ from reviews.web import (
     history_views,
     merge_views,
     pipelines_views,
+    task_views,
     tokens,
     tuning_views,
     uploads,
@@ -32,6 +33,7 @@ urlpatterns = [
         name="merges_csv",
     ),
     path("runs/<int:run_id>/merges/apply/", merge_views.apply_run_merges, name="apply_merges"),
+    path("runs/<int:run_id>/tasks/send/", task_views.send_run_tasks, name="send_tasks"),
     path(
         "runs/<int:run_id>/tasks.csv",
         fixplan_views.fix_plan_csv,

@@ -11,6 +11,7 @@ Serves, on 127.0.0.1 and a free port:
   its own opaque `paging.next.after`; 207 with `errors` for the inputs it does not
   answer: NO_ASSOCIATIONS_FOUND, or an error `Portal.association_errors` asks for)
 - GET  /crm/v3/pipelines/deals
+- POST /crm/v3/objects/tasks  (a task on a record: tests/connectors/task_standin.py)
 - POST /crm/v3/objects/{type}/merge  ({"primaryObjectId", "objectIdToMerge"}, either an
   alias of a merged record: Portal.merge, 200 with the surviving object, a new deal for
   deals; 400 when either record is not there or both are one)
@@ -41,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from tests.connectors.standin_portal import MODIFIED, SEARCH_CAP, Portal, _iso
+from tests.connectors.task_standin import create_task
 
 __all__ = ["MODIFIED", "SEARCH_CAP", "Portal", "StandIn", "serving"]
 
@@ -196,6 +198,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return 200, {"results": portal.pipelines}, headers
             if parts[:3] == ["crm", "v3", "objects"] and method == "GET" and len(parts) == 4:
                 return 200, self._list(portal, parts[3], query), headers
+            if parts == ["crm", "v3", "objects", "tasks"] and method == "POST":
+                return create_task(portal, body) + (headers,)
             if parts[:3] == ["crm", "v3", "objects"] and parts[4:] == ["merge"]:
                 return self._merge(portal, parts[3], body) + (headers,)
             if parts[:3] == ["crm", "v3", "objects"] and search:

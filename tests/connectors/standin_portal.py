@@ -59,6 +59,8 @@ class Portal:
         self.bodies: list[tuple[str, dict]] = []  # (path, JSON body) of every POST
         self.slow_next: list[float] = []
         self.merges: list[tuple[str, str, str]] = []
+        self.tasks: dict[str, dict] = {}  # made by POST /crm/v3/objects/tasks
+        self.task_failures: list[int] = []  # statuses the next task creations answer
         # Properties this portal does not have, by type: HubSpot leaves a property it
         # does not know out of its answer (no error), as a portal without it would.
         self.lacks: dict[str, set[str]] = {}

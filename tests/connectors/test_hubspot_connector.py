@@ -135,13 +135,11 @@ def test_a_merge_of_a_record_not_there_is_refused():
     assert portal.merges == []
 
 
-def test_undo_and_tasks_are_declared_but_not_offered_yet_and_send_nothing():
+def test_undo_is_declared_but_not_offered_yet_and_sends_nothing():
     portal = problem_portal()
     with StandIn(portal) as api, connector(api) as hubspot:
         with pytest.raises(NotSupported, match="HubSpot: undoing a merge is not supported"):
             hubspot.undo_merge("companies", "1", "2")
-        with pytest.raises(NotSupported, match="HubSpot: creating tasks is not supported"):
-            hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
         assert hubspot.usage().requests == 0
     assert portal.requests == 0
 

@@ -130,6 +130,7 @@ ROUTES: dict[str, Route] = {
     "reviews:merges_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges.csv"),
     "reviews:tasks_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks.csv"),
     "reviews:apply_merges": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges/apply/"),
+    "reviews:send_tasks": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks/send/"),
     "reviews:tokens": Route(
         LIST, lambda w: "/settings/tokens/", marker=lambda w: "alpha nightly", personal=True
     ),

@@ -1,0 +1,66 @@
+"""manage.py send_tasks --run ID --user NAME [--owner NAME] [--apply]: show (the default:
+a dry run) or send a run's to-do list to the records' owners, as HubSpot tasks
+(docs/output.md#tasks-for-the-owners). Each finding is sent at most once per dataset,
+whatever is run again; every answer is recorded as a SentTask. Needs a staff user and the
+dataset's HubSpot connection to --apply.
+
+Exit codes: 0 every task would go / went through (or is resolved), 1 one failed or went
+unanswered, 2 bad input (no such run or user, not staff, no connection)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from connectors.merges import MergeNotAllowed, configured_client
+from connectors.owner_tasks import dry_run, send_tasks
+from reviews.models import ReviewRun
+from reviews.orchestration.fixes.fixplan import PlanUnavailable
+
+EXIT_SOME_FAILED = 1
+EXIT_BAD_INPUT = 2
+GOOD = {"would create", "created", "resolved"}
+
+
+class Command(BaseCommand):
+    help = "Dry-run (default) or send a run's to-do list to the owners as HubSpot tasks."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--run", type=int, required=True)
+        parser.add_argument("--user", required=True, help="the staff member approving")
+        parser.add_argument("--owner", help="only this owner's tasks ('' for the unowned)")
+        parser.add_argument("--apply", action="store_true", help="create the tasks in HubSpot")
+
+    def handle(self, *args, run: int, user: str, owner, apply: bool, **options) -> None:
+        found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
+        if found is None:
+            raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
+        person = get_user_model().objects.filter(username=user).first()
+        if person is None:
+            raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
+        try:
+            if apply:
+                client = configured_client(found.batch.dataset)
+                if client is None:
+                    raise MergeNotAllowed(
+                        "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
+                    )
+                try:
+                    steps = send_tasks(found, owner, user=person, client=client)
+                finally:
+                    client.close()
+            else:
+                steps = dry_run(found, owner, user=person)
+        except (MergeNotAllowed, PlanUnavailable) as error:
+            raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
+        for step in steps:
+            task = step.task
+            made = f" {step.task_id}" if step.task_id else ""
+            resolved = f" (resolved in run {step.resolved_in})" if step.resolved_in else ""
+            detail = f" [{step.detail}]" if step.detail else ""
+            self.stdout.write(
+                f"{task.object} {task.record_id} ({task.owner or 'no owner'}): {step.outcome}"
+                f"{made}{resolved}{detail}: {task.problem}"
+            )
+        if any(step.outcome not in GOOD for step in steps):
+            raise CommandError("not every task went through", returncode=EXIT_SOME_FAILED)
