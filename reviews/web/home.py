@@ -1,0 +1,176 @@
+"""What the home page shows (docs/history.md, "The home page"): one row per dataset of the
+user's workspaces, with its health score and trend, open criticals and money at risk
+(the latest sync's standing: reviews.engine.at_risk, never counted again here), its last
+sync and its next scheduled pull; and the one-off uploads beside them. A fixed number of
+queries whatever the number of datasets and syncs: the score is kept on each run
+(ReviewRun.health), so a trend reads one column."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from django.db.models import Max, OuterRef, Q, Subquery
+from django.http import HttpRequest
+
+from connectors.models import Connection, Pull
+from reviews.models import Batch, Dataset, ReviewRun
+from workspaces.access import scope
+
+TREND_SYNCS = 12  # the syncs a row's trend shows, newest on the right
+ONE_OFF_SHOWN = 10
+SPARK_WIDTH, SPARK_HEIGHT, SPARK_PAD = 160, 40, 5
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One sync on a trend: where it is drawn and what its hover says."""
+
+    x: float
+    y: float
+    number: int  # the dataset's sync number (1 for its oldest)
+    as_of: datetime | None
+    health: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Spark:
+    points: list[Point]
+    width: int = SPARK_WIDTH
+    height: int = SPARK_HEIGHT
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
+
+
+@dataclass(slots=True)
+class DatasetRow:
+    dataset: Dataset
+    run: ReviewRun | None = None  # the latest finished review of its newest sync
+    last_sync: datetime | None = None  # the newest accepted batch's as-of
+    syncs: int = 0
+    trend: Spark | None = None
+    connection: Connection | None = None
+    amounts: dict[str, Decimal] = field(default_factory=dict)
+
+    @property
+    def health(self) -> Decimal | None:
+        return self.run.health if self.run is not None else None
+
+    @property
+    def criticals(self) -> int:
+        return int((self.run.standing or {}).get("critical") or 0) if self.run else 0
+
+    @property
+    def pull_state(self) -> str:
+        """The scheduled pull's state in words: '' without a connection."""
+        connection = self.connection
+        if connection is None:
+            return ""
+        if not connection.active:
+            return "paused"
+        return {
+            Pull.Status.QUEUED: "pull queued",
+            Pull.Status.RUNNING: "pulling now",
+            Pull.Status.FAILED: "last pull failed",
+        }.get(connection.last_pull_status, "scheduled")
+
+
+def spark(history: list[tuple[int, datetime | None, Decimal]]) -> Spark | None:
+    """The trend of `history` (sync number, as-of, health; oldest first) on a fixed 0-100
+    scale, so two rows' lines compare; None when no sync has a score."""
+    if not history:
+        return None
+    inner_w = SPARK_WIDTH - 2 * SPARK_PAD
+    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD
+    step = inner_w / max(len(history) - 1, 1)
+    points = [
+        Point(
+            # A single sync sits on the right, where the newest always is.
+            SPARK_PAD + (i * step if len(history) > 1 else inner_w),
+            SPARK_PAD + inner_h * float(1 - health / 100),
+            number,
+            as_of,
+            health,
+        )
+        for i, (number, as_of, health) in enumerate(history)
+    ]
+    return Spark(points)
+
+
+def standing_amounts(standing: dict) -> dict[str, Decimal]:
+    """The money at risk a run's standing holds, by currency (reviews.engine.at_risk put
+    it there); a run kept before `amounts` has its one `amount` and `currency`."""
+    amounts = standing.get("amounts")
+    if amounts is None and standing.get("amount") and standing.get("currency"):
+        amounts = {standing["currency"]: standing["amount"]}
+    return {code: Decimal(amount) for code, amount in (amounts or {}).items()}
+
+
+def _order(row: DatasetRow) -> tuple:
+    """The least healthy first (fix first), unscored datasets last, then by name."""
+    health = row.health
+    return (health is None, health if health is not None else 0, -row.criticals, row.dataset.name)
+
+
+def dataset_rows(request: HttpRequest) -> list[DatasetRow]:
+    datasets = scope(Dataset.objects.select_related("workspace"), request.user, "workspace")
+    rows = {d.pk: DatasetRow(d) for d in datasets}
+    if not rows:
+        return []
+    batches = (
+        Batch.objects.filter(dataset_id__in=rows, status=Batch.Status.ACCEPTED)
+        .annotate(done_run=Max("runs__id", filter=Q(runs__status=ReviewRun.Status.DONE)))
+        .order_by("dataset_id", "-as_of", "-created_at")
+        .values_list("dataset_id", "as_of", "done_run")
+    )
+    # Newest first per dataset: the number of each sync, and the runs the trend needs.
+    by_dataset: dict[int, list[tuple[datetime | None, int | None]]] = defaultdict(list)
+    for dataset_id, as_of, run_id in batches:
+        by_dataset[dataset_id].append((as_of, run_id))
+    wanted = [
+        run_id
+        for synced in by_dataset.values()
+        for _, run_id in synced[:TREND_SYNCS]
+        if run_id is not None
+    ]
+    runs = ReviewRun.objects.only("pk", "health", "standing", "batch_id").in_bulk(wanted)
+    for dataset_id, synced in by_dataset.items():
+        row = rows[dataset_id]
+        row.syncs, row.last_sync = len(synced), synced[0][0]
+        shown = [
+            (len(synced) - i, as_of, runs[run_id])
+            for i, (as_of, run_id) in enumerate(synced[:TREND_SYNCS])
+            if run_id in runs
+        ]
+        if shown:
+            row.run = shown[0][2]
+            row.amounts = standing_amounts(row.run.standing or {})
+        row.trend = spark(
+            [(n, as_of, run.health) for n, as_of, run in reversed(shown) if run.health is not None]
+        )
+    last_pull = Pull.objects.filter(connection=OuterRef("pk")).order_by("-created_at", "-pk")
+    for connection in Connection.objects.filter(dataset_id__in=rows).annotate(
+        last_pull_status=Subquery(last_pull.values("status")[:1])
+    ):
+        rows[connection.dataset_id].connection = connection
+    return sorted(rows.values(), key=_order)
+
+
+def one_off_uploads(request: HttpRequest) -> list[Batch]:
+    """The newest uploads without a dataset, each with its latest run (`latest`: None for
+    a rejected batch) and that run's verdict: two queries."""
+    batches = list(
+        scope(Batch.objects.filter(dataset__isnull=True), request.user, "workspace")
+        .annotate(latest_run=Max("runs__id"))
+        .order_by("-created_at")[:ONE_OFF_SHOWN]
+    )
+    runs = ReviewRun.objects.select_related("verdict").in_bulk(
+        [b.latest_run for b in batches if b.latest_run]
+    )
+    for batch in batches:
+        batch.latest = runs.get(batch.latest_run)
+    return batches
