@@ -38,6 +38,7 @@ class Point:
 @dataclass(frozen=True, slots=True)
 class Spark:
     points: list[Point]
+    floor: int  # the score at the bottom of the drawing; the top is always 100
     width: int = SPARK_WIDTH
     height: int = SPARK_HEIGHT
 
@@ -80,10 +81,12 @@ class DatasetRow:
 
 
 def spark(history: list[tuple[int, datetime | None, Decimal]]) -> Spark | None:
-    """The trend of `history` (sync number, as-of, health; oldest first) on a fixed 0-100
-    scale, so two rows' lines compare; None when no sync has a score."""
+    """The trend of `history` (sync number, as-of, health; oldest first), None when no
+    sync has a score. Drawn from `floor` (the lowest score's tens, at most 90) up to 100:
+    on a 0-100 scale a fall from 99 to 89 would be a flat line in 30 pixels."""
     if not history:
         return None
+    floor = min(int(min(health for _, _, health in history)) // 10 * 10, 90)
     inner_w = SPARK_WIDTH - 2 * SPARK_PAD
     inner_h = SPARK_HEIGHT - 2 * SPARK_PAD
     step = inner_w / max(len(history) - 1, 1)
@@ -91,14 +94,14 @@ def spark(history: list[tuple[int, datetime | None, Decimal]]) -> Spark | None:
         Point(
             # A single sync sits on the right, where the newest always is.
             SPARK_PAD + (i * step if len(history) > 1 else inner_w),
-            SPARK_PAD + inner_h * float(1 - health / 100),
+            SPARK_PAD + inner_h * float((100 - health) / (100 - floor)),
             number,
             as_of,
             health,
         )
         for i, (number, as_of, health) in enumerate(history)
     ]
-    return Spark(points)
+    return Spark(points, floor)
 
 
 def standing_amounts(standing: dict) -> dict[str, Decimal]:

@@ -138,9 +138,14 @@ def test_an_upload_posted_to_the_old_address_is_still_received(member_client):
     assert member_client.get("/upload/").status_code == 200
 
 
-def test_the_trend_is_drawn_on_a_fixed_scale():
+def test_the_trend_is_drawn_from_its_lowest_tens_to_100():
     at = datetime(2026, 8, 1, tzinfo=UTC)
     line = spark([(1, at, Decimal("100.0")), (2, at, Decimal("0.0")), (3, at, Decimal("50.0"))])
+    assert line.floor == 0
     assert [(p.x, p.y) for p in line.points] == [(5, 5), (80, 35), (155, 20)]
-    assert spark([(4, at, Decimal("100.0"))]).points[0].x == 155  # alone: on the right
+    # 99.5 then 89.0: drawn from 80, so the fall fills most of the height.
+    fall = spark([(1, at, Decimal("99.5")), (2, at, Decimal("89.0"))])
+    assert fall.floor == 80 and [p.y for p in fall.points] == [5.75, 21.5]
+    alone = spark([(4, at, Decimal("100.0"))])
+    assert alone.floor == 90 and (alone.points[0].x, alone.points[0].y) == (155, 5)
     assert spark([]) is None
