@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Max, OuterRef, Q, Subquery
+from django.db.models import Count, F, Max, OuterRef, Subquery, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpRequest
 
 from connectors.models import Connection, Pull
@@ -124,36 +125,40 @@ def dataset_rows(request: HttpRequest) -> list[DatasetRow]:
     rows = {d.pk: DatasetRow(d) for d in datasets}
     if not rows:
         return []
+    # The newest TREND_SYNCS accepted batches of each dataset, numbered in the database
+    # (a window per dataset), so a long history is never read to draw twelve points.
+    newest_first = (F("as_of").desc(), F("created_at").desc(), F("pk").desc())
     batches = (
         Batch.objects.filter(dataset_id__in=rows, status=Batch.Status.ACCEPTED)
-        .annotate(done_run=Max("runs__id", filter=Q(runs__status=ReviewRun.Status.DONE)))
-        .order_by("dataset_id", "-as_of", "-created_at")
-        .values_list("dataset_id", "as_of", "done_run")
+        .annotate(
+            newest=Window(RowNumber(), partition_by=F("dataset_id"), order_by=newest_first),
+            total=Window(Count("pk"), partition_by=F("dataset_id")),
+        )
+        .filter(newest__lte=TREND_SYNCS)
+        .values_list("dataset_id", "pk", "as_of", "newest", "total")
     )
-    # Newest first per dataset: the number of each sync, and the runs the trend needs.
-    by_dataset: dict[int, list[tuple[datetime | None, int | None]]] = defaultdict(list)
-    for dataset_id, as_of, run_id in batches:
-        by_dataset[dataset_id].append((as_of, run_id))
-    wanted = [
-        run_id
-        for synced in by_dataset.values()
-        for _, run_id in synced[:TREND_SYNCS]
-        if run_id is not None
-    ]
-    runs = ReviewRun.objects.only("pk", "health", "standing", "batch_id").in_bulk(wanted)
-    for dataset_id, synced in by_dataset.items():
+    synced: dict[int, list[tuple[int, int, datetime | None]]] = defaultdict(list)
+    for dataset_id, batch_id, as_of, newest, total in batches:
+        # Sync #1 is the dataset's oldest accepted batch, as on the dataset page.
+        synced[dataset_id].append((total - newest + 1, batch_id, as_of))
+    # Each batch's latest finished review (a re-run replaces the review it re-ran).
+    latest: dict[int, ReviewRun] = {}
+    done = ReviewRun.objects.filter(
+        batch_id__in=[b for syncs in synced.values() for _, b, _ in syncs],
+        status=ReviewRun.Status.DONE,
+    ).only("pk", "batch_id", "health", "standing")
+    for run in done.order_by("batch_id", "pk"):
+        latest[run.batch_id] = run
+    for dataset_id, syncs in synced.items():
+        syncs.sort()  # oldest first
         row = rows[dataset_id]
-        row.syncs, row.last_sync = len(synced), synced[0][0]
-        shown = [
-            (len(synced) - i, as_of, runs[run_id])
-            for i, (as_of, run_id) in enumerate(synced[:TREND_SYNCS])
-            if run_id in runs
-        ]
+        row.syncs, row.last_sync = syncs[-1][0], syncs[-1][2]
+        shown = [(number, as_of, latest[b]) for number, b, as_of in syncs if b in latest]
         if shown:
-            row.run = shown[0][2]
+            row.run = shown[-1][2]
             row.amounts = standing_amounts(row.run.standing or {})
         row.trend = spark(
-            [(n, as_of, run.health) for n, as_of, run in reversed(shown) if run.health is not None]
+            [(number, as_of, run.health) for number, as_of, run in shown if run.health is not None]
         )
     last_pull = Pull.objects.filter(connection=OuterRef("pk")).order_by("-created_at", "-pk")
     for connection in Connection.objects.filter(dataset_id__in=rows).annotate(

@@ -12,11 +12,13 @@ from decimal import Decimal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from connectors import tokens
 from connectors.models import Connection, Pull
 from reviews.engine.health import health_score
-from reviews.models import ReviewRun, findings_of
+from reviews.models import Dataset, ReviewRun, findings_of
 from reviews.web.home import spark
 from tests.orchestration.test_dataset_history import reviewed, small_sync
 from tests.uploads import upload
@@ -149,3 +151,30 @@ def test_the_trend_is_drawn_from_its_lowest_tens_to_100():
     alone = spark([(4, at, Decimal("100.0"))])
     assert alone.floor == 90 and (alone.points[0].x, alone.points[0].y) == (155, 5)
     assert spark([]) is None
+
+
+def connect(name: str) -> None:
+    Connection.objects.create(
+        dataset=Dataset.objects.get(name=name),
+        token_sealed=tokens.encrypt(f"pat-{name}"),
+        portal_id=name,
+    )
+
+
+def test_the_page_asks_the_same_queries_however_many_datasets_and_syncs(member_client, member):
+    reviewed(small_sync("2026-08-01T09:00:00Z", 1000, dataset="one"), created_by=member)
+    connect("one")
+    reviewed(small_sync("2026-08-01T09:00:00Z", 1000, dataset=None), created_by=member)
+    member_client.get("/")
+    with CaptureQueriesContext(connection) as few:
+        assert member_client.get("/").status_code == 200
+    for day in (2, 3):
+        reviewed(small_sync(f"2026-08-0{day}T09:00:00Z", 1000, dataset="one"), created_by=member)
+    for name in ("two", "three"):
+        reviewed(small_sync("2026-08-01T09:00:00Z", 1000, dataset=name), created_by=member)
+        connect(name)
+    reviewed(small_sync("2026-08-02T09:00:00Z", 1000, dataset=None), created_by=member)
+    with CaptureQueriesContext(connection) as many:
+        page = member_client.get("/").content.decode()
+    assert len(rows_of(page)) == 3 and page.count("<circle") == 5
+    assert len(many) == len(few), [q["sql"][:120] for q in many]
