@@ -19,6 +19,7 @@ from connectors import tokens
 from connectors.models import Connection, Pull
 from reviews.engine.health import health_score
 from reviews.models import Dataset, ReviewRun, findings_of
+from reviews.orchestration.dataset.dismissals import dismiss
 from reviews.web.home import spark
 from tests.orchestration.test_dataset_history import reviewed, small_sync
 from tests.uploads import upload
@@ -55,10 +56,21 @@ def test_each_run_keeps_its_health_from_the_one_definition(member):
     run = reviewed(small_sync("2026-08-01T09:00:00Z", 1000), created_by=member)
     records = run.batch.companies + run.batch.contacts + run.batch.deals
     assert records == 3
-    open_problems = findings_of(run).exclude(status="suppressed")
-    assert run.health == health_score(records, open_problems)
+    # A run's Finding rows are its open problems (new or still open); what the team
+    # dismissed is kept apart, on the run's `suppressed`.
+    assert run.health == health_score(records, findings_of(run))
     assert Decimal(0) < run.health < Decimal(100)  # a critical deal and a warning pair
     assert reviewed(clean_sync("2026-08-01T09:00:00Z", "clean"), created_by=member).health == 100
+
+
+def test_a_dismissed_problem_no_longer_weighs(member):
+    first = reviewed(small_sync("2026-08-01T09:00:00Z", 1000), created_by=member)
+    critical = first.findings.get(severity="critical")
+    dismiss(first.batch.dataset, critical.fingerprint, reason="closed in the old CRM", user=None)
+    second = reviewed(small_sync("2026-08-02T09:00:00Z", 1000), created_by=member)
+    assert [s["severity"] for s in second.suppressed] == ["critical"]
+    # 3 records: the warning pair alone weighs, as if the critical were fixed.
+    assert (first.health, second.health) == (Decimal("50.0"), Decimal("83.3"))
 
 
 def test_the_home_page_lists_datasets_least_healthy_first_with_score_money_and_trend(
