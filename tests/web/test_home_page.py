@@ -111,6 +111,12 @@ def test_the_home_page_lists_datasets_least_healthy_first_with_score_money_and_t
     ]
     assert acme.count("<circle") == 2 and "<polyline" in acme
     assert f'href="/datasets/acme-hubspot/?workspace={first.batch.workspace_id}"' in acme
+    # The dataset page it links to gives each sync's score too, newest first.
+    dataset_page = member_client.get("/datasets/acme-hubspot/").content.decode()
+    assert re.findall(r"<td class=\"num\" data-health>([^<]+)</td>", dataset_page) == [
+        str(second.health),
+        str(first.health),
+    ]
     globex = row_html(page, "globex-crm")
     assert ">100.0</strong>" in globex and "uploads only" in globex
     # The one-off upload is listed beside them, not as a dataset.
