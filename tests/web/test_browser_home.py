@@ -94,9 +94,11 @@ def test_home_page_then_a_dataset(page):  # noqa: F811
     expect(page.locator("#one-offs")).to_contain_text(one_off.batch.title[:20])
     screenshot(page, "home.png")
 
+    acme_health = rows.nth(1).locator(".health").inner_text()
     rows.nth(1).locator("a.dataset-link").click()
     expect(page).to_have_url(re.compile(r"/datasets/acme-hubspot/\?workspace=\d+$"))
     expect(page.locator("h1")).to_contain_text("acme-hubspot")
     expect(page.locator("#syncs tbody tr")).to_have_count(4)
+    expect(page.locator("#syncs [data-health]").first).to_have_text(acme_health)  # sync #4
     expect(page.locator("nav a.active")).to_have_text("Datasets")
     screenshot(page, "home-dataset.png")
