@@ -51,7 +51,9 @@ class Spark:
 @dataclass(slots=True)
 class DatasetRow:
     dataset: Dataset
-    run: ReviewRun | None = None  # the latest finished review of its newest sync
+    # The latest finished review of its newest reviewed sync (of the last TREND_SYNCS):
+    # what the score, criticals and money say.
+    run: ReviewRun | None = None
     last_sync: datetime | None = None  # the newest accepted batch's as-of
     syncs: int = 0
     trend: Spark | None = None
