@@ -234,6 +234,9 @@ class ReviewRun(models.Model):
     # (reviews.engine.history.compare.standing: state, critical, warning, amount, since_run);
     # {} for runs made before it was kept. A served run carries its source's.
     standing = models.JSONField(default=dict, blank=True)
+    # The batch's health score (reviews.engine.health: 0.0 to 100.0, None for an empty
+    # batch or a run that did not finish), kept so the home page's trends read one column.
+    health = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True

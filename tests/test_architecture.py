@@ -220,6 +220,8 @@ def test_no_module_uses_another_apps_private_names():
 def test_the_rank_checks_can_fail():
     assert layer_of("reviews.orchestration.run.runner") == 6
     assert layer_of("reviews.web.api.batches") == 10
+    assert layer_of("reviews.engine.health") == 0  # the health score: plain Python
+    assert layer_of("reviews.web.home") == 10
     assert layer_of("reviews.apiauth.admin") == 9 > layer_of("reviews.apiauth.models") == 4
     assert owner_of("reviews.management.commands.review") == "reviews.management"
     assert owner_of("connectors.management.commands.hubspot_pull") == "connectors"

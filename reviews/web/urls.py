@@ -5,6 +5,7 @@ from reviews.web import (
     dataset_names,  # noqa: F401  (registers the `dataset` converter)
     fixplan_views,
     history_views,
+    home_views,
     merge_views,
     pipelines_views,
     task_views,
@@ -16,7 +17,9 @@ from reviews.web import (
 
 app_name = "reviews"
 urlpatterns = [
-    path("", uploads.upload, name="upload"),
+    # The home page; an upload posted to "/" (where the upload page was) is still received.
+    path("", home_views.home_or_upload, name="home"),
+    path("upload/", uploads.upload, name="upload"),
     path("batches/<int:batch_id>/", views.batch_detail, name="batch"),
     path("runs/", views.run_list, name="runs"),
     path("runs/<int:run_id>/", views.run_detail, name="run"),

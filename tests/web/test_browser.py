@@ -80,8 +80,9 @@ def page(browser, live_server, django_user_model) -> Page:
 
 
 def log_in(page: Page) -> None:
-    page.goto("/")
-    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/$"))
+    """Signed in on the upload page (the home page, /, lists the datasets)."""
+    page.goto("/upload/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/upload/$"))
     page.fill("input[name=username]", "alex")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
@@ -135,7 +136,7 @@ def test_review_from_upload_to_break_glass(page, worker):
         "approve",
     )
 
-    page.goto("/")
+    page.goto("/upload/")
     broken = {"companies": [{"name": "no id"}], "contacts": [], "deals": []}
     page.set_input_files(
         "input[name=files]",
@@ -152,7 +153,7 @@ def test_review_from_upload_to_break_glass(page, worker):
     expect(errors).to_contain_text("Batch rejected")
     expect(errors.locator("code").first).to_have_text("companies[0].id")
 
-    page.goto("/")
+    page.goto("/upload/")
     screenshot(page, "upload.png")  # spend.png: tests/web/test_browser_spend.py
 
 

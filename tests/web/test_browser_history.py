@@ -52,7 +52,7 @@ def sync(tmp_path: Path, number: int) -> Path:
 
 
 def upload_sync(tab: Page, path: Path) -> None:
-    tab.goto("/")
+    tab.goto("/upload/")
     tab.set_input_files("input[name=files]", str(path))
     tab.fill("input[name=dataset]", "acme-hubspot")
     tab.click("text=Upload and review")

@@ -43,7 +43,7 @@ def batch_file(tmp_path_factory) -> Path:
 
 def submit_and_wait(tab: Page, path: Path) -> float:
     """Seconds from the upload click to the verdict shown."""
-    tab.goto("/")
+    tab.goto("/upload/")
     tab.set_input_files("input[name=files]", str(path))
     started = time.perf_counter()
     tab.click("text=Upload and review")

@@ -56,13 +56,13 @@ def test_log_out_stays_reachable_on_a_phone(phone):
     page.fill("input[name=username]", "alexandra.longname")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
-    expect(page.locator("h1")).to_have_text("Review a CRM batch")
+    expect(page.locator("h1")).to_have_text("Datasets")  # the home page
     width = page.viewport_size["width"]
     screenshot(page, f"mobile-nav-{width}.png")
 
     overflow = page.evaluate("document.documentElement.scrollWidth") - width
     assert overflow <= 0, f"the page is {overflow} px wider than the phone"
-    for label in ("Upload", "Runs", "Spend", "Admin", "API tokens"):
+    for label in ("Datasets", "Upload", "Runs", "Spend", "Admin", "API tokens"):
         link = f".topbar a:text-is('{label}')"
         assert on_screen(page, link), label
     assert on_screen(page, ".topbar button:text-is('Log out')")

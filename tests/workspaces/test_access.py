@@ -72,7 +72,7 @@ def test_a_user_in_several_workspaces_names_the_tokens(world):
 def test_a_user_with_several_workspaces_chooses_on_the_upload_form(world, client):
     Membership.objects.create(workspace=world.b, user=world.alice, role=Role.REVIEWER)
     client.force_login(world.alice)
-    page = client.get("/").content.decode()
+    page = client.get("/upload/").content.decode()
     assert 'name="workspace"' in page and "beta team" in page and "<select" in page
     response = client.post("/", {"files": [_file()], "workspace": world.b.pk})
     assert response.status_code == 302

@@ -67,7 +67,8 @@ def run_link(w: World) -> str:
 
 ROUTES: dict[str, Route] = {
     # --- the dashboard ---------------------------------------------------------------
-    "reviews:upload": Route(LIST, lambda w: "/", marker=run_link),
+    "reviews:home": Route(LIST, lambda w: "/", marker=lambda w: f"/datasets/{A_DATASET}/"),
+    "reviews:upload": Route(LIST, lambda w: "/upload/", marker=run_link),
     "reviews:batch": Route(OBJECT, lambda w: f"/batches/{w.run_a.batch_id}/"),
     "reviews:runs": Route(LIST, lambda w: "/runs/", marker=run_link),
     "reviews:run": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/"),

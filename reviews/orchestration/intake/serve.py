@@ -184,6 +184,7 @@ def reuse_run(
             resolved=source.resolved,
             suppressed=source.suppressed,
             standing=source.standing,
+            health=source.health,
             status=ReviewRun.Status.DONE,
             as_of=batch.as_of or source.as_of,
             created_by=created_by,

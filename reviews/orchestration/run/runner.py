@@ -25,6 +25,7 @@ from reviews.engine import coordinator, coverage
 from reviews.engine.batch import Batch as ParsedBatch
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
+from reviews.engine.health import health_score
 from reviews.engine.history import compare as history
 from reviews.engine.history.policy import apply as apply_policy
 from reviews.engine.history.policy import rules_for
@@ -422,6 +423,9 @@ def save_review(
                 0
             ],
             standing=baselines.standing_of(run, comparison),
+            health=health_score(
+                sum(run.batch.counts.values()), (m.finding for m in comparison.findings)
+            ),
         )
     budget.release_run(run.pk)  # what its calls did not use goes back to the day
     run_finished(run.pk)  # alerts, after the commit
