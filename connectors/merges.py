@@ -5,7 +5,9 @@ A merge of the plan (a survivor and the records merged into it) is sent as one C
 merge per merged record (HubSpot: `POST /crm/v3/objects/{type}/merge`, in
 connectors/hubspot/connector.py). Each is recorded as an AppliedMerge row before it is
 sent, claimed with a conditional UPDATE (pending -> applying), and answered (merged /
-failed / unknown). A record already merged, or whose merge is on its way or went
+failed / unknown). Just before a merge is sent, both records are read whole from the CRM
+and kept on the row (`snapshot`: what connectors/undo.py makes the merged record again
+from); one that cannot be read is not merged (failed, nothing sent). A record already merged, or whose merge is on its way or went
 unanswered, is never sent again: HubSpot's merges cannot be undone, so a retried request
 (after a timeout, a double click, two workers) must not merge twice.
 
@@ -15,8 +17,8 @@ keeps it (`survivor_id`); a later merge into the same survivor is sent to its cu
 id, and the rows of earlier merges into it follow the new id, so the rows and the next
 pull name the same record.
 
-`client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
-that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
+`client` is anything with `snapshot(object_type, ids) -> {id: record}` and
+`merge(object_type, primary_id, object_id_to_merge) -> dict` that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
 connection lost, 5xx): a Connector (connectors/base.py). One that also has `check()` is
 checked to open the account the dataset syncs before anything is sent. configured_client
 gives the connector of the dataset's connection, with its token."""
@@ -46,6 +48,8 @@ Status = AppliedMerge.Status
 
 class MergeClient(Protocol):
     def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict: ...
+
+    def snapshot(self, object_type: str, ids: list[str]) -> dict[str, dict]: ...
 
 
 class MergeNotAllowed(Exception):
@@ -107,13 +111,17 @@ def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) 
 
 def current_id(dataset, object_type: str, record_id: str) -> str:
     """The id a record has now, after the merges recorded for the dataset: a record
-    merged away, or a deal that a merge replaced with a new one, is its survivor's."""
+    merged away, or a deal that a merge replaced with a new one, is its survivor's; one
+    made again by an undo (connectors/undo.py) is the new record's."""
     now: dict[str, str] = {}
     rows = AppliedMerge.objects.filter(
         dataset=dataset, object_type=object_type, status=Status.MERGED
     ).exclude(survivor_id="")
-    for primary, merged, survivor in rows.values_list("primary_id", "merged_id", "survivor_id"):
-        now[merged] = survivor
+    for primary, merged, survivor, restored in rows.values_list(
+        "primary_id", "merged_id", "survivor_id", "restored_id"
+    ):
+        # An undone merge's record was made again: its old id names the new record.
+        now[merged] = restored or survivor
         if primary != survivor:
             now[primary] = survivor
     seen = set()
@@ -259,6 +267,17 @@ def _claim(row: AppliedMerge) -> bool:
 def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
     answer: dict[str, Any] = {}
     try:
+        # Both records as they are now, kept before the merge is sent: what an undo makes
+        # the merged record again from (connectors/undo.py). Without it nothing is sent.
+        taken = client.snapshot(row.object_type, [row.primary_id, row.merged_id])
+        AppliedMerge.objects.filter(pk=row.pk).update(
+            snapshot={"primary": taken[row.primary_id], "merged": taken[row.merged_id]}
+        )
+    except ConnectorError as error:
+        detail = f"both records could not be read first, nothing sent: {error}"
+        answer = {"status": Status.FAILED, "http_status": error.status, "error": detail}
+        return _answered(row, merge, answer)
+    try:
         response = client.merge(row.object_type, row.primary_id, row.merged_id)
         # HubSpot's answer is the surviving record: for deals a new one, with a new id.
         survivor = str((response or {}).get("id") or row.primary_id)
@@ -269,6 +288,10 @@ def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
                   "error": str(error)}  # fmt: skip
     except MergeUnanswered as error:
         answer = {"status": Status.UNKNOWN, "http_status": error.status, "error": str(error)}
+    return _answered(row, merge, answer)
+
+
+def _answered(row: AppliedMerge, merge: Merge, answer: dict[str, Any]) -> Step:
     logger.info(
         "merge %s %s into %s: %s", row.object_type, row.merged_id, row.primary_id, answer["status"]
     )

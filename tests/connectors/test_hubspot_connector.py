@@ -15,6 +15,7 @@ from connectors.base import (
     CredentialsRefused,
     MergeRefused,
     NotSupported,
+    WriteRefused,
 )
 from connectors.hubspot.client import Limits
 from connectors.hubspot.connector import HubSpotConnector
@@ -135,15 +136,25 @@ def test_a_merge_of_a_record_not_there_is_refused():
     assert portal.merges == []
 
 
-def test_undo_and_tasks_are_declared_but_not_offered_yet_and_send_nothing():
+def test_tasks_are_declared_but_not_offered_yet_and_send_nothing():
     portal = problem_portal()
     with StandIn(portal) as api, connector(api) as hubspot:
-        with pytest.raises(NotSupported, match="HubSpot: undoing a merge is not supported"):
-            hubspot.undo_merge("companies", "1", "2")
         with pytest.raises(NotSupported, match="HubSpot: creating tasks is not supported"):
             hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
         assert hubspot.usage().requests == 0
     assert portal.requests == 0
+
+
+def test_a_record_is_made_again_without_the_values_hubspot_alone_writes():
+    portal = problem_portal()
+    with StandIn(portal) as api, connector(api) as hubspot:
+        (record,) = hubspot.snapshot("companies", ["2"]).values()
+        new_id = hubspot.recreate("companies", record)
+        # Told nothing is read-only, HubSpot refuses the create and says which value.
+        with pytest.raises(WriteRefused, match=r"\(400\).*hs_object_id.*read only"):
+            hubspot.recreate("companies", {**record, "read_only": []})
+    assert portal.objects["companies"][new_id]["properties"]["name"] == "Vertex Robotics LLC"
+    assert new_id != "2" and len(portal.live("companies")) == 4
 
 
 def contacts_of(pulled) -> dict[str, dict]:
