@@ -67,7 +67,7 @@ def undo_dry_run(
 ) -> list[UndoStep]:
     """What undo_merges would do for the run's applied merges; writes nothing."""
     dataset = _checked(run, user)
-    return [_planned(row) for row in _selected(dataset, run, fingerprints)]
+    return [planned(row) for row in _selected(dataset, run, fingerprints)]
 
 
 def undo_merges(
@@ -95,7 +95,8 @@ def _selected(dataset, run: ReviewRun, fingerprints: Iterable[str] | None) -> li
     return [r for r in rows if r.fingerprint in wanted]
 
 
-def _planned(row: AppliedMerge) -> UndoStep:
+def planned(row: AppliedMerge) -> UndoStep:
+    """What undoing this row would do, or why it would not: its dry run, from the row."""
     if row.undo_status == Undo.UNDONE:
         return _step(row, "undone", f"already undone: now {row.restored_id}")
     if row.snapshot is None:
@@ -109,9 +110,9 @@ def _planned(row: AppliedMerge) -> UndoStep:
 
 def _undo(dataset, row: AppliedMerge, user, client, named: bool) -> UndoStep:
     if row.snapshot is None or row.undo_status not in (Undo.NONE, Undo.FAILED):
-        return _planned(row)
+        return planned(row)
     if row.undo_status == Undo.FAILED and not named:
-        return _planned(row)  # refused: never asked again by a rerun of everything
+        return planned(row)  # refused: never asked again by a rerun of everything
     claimed = (
         AppliedMerge.objects.filter(pk=row.pk, undo_status=row.undo_status)
         .filter(Q(undo_status=Undo.NONE) | Q(undo_status=Undo.FAILED))

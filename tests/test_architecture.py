@@ -59,6 +59,7 @@ LAYERS = {
     "connectors": 8,
     # Undoing applied merges: over connectors.merges (the claim, the survivor's id now).
     "connectors.undo": 8,
+    "connectors.preflight": 8,  # the merge dry run's fresh read (connectors.merges)
     "reviews.reports": 8,
     # Commands and admin: app-level entry points.
     "reviews.cli": 9,
