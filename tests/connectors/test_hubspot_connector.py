@@ -14,7 +14,6 @@ from connectors.base import (
     Account,
     CredentialsRefused,
     MergeRefused,
-    NotSupported,
     WriteRefused,
 )
 from connectors.hubspot.client import Limits
@@ -136,13 +135,16 @@ def test_a_merge_of_a_record_not_there_is_refused():
     assert portal.merges == []
 
 
-def test_tasks_are_declared_but_not_offered_yet_and_send_nothing():
+def test_a_task_is_made_on_its_record_and_refused_for_a_record_not_there():
     portal = problem_portal()
+    task = {"object_type": "deals", "record_id": "21", "owner_id": "901", "subject": "Fix it",
+            "body": "closedate", "due_ms": 1_800_000_000_000, "severity": "warning"}  # fmt: skip
     with StandIn(portal) as api, connector(api) as hubspot:
-        with pytest.raises(NotSupported, match="HubSpot: creating tasks is not supported"):
-            hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
-        assert hubspot.usage().requests == 0
-    assert portal.requests == 0
+        task_id, answer = hubspot.create_task(task)
+        with pytest.raises(WriteRefused, match=r"\(400\): Invalid association to 999"):
+            hubspot.create_task({**task, "record_id": "999"})
+    assert answer["id"] == task_id and portal.tasks[task_id]["associations"] == [("deals", "21")]
+    assert portal.tasks[task_id]["properties"]["hs_task_priority"] == "MEDIUM"
 
 
 def test_a_record_is_made_again_without_the_values_hubspot_alone_writes():
