@@ -26,6 +26,7 @@ LINKED = {t: tuple(o for o in TYPES if o != t) for t in TYPES}
 # written back from the snapshot it would name the merged-away company's old id.
 DERIVED = {"associatedcompanyid"}
 BATCH_CREATE = 100  # associations a request
+MERGED = "hs_merged_object_ids"  # on a survivor: the ids merged into it
 
 
 def property_names(client: HubSpotClient, object_type: str) -> tuple[list[str], list[str]]:
@@ -54,14 +55,21 @@ def snapshot(client: HubSpotClient, object_type: str, ids: list[str]) -> dict[st
         json={"properties": names, "inputs": [{"id": rid} for rid in ids]},
     )
     found = {str(r.get("id")): r for r in answer.get("results") or []}
+    for result in answer.get("results") or []:
+        # An id a merge replaced (a deal's, merged into a new one) is answered as the
+        # record it became, under that record's id: its old ids are in this property.
+        merged = str((result.get("properties") or {}).get(MERGED) or "")
+        for old in filter(None, merged.split(";")):
+            found.setdefault(old, result)
     missing = [rid for rid in ids if rid not in found]
     if missing:
         raise HubSpotError(
             404, f"{object_type} {', '.join(missing)} not found: nothing read, nothing sent"
         )
     read_at = datetime.now(UTC).isoformat(timespec="seconds")
+    real = {rid: str(found[rid].get("id") or rid) for rid in ids}  # an alias: its record's
     links = {
-        to_type: associations.read_typed(client, object_type, to_type, ids)
+        to_type: associations.read_typed(client, object_type, to_type, sorted(set(real.values())))
         for to_type in LINKED[object_type]
     }
     return {
@@ -71,7 +79,7 @@ def snapshot(client: HubSpotClient, object_type: str, ids: list[str]) -> dict[st
             "read_at": read_at,
             "properties": found[rid].get("properties") or {},
             "read_only": read_only,
-            "associations": {t: links[t].get(rid, []) for t in LINKED[object_type]},
+            "associations": {t: links[t].get(real[rid], []) for t in LINKED[object_type]},
         }
         for rid in ids
     }

@@ -147,6 +147,17 @@ def test_a_task_is_made_on_its_record_and_refused_for_a_record_not_there():
     assert portal.tasks[task_id]["properties"]["hs_task_priority"] == "MEDIUM"
 
 
+def test_a_snapshot_of_an_id_a_merge_replaced_is_the_record_it_became():
+    portal = problem_portal()
+    new_deal = portal.merge("deals", "21", "24")  # deals merge into a new id
+    with StandIn(portal) as api, connector(api) as hubspot:
+        taken = hubspot.snapshot("deals", ["21", new_deal])
+    assert taken["21"]["properties"]["hs_object_id"] == new_deal
+    assert taken["21"]["properties"]["dealname"] == taken[new_deal]["properties"]["dealname"]
+    assert taken["21"]["associations"] == taken[new_deal]["associations"]
+    assert [link["id"] for link in taken["21"]["associations"]["companies"]] == ["1", "3"]
+
+
 def test_a_record_is_made_again_without_the_values_hubspot_alone_writes():
     portal = problem_portal()
     with StandIn(portal) as api, connector(api) as hubspot:
