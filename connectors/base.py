@@ -169,9 +169,8 @@ class Connector(Protocol):
         """The snapshot's associations made again from `new_id`, to each record's id
         `now(type, id)`: (how many made, the CRM's messages for the others)."""
 
-    def create_task(self, task: dict) -> tuple[str, dict]:
-        """One owner's to-do item of a fix plan as a task in the CRM, on its record, sent
-        once: (its id, the CRM's answer). Raises WriteRefused or WriteUnanswered."""
+    def create_tasks(self, tasks: list[dict]) -> list[dict]:
+        """Owners' to-do items of a fix plan, as tasks in the CRM."""
 
     def usage(self) -> Usage:
         """What this connector has spent of the account's limits, and what is left."""

@@ -545,7 +545,5 @@ class DismissedProposal(models.Model):
         return f"{self.proposal} turned down in {self.dataset_id}"
 
 
-# Their own modules (reviews/applied_merges.py, reviews/sent_tasks.py), registered with
-# the app through here.
+# Its own module (reviews/applied_merges.py), registered with the app through here.
 from reviews.applied_merges import AppliedMerge  # noqa: E402, F401
-from reviews.sent_tasks import SentTask  # noqa: E402, F401

@@ -33,7 +33,6 @@ LAYERS = {
     "reviews": 2,
     "reviews.models": 2,
     "reviews.applied_merges": 2,
-    "reviews.sent_tasks": 2,
     "reviews.apps": 2,
     "reviews.audit": 2,
     "reviews.search": 2,
@@ -61,7 +60,6 @@ LAYERS = {
     # Undoing applied merges: over connectors.merges (the claim, the survivor's id now).
     "connectors.undo": 8,
     "connectors.preflight": 8,  # the merge dry run's fresh read (connectors.merges)
-    "connectors.owner_tasks": 8,  # the to-do list sent as HubSpot tasks
     "reviews.reports": 8,
     # Commands and admin: app-level entry points.
     "reviews.cli": 9,

@@ -14,12 +14,13 @@ from connectors.base import (
     Checkpoint,
     MergeRefused,
     MergeUnanswered,
+    NotSupported,
     Pulled,
     Usage,
     WriteRefused,
     WriteUnanswered,
 )
-from connectors.hubspot import records, tasks
+from connectors.hubspot import records
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
 from connectors.hubspot.pull import run_pull
@@ -117,13 +118,8 @@ class HubSpotConnector:
     ) -> tuple[int, list[str]]:
         return records.associate(self.client, object_type, new_id, record, now)
 
-    def create_task(self, task: dict) -> tuple[str, dict]:
-        """POST /crm/v3/objects/tasks, associated with the record, sent once: (its id,
-        HubSpot's answer) (connectors/hubspot/tasks.py)."""
-        try:
-            return tasks.create(self.client, task)
-        except HubSpotError as error:
-            raise _write_error(error, "the task") from None
+    def create_tasks(self, tasks: list[dict]) -> list[dict]:
+        raise NotSupported("HubSpot: creating tasks is not supported yet")
 
     def usage(self) -> Usage:
         return Usage(

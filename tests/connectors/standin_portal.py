@@ -67,7 +67,6 @@ class Portal:
         # Ids a merge replaced, by type: old id -> the record it is now.
         self.aliases: dict[str, dict[str, str]] = {t: {} for t in self.objects}
         self._new_ids = itertools.count(90_000_001)
-        self.tasks: dict[str, dict] = {}  # HubSpot tasks made: id -> properties, associations
 
     # --- changing the portal ----------------------------------------------------------
 

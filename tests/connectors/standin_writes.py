@@ -13,10 +13,7 @@ documented shapes (standin.py routes them here):
 - POST /crm/v4/associations/{from}/{to}/batch/create ({"inputs": [{"from": {"id"},
   "to": {"id"}, "types": [{"associationCategory", "associationTypeId"}]}]}): 201 with a
   result per association made, 207 with `errors` for a record that is not there. A
-  primary type makes the record the primary one (the other loses it);
-- POST /crm/v3/objects/tasks ({"properties", "associations"}): 201 with the task, kept
-  in `Portal.tasks` (id -> {"properties", "associations": [(type, id)]}); 400
-  VALIDATION_ERROR without `hs_timestamp`, or associated with a record not there."""
+  primary type makes the record the primary one (the other loses it)."""
 
 from __future__ import annotations
 
@@ -57,8 +54,6 @@ def route(
         return 200, properties(portal, parts[3])
     if method != "POST":
         return None
-    if parts == ["crm", "v3", "objects", "tasks"]:
-        return create_task(portal, body)
     if parts[:3] == ["crm", "v3", "objects"] and len(parts) == 4:
         return create(portal, parts[3], body, show)
     if parts[:3] == ["crm", "v3", "objects"] and parts[4:] == ["batch", "read"]:
@@ -118,29 +113,6 @@ def create(portal: Portal, object_type: str, body: dict, show: Callable) -> tupl
                 return 409, _error(f"Contact already exists. Existing ID: {rid}", "CONFLICT")
     rid = portal.create(object_type, props)
     return 201, show(portal, object_type, rid, list(props))
-
-
-TASK_TO = {192: "companies", 204: "contacts", 216: "deals"}  # HubSpot's type ids
-
-
-def create_task(portal: Portal, body: dict) -> tuple[int, dict]:
-    props = {k: v for k, v in (body.get("properties") or {}).items() if v is not None}
-    if not props.get("hs_timestamp"):
-        return 400, _error("Property values were not valid: hs_timestamp is required",
-                           "VALIDATION_ERROR")  # fmt: skip
-    linked = []
-    for association in body.get("associations") or []:
-        for spec in association.get("types") or []:
-            kind, rid = TASK_TO.get(spec.get("associationTypeId")), str(association["to"]["id"])
-            if kind is None or rid not in portal.objects[kind]:
-                return 400, _error(f"Invalid association to {rid}", "VALIDATION_ERROR")
-            linked.append((kind, rid))
-    task_id = str(next(portal._new_ids))
-    stamp = _iso(portal.clock_ms)
-    portal.tasks[task_id] = {"properties": props, "associations": linked}
-    answer = {"id": task_id, "properties": {**props, "hs_object_id": task_id},
-              "createdAt": stamp, "updatedAt": stamp, "archived": False}  # fmt: skip
-    return 201, answer
 
 
 def associate(portal: Portal, from_type: str, to_type: str, body: dict) -> tuple[int, dict]:

@@ -14,6 +14,7 @@ from connectors.base import (
     Account,
     CredentialsRefused,
     MergeRefused,
+    NotSupported,
     WriteRefused,
 )
 from connectors.hubspot.client import Limits
@@ -135,16 +136,13 @@ def test_a_merge_of_a_record_not_there_is_refused():
     assert portal.merges == []
 
 
-def test_a_task_is_made_on_its_record_and_refused_for_a_record_not_there():
+def test_tasks_are_declared_but_not_offered_yet_and_send_nothing():
     portal = problem_portal()
-    task = {"object_type": "deals", "record_id": "21", "owner_id": "901", "subject": "Fix it",
-            "body": "closedate", "due_ms": 1_800_000_000_000, "severity": "warning"}  # fmt: skip
     with StandIn(portal) as api, connector(api) as hubspot:
-        task_id, answer = hubspot.create_task(task)
-        with pytest.raises(WriteRefused, match=r"\(400\): Invalid association to 999"):
-            hubspot.create_task({**task, "record_id": "999"})
-    assert answer["id"] == task_id and portal.tasks[task_id]["associations"] == [("deals", "21")]
-    assert portal.tasks[task_id]["properties"]["hs_task_priority"] == "MEDIUM"
+        with pytest.raises(NotSupported, match="HubSpot: creating tasks is not supported"):
+            hubspot.create_tasks([{"owner": "ana", "record_id": "1"}])
+        assert hubspot.usage().requests == 0
+    assert portal.requests == 0
 
 
 def test_a_snapshot_of_an_id_a_merge_replaced_is_the_record_it_became():
