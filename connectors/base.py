@@ -9,6 +9,7 @@ The credentials are never part of a message."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -49,20 +50,29 @@ class NotSupported(ConnectorError):
         super().__init__(None, message)
 
 
-class MergeRefused(Exception):
-    """The CRM answered and did not merge (a 4xx): safe to ask again after a fix."""
+class WriteRefused(Exception):
+    """The CRM answered and did not make the change (a 4xx): its status, its answer and
+    its message. Safe to ask again after a fix, never blindly."""
 
     def __init__(self, status: int, answer: Any, message: str = "") -> None:
-        super().__init__(message or f"the CRM refused the merge ({status})")
+        super().__init__(message or f"the CRM refused the change ({status})")
         self.status, self.answer = status, answer
 
 
-class MergeUnanswered(Exception):
-    """No answer, or a 5xx: the CRM may or may not have merged."""
+class WriteUnanswered(Exception):
+    """No answer, or a 5xx, to a change sent once: the CRM may or may not have made it."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class MergeRefused(WriteRefused):
+    """The CRM answered and did not merge (a 4xx)."""
+
+
+class MergeUnanswered(WriteUnanswered):
+    """No answer, or a 5xx: the CRM may or may not have merged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +169,19 @@ class Connector(Protocol):
         """Merge one record into the survivor, sent once. Raises MergeRefused (the CRM
         answered no) or MergeUnanswered (it may have merged)."""
 
-    def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
-        """Take a merge back from its snapshot."""
+    def snapshot(self, object_type: str, ids: list[str]) -> dict[str, dict]:
+        """The records as they are now, every property and association, by id: what a
+        merge is undone from. Raises ConnectorError (then nothing is merged)."""
+
+    def recreate(self, object_type: str, record: dict) -> str:
+        """A record made again from its snapshot, sent once: its new id. Raises
+        WriteRefused or WriteUnanswered."""
+
+    def associate(
+        self, object_type: str, new_id: str, record: dict, now: Callable[[str, str], str]
+    ) -> tuple[int, list[str]]:
+        """The snapshot's associations made again from `new_id`, to each record's id
+        `now(type, id)`: (how many made, the CRM's messages for the others)."""
 
     def create_task(self, task: CrmTask) -> str:
         """One owner's to-do item of a fix plan, as a task in the CRM on its record; the

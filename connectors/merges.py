@@ -5,9 +5,14 @@ A merge of the plan (a survivor and the records merged into it) is sent as one C
 merge per merged record (HubSpot: `POST /crm/v3/objects/{type}/merge`, in
 connectors/hubspot/connector.py). Each is recorded as an AppliedMerge row before it is
 sent, claimed with a conditional UPDATE (pending -> applying), and answered (merged /
-failed / unknown). A record already merged, or whose merge is on its way or went
-unanswered, is never sent again: HubSpot's merges cannot be undone, so a retried request
-(after a timeout, a double click, two workers) must not merge twice.
+failed / unknown). Just before a merge is sent, both records are read whole from the
+CRM and kept on the row (`snapshot`: what connectors/undo.py makes the merged record
+again from); one that cannot be read is not merged (failed, nothing sent). A record
+already merged, or whose merge is on its way or went unanswered, is never sent again:
+HubSpot has no unmerge (an undo makes a new record), so a retried request (after a
+timeout, a double click, two workers) must not merge twice. A merge HubSpot refused
+(failed, with its message) is sent again only when it is named (`fingerprints`), never
+by applying everything again.
 
 The survivor is the record HubSpot's answer names: for companies and contacts the
 primary, for deals a new record with a new id (the old ids become its aliases). Each row
@@ -15,11 +20,12 @@ keeps it (`survivor_id`); a later merge into the same survivor is sent to its cu
 id, and the rows of earlier merges into it follow the new id, so the rows and the next
 pull name the same record.
 
-`client` is anything with `merge(object_type, primary_id, object_id_to_merge) -> dict`
-that raises MergeRefused (the CRM answered no) or MergeUnanswered (no answer: timeout,
-connection lost, 5xx): a Connector (connectors/base.py). One that also has `check()` is
-checked to open the account the dataset syncs before anything is sent. configured_client
-gives the connector of the dataset's connection, with its token."""
+`client` is anything with `snapshot(object_type, ids) -> {id: record}` and
+`merge(object_type, primary_id, object_id_to_merge) -> dict` that raises MergeRefused
+(the CRM answered no) or MergeUnanswered (no answer: timeout, connection lost, 5xx): a
+Connector (connectors/base.py). One that also has `check()` is checked to open the
+account the dataset syncs before anything is sent. configured_client gives the
+connector of the dataset's connection, with its token."""
 
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from connectors import registry
+from connectors import preflight, registry
 from connectors.base import Connector, ConnectorError, MergeRefused, MergeUnanswered
 from connectors.models import Connection
 from reviews.engine.fixes.fixplan import Merge
@@ -46,6 +52,8 @@ Status = AppliedMerge.Status
 
 class MergeClient(Protocol):
     def merge(self, object_type: str, primary_id: str, object_id_to_merge: str) -> dict: ...
+
+    def snapshot(self, object_type: str, ids: list[str]) -> dict[str, dict]: ...
 
 
 class MergeNotAllowed(Exception):
@@ -63,8 +71,12 @@ class Step:
     reason: str
     outcome: str  # dry run: "would merge" or the row's status; applied: the new status
     detail: str = ""
-    effects: str = ""  # what the merge moves to the survivor and what it loses
+    effects: str = ""  # what the merge moves to the survivor and what it loses (the plan)
     survivor_id: str = ""  # the record HubSpot answered with ("" before an answer)
+    # The pre-flight (dry run with a client): what the survivor would not keep, read from
+    # the CRM now, one line per property; `read_error` when they could not be read.
+    loses: tuple[str, ...] = ()
+    read_error: str = ""
 
 
 def effects_of(merge: Merge, merged_id: str) -> str:
@@ -87,33 +99,73 @@ def steps_of(merges: Iterable[Merge]) -> list[tuple[Merge, str]]:
     return [(merge, merged_id) for merge in merges for merged_id in merge.merge]
 
 
-def dry_run(run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user) -> list[Step]:
-    """What apply_merges would send, with what is already recorded; writes nothing."""
+def dry_run(
+    run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user, client=None
+) -> list[Step]:
+    """What apply_merges would send, with what is already recorded; writes nothing. With
+    a `client`, the pre-flight: both records of each merge still to send are read from
+    the CRM now, and `loses` lists, property by property, the values the survivor would
+    not keep (its own win where it has one; see preflight.py)."""
     dataset = _checked(run, user)
     recorded = _recorded(dataset)
-    return [
-        Step(
+    refused = _refused(dataset)
+    steps = []
+    for merge, merged_id in steps_of(_selected(run, fingerprints)):
+        key = (merge.object, merged_id)
+        outcome = recorded.get(key) or ("refused" if key in refused else "would merge")
+        step = Step(
             merge.object,
             current_id(dataset, merge.object, merge.primary),
             merged_id,
             merge.fingerprint,
             merge.reason,
-            recorded.get((merge.object, merged_id), "would merge"),
+            outcome,
+            detail=_refusal(refused[key]) if outcome == "refused" else "",
             effects=effects_of(merge, merged_id),
         )
-        for merge, merged_id in steps_of(_selected(run, fingerprints))
-    ]
+        if client is not None and outcome in ("would merge", "refused"):
+            step = _preflight(step, client)
+        steps.append(step)
+    return steps
+
+
+def _preflight(step: Step, client) -> Step:
+    """The step with what the survivor would lose, read now; or why it could not be."""
+    try:
+        taken = client.snapshot(step.object_type, [step.primary_id, step.merged_id])
+    except ConnectorError as error:
+        return replace(step, read_error=f"could not read both records now: {error}")
+    loses = preflight.survivor_loses(taken[step.primary_id], taken[step.merged_id])
+    return replace(step, loses=tuple(loses))
+
+
+def _refused(dataset) -> dict[tuple[str, str], str]:
+    """The latest refusal of each record whose merge was refused and not asked since."""
+    rows = (
+        AppliedMerge.objects.filter(dataset=dataset, status=Status.FAILED)
+        .order_by("requested_at", "id")
+        .values_list("object_type", "merged_id", "error")
+    )
+    return {(kind, merged): error for kind, merged, error in rows}
+
+
+def _refusal(error: str) -> str:
+    return f"refused before: {error or 'no message'} (sent again only when named)"
 
 
 def current_id(dataset, object_type: str, record_id: str) -> str:
     """The id a record has now, after the merges recorded for the dataset: a record
-    merged away, or a deal that a merge replaced with a new one, is its survivor's."""
+    merged away, or a deal that a merge replaced with a new one, is its survivor's; one
+    made again by an undo (connectors/undo.py) is the new record's."""
     now: dict[str, str] = {}
     rows = AppliedMerge.objects.filter(
         dataset=dataset, object_type=object_type, status=Status.MERGED
     ).exclude(survivor_id="")
-    for primary, merged, survivor in rows.values_list("primary_id", "merged_id", "survivor_id"):
-        now[merged] = survivor
+    for primary, merged, survivor, restored in rows.values_list(
+        "primary_id", "merged_id", "survivor_id", "restored_id"
+    ):
+        # An undone merge's record was made again: its old id names the new record.
+        now[merged] = restored or survivor
         if primary != survivor:
             now[primary] = survivor
     seen = set()
@@ -141,10 +193,20 @@ def apply_merges(
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
     done = []
     last_sent = None
+    refused = _refused(dataset) if fingerprints is None else {}
+    recorded = _recorded(dataset)
     for merge, merged_id in steps:
         # Into the survivor's current id: an earlier merge of this cluster (this call's,
         # or another's) may have given it a new one.
         primary = current_id(dataset, merge.object, merge.primary)
+        key = (merge.object, merged_id)
+        if key in refused and key not in recorded:
+            # Refused by the CRM: asked again only when a person names it, after a fix.
+            done.append(
+                Step(merge.object, primary, merged_id, merge.fingerprint, merge.reason,
+                     "refused", _refusal(refused[key]), effects_of(merge, merged_id))
+            )  # fmt: skip
+            continue
         row = _record(dataset, run, merge, primary, merged_id, user)
         if row.status != Status.PENDING or not _claim(row):
             done.append(_step(merge, row, row.status, "already recorded: not sent again"))
@@ -259,6 +321,17 @@ def _claim(row: AppliedMerge) -> bool:
 def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
     answer: dict[str, Any] = {}
     try:
+        # Both records as they are now, kept before the merge is sent: what an undo makes
+        # the merged record again from (connectors/undo.py). Without it nothing is sent.
+        taken = client.snapshot(row.object_type, [row.primary_id, row.merged_id])
+        AppliedMerge.objects.filter(pk=row.pk).update(
+            snapshot={"primary": taken[row.primary_id], "merged": taken[row.merged_id]}
+        )
+    except ConnectorError as error:
+        detail = f"both records could not be read first, nothing sent: {error}"
+        answer = {"status": Status.FAILED, "http_status": error.status, "error": detail}
+        return _answered(row, merge, answer)
+    try:
         response = client.merge(row.object_type, row.primary_id, row.merged_id)
         # HubSpot's answer is the surviving record: for deals a new one, with a new id.
         survivor = str((response or {}).get("id") or row.primary_id)
@@ -269,6 +342,10 @@ def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
                   "error": str(error)}  # fmt: skip
     except MergeUnanswered as error:
         answer = {"status": Status.UNKNOWN, "http_status": error.status, "error": str(error)}
+    return _answered(row, merge, answer)
+
+
+def _answered(row: AppliedMerge, merge: Merge, answer: dict[str, Any]) -> Step:
     logger.info(
         "merge %s %s into %s: %s", row.object_type, row.merged_id, row.primary_id, answer["status"]
     )

@@ -20,6 +20,16 @@ class AppliedMerge(models.Model):
         FAILED = "failed"  # HubSpot refused it (4xx): nothing merged, may be asked again
         UNKNOWN = "unknown"  # no answer (timeout, 5xx): never resent; check in HubSpot
 
+    class Undo(models.TextChoices):
+        """A merged record made again from the snapshot (connectors.undo), at most once:
+        claimed with a conditional UPDATE ("" or failed -> undoing)."""
+
+        NONE = "", "not undone"
+        UNDOING = "undoing"  # claimed: the create is on its way
+        UNDONE = "undone"  # made again: restored_id
+        FAILED = "failed"  # HubSpot refused the create: nothing made; asked again only by name
+        UNKNOWN = "unknown"  # no answer: never resent; check in HubSpot
+
     dataset = models.ForeignKey(
         "reviews.Dataset", on_delete=models.PROTECT, related_name="applied_merges"
     )
@@ -46,6 +56,26 @@ class AppliedMerge(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response = models.JSONField(null=True, blank=True)  # HubSpot's answer, as sent
     error = models.TextField(blank=True)
+    # Both records as HubSpot held them just before the merge was sent, read then:
+    # {"primary": {...}, "merged": {...}}, each with every property and association
+    # (connectors/hubspot/records.py). None: merged before snapshots were taken.
+    snapshot = models.JSONField(null=True, blank=True)
+    undo_status = models.CharField(max_length=16, choices=Undo.choices, blank=True, default="")
+    # The merged record made again: merged_id is now this id (HubSpot gives a new one).
+    restored_id = models.CharField(max_length=64, blank=True)
+    undone_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="undone_merges",
+    )
+    undo_claimed_at = models.DateTimeField(null=True, blank=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+    # What the undo did and could not do: associations made, HubSpot's messages for the
+    # ones it refused, the values HubSpot alone writes (not set again).
+    undo_detail = models.JSONField(null=True, blank=True)
+    undo_error = models.TextField(blank=True)
 
     class Meta:
         app_label = "reviews"

@@ -176,8 +176,9 @@ def dismiss_findings(
 
 @admin.register(AppliedMerge)
 class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
-    """Merges sent to HubSpot: evidence of who asked and what HubSpot answered. Made
-    through connectors.merges only, never by hand."""
+    """Merges sent to HubSpot: evidence of who asked and what HubSpot answered, the
+    snapshot taken first and any undo (old id -> restored_id). Made through
+    connectors.merges and connectors.undo only, never by hand."""
 
     workspace_path = "dataset__workspace"
 
@@ -191,9 +192,11 @@ class AppliedMergeAdmin(WorkspaceScoped, admin.ModelAdmin):
         "status",
         "http_status",
         "requested_by",
+        "undo_status",
+        "restored_id",
     )
-    list_filter = ("status", "object_type", ("dataset", ScopedRelatedFilter))
-    search_fields = ("merged_id", "primary_id", "survivor_id", "fingerprint")
+    list_filter = ("status", "undo_status", "object_type", ("dataset", ScopedRelatedFilter))
+    search_fields = ("merged_id", "primary_id", "survivor_id", "restored_id", "fingerprint")
     readonly_fields = [f.name for f in AppliedMerge._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -57,6 +57,9 @@ LAYERS = {
     "reviews.orchestration.fixes": 7,
     # A CRM connection's pulls, schedule and writes feed the intake; reports read runs.
     "connectors": 8,
+    # Undoing applied merges: over connectors.merges (the claim, the survivor's id now).
+    "connectors.undo": 8,
+    "connectors.preflight": 8,  # the merge dry run's fresh read (connectors.merges)
     "reviews.reports": 8,
     # Commands and admin: app-level entry points.
     "reviews.cli": 9,

@@ -10,6 +10,8 @@ unknown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from connectors.hubspot.client import HubSpotClient, HubSpotError, next_after
 from connectors.hubspot.snapshot import SINGULAR
 
@@ -26,7 +28,43 @@ class AssociationsIncomplete(HubSpotError):
 
 
 def read(client: HubSpotClient, from_type: str, to_type: str, ids: list[str]) -> dict[str, list]:
-    """{from id: [[to id, primary?]]} for at most 1,000 ids, all their pages. An input
+    """{from id: [[to id, primary?]]} for at most 1,000 ids, all their pages (read_all)."""
+    return read_all(
+        client,
+        from_type,
+        to_type,
+        ids,
+        lambda to: [str(to["toObjectId"]), _is_primary(to.get("associationTypes") or [])],
+    )
+
+
+def read_typed(
+    client: HubSpotClient, from_type: str, to_type: str, ids: list[str]
+) -> dict[str, list]:
+    """{from id: [{"id": to id, "types": [...], "primary_types": [...]}]}, each type
+    {"associationCategory", "associationTypeId"} as the v4 create takes it back: every
+    association with its labels (a merge's snapshot, connectors/hubspot/records.py)."""
+    return read_all(client, from_type, to_type, ids, _typed)
+
+
+def _typed(to: dict) -> dict:
+    """The primary label apart: it belongs to the pair, not to a record merged since."""
+    found = {"id": str(to["toObjectId"]), "types": [], "primary_types": []}
+    for t in to.get("associationTypes") or []:
+        if t.get("typeId") is not None:
+            spec = {"associationCategory": t.get("category"), "associationTypeId": t["typeId"]}
+            found["primary_types" if _is_primary([t]) else "types"].append(spec)
+    return found
+
+
+def read_all(
+    client: HubSpotClient,
+    from_type: str,
+    to_type: str,
+    ids: list[str],
+    entry: Callable[[dict], object],
+) -> dict[str, list]:
+    """{from id: [entry(to) for each association]} for at most 1,000 ids. An input
     HubSpot answers with an error other than "no associations" is asked once more; one
     still failing raises AssociationsIncomplete naming the records and HubSpot's
     messages: a record whose associations are unknown is not reviewed as if it had none."""
@@ -44,10 +82,7 @@ def read(client: HubSpotClient, from_type: str, to_type: str, ids: list[str]) ->
         pending = []
         for result in page.get("results") or []:
             rid = str(result["from"]["id"])
-            found.setdefault(rid, []).extend(
-                [str(to["toObjectId"]), _is_primary(to.get("associationTypes") or [])]
-                for to in result.get("to") or []
-            )
+            found.setdefault(rid, []).extend(entry(to) for to in result.get("to") or [])
             if after := next_after(result):
                 if (rid, after) in cursors:
                     raise HubSpotError(

@@ -5,6 +5,7 @@ settings from whatever object it is given (django.conf.settings, in the app)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from connectors.base import (
@@ -14,10 +15,12 @@ from connectors.base import (
     CrmTask,
     MergeRefused,
     MergeUnanswered,
-    NotSupported,
     Pulled,
     Usage,
+    WriteRefused,
+    WriteUnanswered,
 )
+from connectors.hubspot import records
 from connectors.hubspot import snapshot as snap
 from connectors.hubspot.client import HubSpotClient, HubSpotError, Limits
 from connectors.hubspot.pull import run_pull
@@ -99,8 +102,22 @@ class HubSpotConnector:
         except HubSpotError as error:
             raise _merge_error(error) from None
 
-    def undo_merge(self, object_type: str, primary_id: str, merged_id: str) -> dict:
-        raise NotSupported("HubSpot: undoing a merge is not supported yet")
+    def snapshot(self, object_type: str, ids: list[str]) -> dict[str, dict]:
+        """Every property and association of the records, read now
+        (connectors/hubspot/records.py)."""
+        return records.snapshot(self.client, object_type, ids)
+
+    def recreate(self, object_type: str, record: dict) -> str:
+        """POST /crm/v3/objects/{type} from a snapshot, sent once: the new id."""
+        try:
+            return records.recreate(self.client, object_type, record)
+        except HubSpotError as error:
+            raise _write_error(error, "the record") from None
+
+    def associate(
+        self, object_type: str, new_id: str, record: dict, now: Callable[[str, str], str]
+    ) -> tuple[int, list[str]]:
+        return records.associate(self.client, object_type, new_id, record, now)
 
     def create_task(self, task: CrmTask) -> str:
         """The new task's id; HubSpotError (its status) when HubSpot refused or did not
@@ -131,4 +148,18 @@ def _merge_error(error: HubSpotError) -> Exception:
         return MergeUnanswered(f"no answer from HubSpot: {error.message}")
     if error.status >= 500:
         return MergeUnanswered(f"HubSpot answered {error.status}", error.status)
-    return MergeRefused(error.status, error.body, f"HubSpot refused the merge ({error.status})")
+    return MergeRefused(
+        error.status, error.body, f"HubSpot refused the merge ({error.status}): {error.message}"
+    )
+
+
+def _write_error(error: HubSpotError, what: str) -> Exception:
+    if error.status is None:
+        return WriteUnanswered(f"no answer from HubSpot: {error.message}")
+    if error.status >= 500:
+        return WriteUnanswered(f"HubSpot answered {error.status}", error.status)
+    return WriteRefused(
+        error.status,
+        error.body,
+        f"HubSpot refused to create {what} ({error.status}): {error.message}",
+    )

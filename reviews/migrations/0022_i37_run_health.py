@@ -26,7 +26,7 @@ def score_finished_runs(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("reviews", "0020_i38_merge_survivor"),
+        ("reviews", "0021_i38_merge_undo"),
     ]
 
     operations = [

@@ -65,6 +65,7 @@ urlpatterns = [
         name="dataset_schedule",
     ),
     path("datasets/<dataset:name>/hubspot/pull/", connection_views.pull_now, name="dataset_pull"),
+    path("datasets/<dataset:name>/merges/", merge_views.applied_merges, name="applied_merges"),
     path("datasets/<dataset:name>/tuning/", tuning_views.tuning, name="dataset_tuning"),
     path(
         "datasets/<dataset:name>/tuning/apply/", tuning_views.apply_proposal, name="apply_proposal"

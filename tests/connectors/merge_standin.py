@@ -5,7 +5,12 @@ afterwards is what the next pull would read. Merging deals makes a new deal with
 id (HubSpot's changelog, "Deals now support merging"): the primary's fields, both
 records' contacts; both old ids become aliases that later requests may name. It can hold
 its first answer back past the client's timeout (having merged all the same), the
-failure a retry must survive."""
+failure a retry must survive.
+
+It also answers the reads a merge's snapshot makes first (connectors/hubspot/records.py):
+`GET /crm/v3/properties/{type}` (the batch's fields; hs_object_id read-only),
+`POST /crm/v3/objects/{type}/batch/read` and the v4 association batch read (from the
+records' companyId / companyIds / contactIds, either way). Those are not in `requests`."""
 
 from __future__ import annotations
 
@@ -18,6 +23,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _PATH = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/merge$")
+_PROPERTIES = re.compile(r"^/crm/v3/properties/(companies|contacts|deals)$")
+_READ = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/batch/read$")
+_LINKS = re.compile(
+    r"^/crm/v4/associations/(companies|contacts|deals)/(companies|contacts|deals)/batch/read$"
+)  # noqa: E501
+_LINK_FIELDS = {"id", "companyId", "companyIds", "contactIds"}
 
 
 class HubSpotStandIn:
@@ -37,11 +48,14 @@ class HubSpotStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # the account the token opens
+            def do_GET(self) -> None:  # the account the token opens, the properties
                 ok = self.headers.get("Authorization", "") == f"Bearer {stand_in.token}"
-                found = self.path == "/account-info/v3/details"
+                props = _PROPERTIES.match(self.path)
+                found = self.path == "/account-info/v3/details" or props
                 status = 200 if ok and found else (401 if not ok else 404)
                 answer = {"portalId": int(stand_in.portal), "accountType": "STANDARD"}
+                if props:
+                    answer = stand_in.properties(props.group(1))
                 data = json.dumps(answer if status == 200 else {"status": "error"}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -80,10 +94,56 @@ class HubSpotStandIn:
         self.server.shutdown()
         self.server.server_close()
 
+    def properties(self, kind: str) -> dict:
+        names = {k for r in self.batch[kind] for k in r if k not in _LINK_FIELDS}
+        defined = [{"name": n, "modificationMetadata": {"readOnlyValue": False}} for n in names]
+        defined.append({"name": "hs_object_id", "modificationMetadata": {"readOnlyValue": True}})
+        return {"results": defined}
+
+    def read(self, path: str, body: dict) -> dict | None:
+        """The snapshot's reads, or None for another path."""
+        if match := _READ.match(path):
+            kind = match.group(1)
+            records = {r["id"]: r for r in self.batch[kind]}
+            ids = [str(i["id"]) for i in body["inputs"]]
+            results = [
+                {"id": rid, "archived": False,
+                 "properties": {k: v for k, v in records[rid].items() if k not in _LINK_FIELDS}}
+                for rid in ids if rid in records
+            ]  # fmt: skip
+            return {"status": "COMPLETE", "results": results}
+        if match := _LINKS.match(path):
+            from_type, to_type = match.groups()
+            results = []
+            for item in body["inputs"]:
+                found = self._linked(from_type, str(item["id"]), to_type)
+                if found:
+                    to = [{"toObjectId": int(t), "associationTypes": [
+                        {"category": "HUBSPOT_DEFINED", "typeId": 1, "label": None}]}
+                        for t in found]  # fmt: skip
+                    results.append({"from": {"id": str(item["id"])}, "to": to})
+            return {"status": "COMPLETE", "results": results}
+        return None
+
+    def _linked(self, from_type: str, rid: str, to_type: str) -> list[str]:
+        def ids_of(record: dict, kind: str) -> list[str]:
+            if kind == "companies":
+                return list(dict.fromkeys([*record.get("companyIds", []), record.get("companyId")]))
+            return list(record.get("contactIds", [])) if kind == "contacts" else []
+
+        record = next((r for r in self.batch[from_type] if r["id"] == rid), None)
+        own = [i for i in ids_of(record, to_type) if i] if record else []
+        back = [r["id"] for r in self.batch[to_type] if rid in ids_of(r, from_type)]
+        return list(dict.fromkeys(own + back))
+
     def handle(self, path: str, authorization: str, body: dict) -> tuple[int, dict, float]:
         match = _PATH.match(path)
         if authorization != f"Bearer {self.token}":
             return 401, {"status": "error", "category": "INVALID_AUTHENTICATION"}, 0
+        with self._lock:
+            read = self.read(path, body)
+        if read is not None:
+            return 200, read, 0.0
         if not match:
             return 404, {"status": "error", "message": f"no route {path}"}, 0
         kind = match.group(1)

@@ -10,6 +10,9 @@ Serves, on 127.0.0.1 and a free port:
   `{"id", "after"}`; each result a page of `Portal.association_page` associations with
   its own opaque `paging.next.after`; 207 with `errors` for the inputs it does not
   answer: NO_ASSOCIATIONS_FOUND, or an error `Portal.association_errors` asks for)
+- GET  /crm/v3/properties/{type}, POST /crm/v3/objects/{type} (create) and
+  /crm/v3/objects/{type}/batch/read, POST /crm/v4/associations/{from}/{to}/batch/create:
+  standin_writes.py
 - GET  /crm/v3/pipelines/deals
 - POST /crm/v3/objects/tasks  (a task on a record: tests/connectors/task_standin.py)
 - POST /crm/v3/objects/{type}/merge  ({"primaryObjectId", "objectIdToMerge"}, either an
@@ -41,7 +44,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
+from tests.connectors import standin_writes
 from tests.connectors.standin_portal import MODIFIED, SEARCH_CAP, Portal, _iso
+from tests.connectors.standin_writes import TYPE_IDS
 from tests.connectors.task_standin import create_task
 
 __all__ = ["MODIFIED", "SEARCH_CAP", "Portal", "StandIn", "serving"]
@@ -194,12 +199,14 @@ class _Handler(BaseHTTPRequestHandler):
                     },
                     headers,
                 )
+            if parts == ["crm", "v3", "objects", "tasks"] and method == "POST":
+                return create_task(portal, body) + (headers,)
+            if (written := standin_writes.route(portal, method, parts, body, _object)) is not None:
+                return written + (headers,)
             if url.path == "/crm/v3/pipelines/deals":
                 return 200, {"results": portal.pipelines}, headers
             if parts[:3] == ["crm", "v3", "objects"] and method == "GET" and len(parts) == 4:
                 return 200, self._list(portal, parts[3], query), headers
-            if parts == ["crm", "v3", "objects", "tasks"] and method == "POST":
-                return create_task(portal, body) + (headers,)
             if parts[:3] == ["crm", "v3", "objects"] and parts[4:] == ["merge"]:
                 return self._merge(portal, parts[3], body) + (headers,)
             if parts[:3] == ["crm", "v3", "objects"] and search:
@@ -271,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
         inputs = body["inputs"]
         if len(inputs) > 1000:
             return 400, _error("Too many inputs: the limit is 1000", "VALIDATION_ERROR")
-        links = portal.links.get((from_type, to_type), {})
+        links = portal.links_from(from_type, to_type)
         results, errors = [], []
         for item in inputs:
             rid = str(item["id"])
@@ -295,7 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 continue
             end = start + portal.association_page
-            result = {"from": {"id": rid}, "to": [_to(t, p) for t, p in found[start:end]]}
+            shown = [_to(from_type, to_type, t, p) for t, p in found[start:end]]
+            result = {"from": {"id": rid}, "to": shown}
             if end < len(found):
                 result["paging"] = {"next": {"after": _cursor(end), "link": None}}
             results.append(result)
@@ -310,9 +318,12 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, answer
 
 
-def _to(to_id: str, primary: bool) -> dict:
-    labels = [{"category": "HUBSPOT_DEFINED", "typeId": 5, "label": "Primary"}] if primary else []
-    labels.append({"category": "HUBSPOT_DEFINED", "typeId": 341, "label": None})
+def _to(from_type: str, to_type: str, to_id: str, primary: bool) -> dict:
+    primary_id, plain_id = TYPE_IDS[(from_type, to_type)]
+    labels = []
+    if primary and primary_id:
+        labels.append({"category": "HUBSPOT_DEFINED", "typeId": primary_id, "label": "Primary"})
+    labels.append({"category": "HUBSPOT_DEFINED", "typeId": plain_id, "label": None})
     return {"toObjectId": int(to_id), "associationTypes": labels}
 
 

@@ -8,7 +8,8 @@ HubSpot's documented behaviour.
   which is modified and lists the merged ids in `hs_merged_object_ids`; the records that
   pointed at it are not modified. Merging deals creates a new deal with a new id
   (HubSpot's changelog, "Deals now support merging"); both old ids become aliases of
-  it, and a request naming an alias reaches it (`current`)."""
+  it, and a request naming an alias reaches it (`current`). A merged contact's email is
+  kept on the survivor (`hs_additional_emails`, when it differs from the survivor's)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ SEARCH_CAP = 10_000
 MERGED = "hs_merged_object_ids"  # on a survivor: the ids merged into it
 COMPANY_PROPERTY = "associatedcompanyid"  # on contacts: their primary company
 NEW_ID_ON_MERGE = {"deals"}  # the types whose merge makes a new record
+EMAILS = "hs_additional_emails"  # on a contact: other emails, a merged contact's among them
 
 
 class Portal:
@@ -99,6 +101,24 @@ class Portal:
         found.append((to_id, primary))
         self._derive_company(from_type, rid)
 
+    def links_from(self, from_type: str, to_type: str) -> dict[str, list[tuple[str, bool]]]:
+        """{id: [(to id, primary?)]} either way round: links are kept one way (contacts
+        and deals to companies, deals to contacts) and HubSpot reads them both ways; a
+        company's contact is primary where the company is the contact's primary."""
+        if (from_type, to_type) in self.links:
+            return self.links[(from_type, to_type)]
+        found: dict[str, list[tuple[str, bool]]] = {}
+        for rid, targets in self.links.get((to_type, from_type), {}).items():
+            for to_id, primary in targets:
+                found.setdefault(to_id, []).append((rid, primary))
+        return found
+
+    def create(self, object_type: str, props: dict) -> str:
+        """A new record with a new id (HubSpot's), modified now."""
+        rid = str(next(self._new_ids))
+        self.put(object_type, rid, props)
+        return rid
+
     def archive(self, object_type: str, rid: str) -> None:
         """Archiving does not change the modified date (so search does not see it)."""
         self.objects[object_type][rid]["archived"] = True
@@ -135,7 +155,14 @@ class Portal:
             listed.insert(0, primary)
             self._replace(object_type, primary, survivor)
         self._replace(object_type, merged, survivor)
-        self.put(object_type, survivor, {MERGED: ";".join(p for p in listed if p)})
+        changed = {MERGED: ";".join(p for p in listed if p)}
+        if object_type == "contacts":  # the merged contact's email stays the survivor's
+            held = objects[survivor]["properties"]
+            emails = [*(held.get(EMAILS) or "").split(";"), gone["properties"].get("email")]
+            extra = [e for e in dict.fromkeys(emails) if e and e != held.get("email")]
+            if extra:
+                changed[EMAILS] = ";".join(extra)
+        self.put(object_type, survivor, changed)
         return survivor
 
     def _replace(self, object_type: str, old: str, new: str) -> None:

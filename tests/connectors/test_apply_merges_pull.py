@@ -56,7 +56,9 @@ def test_applied_merges_are_made_once_and_the_next_pull_resolves_them(
 
         # HubSpot stamps the survivor as modified now, after the first pull began.
         portal.clock_ms = int(time.time() * 1000)
-        portal.slow_next = [0.0, 1.5]  # the account check, then the first merge: late
+        # The account check and the first merge's snapshot (the properties, both records,
+        # their contacts and deals) in time, then the first merge: late.
+        portal.slow_next = [0.0] * 5 + [1.5]
         first = apply_merges(
             run1, None, user=staff, client=configured_client(run1.batch.dataset), interval=0
         )  # noqa: E501

@@ -14,7 +14,7 @@ from connectors.base import (
     Account,
     CredentialsRefused,
     MergeRefused,
-    NotSupported,
+    WriteRefused,
 )
 from connectors.hubspot.client import Limits
 from connectors.hubspot.connector import HubSpotConnector
@@ -135,13 +135,27 @@ def test_a_merge_of_a_record_not_there_is_refused():
     assert portal.merges == []
 
 
-def test_undo_is_declared_but_not_offered_yet_and_sends_nothing():
+def test_a_snapshot_of_an_id_a_merge_replaced_is_the_record_it_became():
+    portal = problem_portal()
+    new_deal = portal.merge("deals", "21", "24")  # deals merge into a new id
+    with StandIn(portal) as api, connector(api) as hubspot:
+        taken = hubspot.snapshot("deals", ["21", new_deal])
+    assert taken["21"]["properties"]["hs_object_id"] == new_deal
+    assert taken["21"]["properties"]["dealname"] == taken[new_deal]["properties"]["dealname"]
+    assert taken["21"]["associations"] == taken[new_deal]["associations"]
+    assert [link["id"] for link in taken["21"]["associations"]["companies"]] == ["1", "3"]
+
+
+def test_a_record_is_made_again_without_the_values_hubspot_alone_writes():
     portal = problem_portal()
     with StandIn(portal) as api, connector(api) as hubspot:
-        with pytest.raises(NotSupported, match="HubSpot: undoing a merge is not supported"):
-            hubspot.undo_merge("companies", "1", "2")
-        assert hubspot.usage().requests == 0
-    assert portal.requests == 0
+        (record,) = hubspot.snapshot("companies", ["2"]).values()
+        new_id = hubspot.recreate("companies", record)
+        # Told nothing is read-only, HubSpot refuses the create and says which value.
+        with pytest.raises(WriteRefused, match=r"\(400\).*hs_object_id.*read only"):
+            hubspot.recreate("companies", {**record, "read_only": []})
+    assert portal.objects["companies"][new_id]["properties"]["name"] == "Vertex Robotics LLC"
+    assert new_id != "2" and len(portal.live("companies")) == 4
 
 
 def contacts_of(pulled) -> dict[str, dict]:

@@ -76,6 +76,18 @@ def test_the_dry_run_shows_each_merge_and_sends_nothing(run, staff):
     assert AppliedMerge.objects.count() == 0
 
 
+def test_the_pre_flight_reads_both_records_and_lists_what_the_survivor_loses(run, staff):
+    with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
+        hubspot.batch["companies"][1]["industry"] = "ROBOTICS"  # 9002's, read now
+        steps = dry_run(run, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
+        assert hubspot.requests == []  # read, nothing merged
+    loses = {s.merged_id: s.loses for s in steps}
+    assert 'name: "Vertex Robotics GmbH" (keeps "Vertex Robotics")' in loses["9002"]
+    assert not any(line.startswith("industry") for line in loses["9002"])  # 9001 has none
+    assert all(s.read_error == "" for s in steps)
+    assert AppliedMerge.objects.count() == 0
+
+
 def test_only_staff_apply_merges(run, django_user_model):
     member = django_user_model.objects.create_user("member")
     client = HubSpotConnector("http://127.0.0.1:9", TOKEN)
@@ -133,12 +145,19 @@ class _NoPortalCheck(HubSpotConnector):
     check = None  # a client that cannot tell its portal: only merge() is called
 
 
-def test_a_refused_merge_is_recorded_and_may_be_asked_again(run, staff):
+def test_a_refused_merge_is_recorded_and_asked_again_only_by_name(run, staff):
     with HubSpotStandIn(BATCH, token=TOKEN) as hubspot:
         wrong = apply_merges(run, None, user=staff, client=_NoPortalCheck(hubspot.url, "nope"))
         assert {s.outcome for s in wrong} == {"failed"}
         assert set(AppliedMerge.objects.values_list("http_status", flat=True)) == {401}
-        fixed = apply_merges(run, None, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
+        # Applying everything again does not resend them; the dry run says why.
+        blind = apply_merges(run, None, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
+        planned = dry_run(run, user=staff)
+        named = [s.fingerprint for s in planned]
+        fixed = apply_merges(run, named, user=staff, client=HubSpotConnector(hubspot.url, TOKEN))
+    assert {s.outcome for s in blind} == {"refused"} and {s.outcome for s in planned} == {"refused"}
+    assert "refused before: both records could not be read first" in blind[0].detail
+    assert "401" in planned[0].detail and "sent again only when named" in planned[0].detail
     assert {s.outcome for s in fixed} == {"merged"}
     assert set(hubspot.merged) == PAIRS
     assert AppliedMerge.objects.filter(status="failed").count() == 3

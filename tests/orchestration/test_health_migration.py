@@ -15,7 +15,7 @@ from reviews.models import ReviewRun
 # slow: migrations run forwards and back.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-BEFORE = [("reviews", "0020_i38_merge_survivor")]
+BEFORE = [("reviews", "0021_i38_merge_undo")]
 
 
 def test_finished_runs_are_scored_from_their_findings(postgres):

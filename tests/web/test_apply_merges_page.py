@@ -44,6 +44,8 @@ def test_staff_see_the_dry_run_then_apply_the_ticked_merges(admin_client, run, h
     page = admin_client.get(url).content.decode()
     for _, _, merged in PAIRS:
         assert f'data-merged="{merged}" data-outcome="would merge"' in page
+    # The pre-flight: both records read from HubSpot now, what the survivor would lose.
+    assert "HubSpot now: loses name: &quot;Vertex Robotics GmbH&quot;" in page
     fingerprints = [
         m["fingerprint"] for m in call_json(run) if m["object"] in ("companies", "deals")
     ]
@@ -77,6 +79,7 @@ def test_cli_dry_runs_by_default_and_applies_with_a_staff_user(run, hubspot, dja
     django_user_model.objects.create_user("member")
     shown = apply_cli("--run", str(run.pk), "--user", "ops")
     assert "deals 5002 -> 5001: would merge" in shown and hubspot.requests == []
+    assert '  loses name: "Vertex Robotics GmbH" (keeps "Vertex Robotics")' in shown
     with pytest.raises(CommandError, match="staff"):
         apply_cli("--run", str(run.pk), "--user", "member", "--apply")
     sent = apply_cli("--run", str(run.pk), "--user", "ops", "--apply")

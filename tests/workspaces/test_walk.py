@@ -132,6 +132,7 @@ ROUTES: dict[str, Route] = {
     "reviews:tasks_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks.csv"),
     "reviews:apply_merges": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges/apply/"),
     "reviews:send_tasks": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks/send/"),
+    "reviews:applied_merges": Route(OBJECT, lambda w: f"/datasets/{A_DATASET}/merges/"),
     "reviews:tokens": Route(
         LIST, lambda w: "/settings/tokens/", marker=lambda w: "alpha nightly", personal=True
     ),
@@ -156,6 +157,15 @@ ROUTES: dict[str, Route] = {
     "api:runs": Route(LIST, lambda w: "/api/v1/runs", marker=lambda w: f'"id": {w.run_a.pk},'),
     "api:rerun": Route(ACTION, lambda w: f"/api/v1/runs/{w.run_a.pk}/rerun", "post"),
     "api:fix_plan": Route(OBJECT, lambda w: f"/api/v1/runs/{w.run_a.pk}/fix-plan"),
+    "api:undo_dry_run": Route(OBJECT, lambda w: f"/api/v1/runs/{w.run_a.pk}/merges/undo"),
+    # A's dataset has no HubSpot connection here: reaching it is what is walked (400).
+    "api:undo": Route(
+        ACTION,
+        lambda w: f"/api/v1/runs/{w.run_a.pk}/merges/undo",
+        "post",
+        data=lambda w: {"fingerprints": None},
+        reached=(400,),
+    ),
     "api:dataset": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}"),
     "api:dataset_pull": Route(
         ACTION, lambda w: _connected(w, f"/api/v1/datasets/{A_DATASET}/pull"), "post"

@@ -30,7 +30,7 @@ class Command(BaseCommand):
             "--fingerprint", action="append", help="only this merge (repeat for more)"
         )
         parser.add_argument(
-            "--apply", action="store_true", help="send the merges (they cannot be undone)"
+            "--apply", action="store_true", help="send the merges (undo: manage.py undo_merges)"
         )
 
     def handle(self, *args, run: int, user: str, fingerprint, apply: bool, **options) -> None:
@@ -52,7 +52,14 @@ class Command(BaseCommand):
                 finally:
                     client.close()
             else:
-                steps = dry_run(found, fingerprint, user=person)
+                # The pre-flight reads both records of each merge when the dataset is
+                # connected: what the survivor would lose, property by property.
+                client = configured_client(found.batch.dataset)
+                try:
+                    steps = dry_run(found, fingerprint, user=person, client=client)
+                finally:
+                    if client is not None:
+                        client.close()
         except (MergeNotAllowed, PlanUnavailable) as error:
             raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
         for step in steps:
@@ -66,5 +73,9 @@ class Command(BaseCommand):
                 f"{step.object_type} {step.merged_id} -> {step.primary_id}{now}: {step.outcome}"
                 f"{detail} ({step.reason})"
             )
+            for line in step.loses:
+                self.stdout.write(f"  loses {line}")
+            if step.read_error:
+                self.stdout.write(f"  {step.read_error}")
         if any(step.outcome not in GOOD for step in steps):
             raise CommandError("not every merge went through", returncode=EXIT_SOME_FAILED)

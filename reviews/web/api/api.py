@@ -10,7 +10,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from reviews.orchestration.intake.submit import unreachable_errors
-from reviews.web.api import batches, datasets, fixplan, pulls, runs, tuning
+from reviews.web.api import batches, datasets, fixplan, pulls, runs, tuning, undo
 from reviews.web.unavailable import UNAVAILABLE, retry_after
 
 logger = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ api.add_router("/", pulls.router)
 api.add_router("/", tuning.router)
 api.add_router("/", datasets.router)
 api.add_router("/", fixplan.router)
+api.add_router("/", undo.router)
 
 
 @api.exception_handler(AuthenticationError)

@@ -20,6 +20,8 @@ ENDPOINTS = {
     ("GET", "/api/v1/runs/{run_id}"),
     ("POST", "/api/v1/runs/{run_id}/rerun"),
     ("GET", "/api/v1/runs/{run_id}/fix-plan"),
+    ("GET", "/api/v1/runs/{run_id}/merges/undo"),
+    ("POST", "/api/v1/runs/{run_id}/merges/undo"),
     ("GET", "/api/v1/datasets/{name}"),
     ("POST", "/api/v1/datasets/{name}/dismissals"),
     ("DELETE", "/api/v1/datasets/{name}/dismissals/{fingerprint}"),
