@@ -1,6 +1,8 @@
 """The analyst's first page, in a real headless Chromium against a live server: sign in,
 land on the home page (`/`), read each dataset's health, trend, criticals and money at
-risk, hover a sync of a trend, then open a dataset from its row. Runs are reviewed
+risk, hover a sync of a trend, then open a dataset from its row: its overview, then its first
+sync's fix plan page (the fix-first list) and a record's page in HubSpot (issue 37's
+walk). Runs are reviewed
 in-process beforehand (the upload path has its own browser tests), so the page shows a
 history of syncs. Screenshots: home.png and home-dataset.png."""
 
@@ -22,22 +24,24 @@ from tests.web.test_browser import PASSWORD, browser, screenshot  # noqa: F401 (
 from tests.web.test_browser import page as page  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+PORTAL = "4242"  # acme-hubspot's HubSpot portal: its records link there
 
 
 def crm(as_of: str, dataset: str, *, broken_won: int = 0, pairs: int = 0, currency: str = "USD"):
     """Twenty companies, each with an open deal; the first `broken_won` deals won without
-    a close date (critical), and `pairs` companies entered twice (a warning pair each)."""
+    a close date (critical), and `pairs` companies entered twice (a warning pair each).
+    Ids are numbers, as HubSpot's are, so the fix plan links each record to its page."""
     companies = [
-        {"id": f"co_{i}", "name": f"Company {i}", "domain": f"company{i}.example"}
+        {"id": str(1000 + i), "name": f"Company {i}", "domain": f"company{i}.example"}
         for i in range(20)
     ]
     companies += [
-        {"id": f"co_dup_{i}", "name": f"Company {i} Ltd", "domain": f"www.company{i}.example"}
+        {"id": str(2000 + i), "name": f"Company {i} Ltd", "domain": f"www.company{i}.example"}
         for i in range(pairs)
     ]
     deals = [
-        {"id": f"dl_{i}", "name": f"Company {i} renewal", "amount": 12_000 + 1_000 * i,
-         "currency": currency, "companyId": f"co_{i}",
+        {"id": str(5000 + i), "name": f"Company {i} renewal", "amount": 12_000 + 1_000 * i,
+         "currency": currency, "companyId": str(1000 + i),
          **({"stage": "closedwon"} if i < broken_won
             else {"stage": "appointmentscheduled", "closeDate": "2026-12-01"})}
         for i in range(20)
@@ -58,6 +62,7 @@ def test_home_page_then_a_dataset(page):  # noqa: F811
         as_of = f"2026-08-0{day}T07:30:00Z"
         reviewed(crm(as_of, "globex-eu", broken_won=broken, pairs=pairs, currency="EUR"))
     reviewed(crm("2026-08-04T06:00:00Z", "initech-crm"))
+    Dataset.objects.filter(name="acme-hubspot").update(hubspot_portal_id=PORTAL)
     Connection.objects.create(
         dataset=Dataset.objects.get(name="globex-eu"),
         token_sealed=tokens.encrypt("pat-home-browser"),
@@ -101,4 +106,27 @@ def test_home_page_then_a_dataset(page):  # noqa: F811
     expect(page.locator("#syncs tbody tr")).to_have_count(4)
     expect(page.locator("#syncs [data-health]").first).to_have_text(acme_health)  # sync #4
     expect(page.locator("nav a.active")).to_have_text("Datasets")
+    # The overview first: the trend, a point per sync with its value on hover.
+    expect(page.locator("#overview")).to_be_visible()
+    expect(page.locator("#trend circle.dot-critical")).to_have_count(4)
     screenshot(page, "home-dataset.png")
+
+    # The first sync's fix-first list (its criticals are tasks; the latest has only a
+    # duplicate left, a merge), on its fix plan page, then a record in HubSpot.
+    page.locator("#syncs tbody tr").last.locator("a[href^='/runs/']").first.click()
+    page.click("#fix-plan")
+    expect(page).to_have_url(re.compile(r"/runs/\d+/fix-plan/$"))
+    severities = page.locator("#fix-plan-tasks tr[data-severity]")
+    order = [severities.nth(i).get_attribute("data-severity") for i in range(severities.count())]
+    ranks = {"critical": 0, "warning": 1, "suggestion": 2}
+    assert order and [ranks[s] for s in order] == sorted(ranks[s] for s in order)  # fix first
+    page.context.route(
+        "https://app.hubspot.com/**",
+        lambda route: route.fulfill(body="<title>HubSpot record</title>", content_type="text/html"),
+    )
+    link = page.locator("#fix-plan-tasks a.hubspot-link").first
+    record = link.inner_text()
+    with page.expect_popup() as popup:
+        link.click()
+    assert popup.value.url.startswith(f"https://app.hubspot.com/contacts/{PORTAL}/record/")
+    assert popup.value.url.endswith(f"/{record}")
