@@ -11,6 +11,8 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
 
 from reviews.engine import money as formats
 from reviews.engine.history.compare import standing_sentence
@@ -68,3 +70,13 @@ def standing_banner(value: dict | None, run) -> str:
     return standing_sentence(
         value or {}, run.pk, in_dataset=run.batch.dataset_id is not None, money=False
     )
+
+
+@register.filter
+def ago(value) -> str:
+    """'just now' within a minute, else Django's '3 hours, 2 minutes ago'."""
+    if value is None:
+        return ""
+    if (timezone.now() - value).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(value)} ago"

@@ -71,3 +71,15 @@ def test_money_is_written_as_babel_writes_it(amount, currency):
     )
 
     assert format_money(amount, currency) == expected
+
+
+def test_times_read_just_now_then_ago():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reviews.templatetags.numbers import ago
+
+    assert ago(timezone.now() - timedelta(seconds=5)) == "just now"
+    assert ago(timezone.now() - timedelta(minutes=3)) == "3\xa0minutes ago"
+    assert ago(None) == ""
