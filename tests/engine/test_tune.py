@@ -161,7 +161,21 @@ def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
     [proposal] = propose([dismissed + kept], {s.fingerprint for s in dismissed})
     factor = proposal.policy.rules["amount_typo_factor"]
     assert Decimal("199") < factor < Decimal("400")
-    assert factor == Decimal("299.50")
+    assert str(factor) == "200"  # the roundest between, as a person would set it
+
+
+def test_a_proposal_is_the_roundest_number_that_splits_dismissed_from_kept():
+    from reviews.engine.history.tune import roundest
+
+    # stale_enrichment_days (a finding past it): from the dismissed 347 to below 475.
+    assert roundest(Decimal(347), Decimal(475), past_low=False, whole=True) == 400
+    assert roundest(Decimal(347), Decimal(351), past_low=False, whole=True) == 350
+    assert roundest(Decimal(347), Decimal(348), past_low=False, whole=True) == 347
+    assert roundest(Decimal(347), Decimal(347), past_low=False, whole=True) is None
+    # A ratio (a finding at or past it): past the dismissed 0.91, up to the kept 0.93.
+    assert str(roundest(Decimal("0.91"), Decimal("0.93"), past_low=True, whole=False)) == "0.92"
+    assert roundest(Decimal("0.91"), Decimal("0.91"), past_low=True, whole=False) is None
+    assert roundest(Decimal(564), None, past_low=False, whole=True) == 600  # nothing kept
 
 
 def test_record_fields_join_the_source_and_its_detail():

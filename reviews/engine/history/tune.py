@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from reviews.engine.batch import Batch
@@ -189,17 +189,14 @@ def _threshold(
             return None
         limit = below[-1]
     hidden = sum(1 for s in gone if min(measures.get(s.fingerprint, [limit + 1])) <= limit)
-    value = limit if isinstance(limit, int) else Decimal(limit)
-    if measure.inclusive:  # a finding when value >= rule: the rule must pass the limit
-        above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
-        step = (above - Decimal(limit)) / 2 if above is not None else Decimal(1)
-        value = (Decimal(limit) + step).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
-        if value <= limit:  # kept and dismissed closer than a hundredth
-            return None
-        if isinstance(getattr(Rules(), measure.rule), int):
-            value = int(value) if int(value) > limit else int(limit) + 1
-            if above is not None and value > above:  # no whole number fits between
-                return None
+    above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
+    whole = isinstance(getattr(Rules(), measure.rule), int)
+    # A finding when value >= rule (inclusive): the rule goes past the limit, up to the
+    # smallest kept; else (value > rule) from the limit to below the smallest kept. The
+    # roundest number there, as a person would set it (350 days, not 347).
+    value = roundest(Decimal(limit), above, past_low=measure.inclusive, whole=whole)
+    if value is None:  # kept and dismissed too close for a whole number or a hundredth
+        return None
     try:
         Rules().with_overrides({measure.rule: value})
     except ValueError:
@@ -213,6 +210,30 @@ def _threshold(
     return Proposal(
         kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept)
     )
+
+
+STEPS = tuple(Decimal(step) for step in ("1000", "500", "100", "50", "10", "5", "1", "0.5",
+                                          "0.1", "0.05", "0.01"))  # fmt: skip
+
+
+def roundest(
+    low: Decimal, high: Decimal | None, *, past_low: bool, whole: bool
+) -> Decimal | int | None:
+    """The number with the fewest significant digits from `low` (excluded when
+    `past_low`) up to `high` (included when `past_low`, else excluded; no bound: within a
+    tenth above `low`); None when none fits at a hundredth (a whole number for `whole`)."""
+    top = high if high is not None else low + max(abs(low) / 10, Decimal(1))
+    for step in STEPS:
+        if whole and step < 1:
+            break
+        value = (low / step).to_integral_value(rounding=ROUND_CEILING) * step
+        if value == low and past_low:
+            value += step
+        if value < top or (value == top and past_low):
+            if whole:
+                return int(value)
+            return value.quantize(Decimal(1)) if value == int(value) else value.normalize()
+    return None
 
 
 def _quieter(kind: str, gone: list[Seen], kept: list[Seen], current: Policy) -> Proposal | None:
