@@ -1,8 +1,8 @@
 """Chart geometry for the pages' server-rendered SVG: the one way revreview draws a chart
 (no JavaScript, no CDN). Columns over days (the spend page), stacked bars by name (the
-dataset page's open problems by owner and record source); the dataset's trend draws its
-lines with points on the same terms (reviews.web.datasets.trend). Pixel positions are
-rounded only here, for drawing; the values stay exact."""
+dataset page's open problems by owner and record source), and lines with a point per
+value (the dataset page's trend, the home page's health trends). Pixel positions are
+worked out only here, for drawing; the values stay exact."""
 
 from __future__ import annotations
 
@@ -101,6 +101,24 @@ def stacked_bars(rows: Sequence[tuple[str, dict[str, int]]], keys: Sequence[str]
         width=BAR_LABEL + BAR_WIDTH + 60, height=len(rows) * BAR_ROW, label_width=BAR_LABEL,
         rows=drawn,
     )  # fmt: skip
+
+
+def line(
+    values: Sequence[Decimal | int], *, width: int, height: int, pad: int, low, high
+) -> list[tuple[float, float]]:
+    """Where each value sits on a line chart from `low` (the bottom) to `high` (the top),
+    the first on the left, evenly apart; a single value on the right, where the newest
+    always is. To a hundredth of a pixel."""
+    inner_w, inner_h = width - 2 * pad, height - 2 * pad
+    span = float(high - low) or 1.0
+    step = inner_w / max(len(values) - 1, 1)
+    return [
+        (
+            round(pad + (i * step if len(values) > 1 else inner_w), 2),
+            round(pad + inner_h * (1 - float(value - low) / span), 2),
+        )
+        for i, value in enumerate(values)
+    ]
 
 
 def _scaled(value: Decimal, top: Decimal, pixels: int) -> int:

@@ -15,7 +15,7 @@ from django.db.models import Count, F, Func, IntegerField, Max, Sum
 from ledger.models import LedgerEntry
 from ledger.pricing import micros_to_usd
 from reviews.models import Batch, Dataset, Dismissal, Finding, ReviewRun, Severity
-from revreview.charts import BarChart, stacked_bars
+from revreview.charts import BarChart, line, stacked_bars
 
 SYNCS_SHOWN = 100
 CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 640, 180, 24
@@ -149,19 +149,20 @@ def trend(history: list[Sync]) -> Chart | None:
     if not reviewed:
         return None
     top = max((max(s.severities.values(), default=0) for s in reviewed), default=0) or 1
-    width = CHART_WIDTH - 2 * CHART_PAD
-    height = CHART_HEIGHT - 2 * CHART_PAD
-    step = width / max(len(reviewed) - 1, 1)
     lines = []
     for severity in Severity.values:
+        places = line(
+            [s.severities[severity] for s in reviewed],
+            width=CHART_WIDTH, height=CHART_HEIGHT, pad=CHART_PAD, low=0, high=top,
+        )  # fmt: skip
         dots = [
             Point(
-                f"{CHART_PAD + i * step:.1f}",
-                f"{CHART_PAD + height * (1 - s.severities[severity] / top):.1f}",
+                f"{x:.1f}",
+                f"{y:.1f}",
                 f"sync #{s.number} · {s.batch.as_of:%Y-%m-%d}: "
                 f"{s.severities[severity]:,} {severity}",
             )
-            for i, s in enumerate(reviewed)
+            for (x, y), s in zip(places, reviewed, strict=True)
         ]
         points = " ".join(f"{dot.x},{dot.y}" for dot in dots)
         lines.append(Line(severity, points, reviewed[-1].severities[severity], dots))

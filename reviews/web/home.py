@@ -18,6 +18,7 @@ from django.http import HttpRequest
 
 from connectors.models import Connection, Pull
 from reviews.models import Batch, Dataset, ReviewRun
+from revreview import charts
 from workspaces.access import scope
 
 TREND_SYNCS = 12  # the syncs a row's trend shows, newest on the right
@@ -90,19 +91,13 @@ def spark(history: list[tuple[int, datetime | None, Decimal]]) -> Spark | None:
     if not history:
         return None
     floor = min(int(min(health for _, _, health in history)) // 10 * 10, 90)
-    inner_w = SPARK_WIDTH - 2 * SPARK_PAD
-    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD
-    step = inner_w / max(len(history) - 1, 1)
+    places = charts.line(
+        [health for _, _, health in history],
+        width=SPARK_WIDTH, height=SPARK_HEIGHT, pad=SPARK_PAD, low=floor, high=100,
+    )  # fmt: skip
     points = [
-        Point(
-            # A single sync sits on the right, where the newest always is.
-            SPARK_PAD + (i * step if len(history) > 1 else inner_w),
-            SPARK_PAD + inner_h * float((100 - health) / (100 - floor)),
-            number,
-            as_of,
-            health,
-        )
-        for i, (number, as_of, health) in enumerate(history)
+        Point(x, y, number, as_of, health)
+        for (x, y), (number, as_of, health) in zip(places, history, strict=True)
     ]
     return Spark(points, floor)
 
