@@ -192,7 +192,7 @@ def apply_merges(
     _same_portal(dataset, client)
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
     done = []
-    last_sent = None
+    pace = _Pace(interval)
     refused = _refused(dataset) if fingerprints is None else {}
     recorded = _recorded(dataset)
     for merge, merged_id in steps:
@@ -211,13 +211,10 @@ def apply_merges(
         if row.status != Status.PENDING or not _claim(row):
             done.append(_step(merge, row, row.status, "already recorded: not sent again"))
             continue
-        if last_sent is not None:
-            time.sleep(max(0.0, last_sent + interval - time.monotonic()))
-        last_sent = time.monotonic()
         # The request goes out after the claim is committed and outside any transaction:
         # a slow HubSpot must not hold a database lock, and the claim must stand even if
         # this process dies while waiting.
-        done.append(_send(row, merge, client))
+        done.append(_send(row, merge, client, pace.wait))
     # A step's survivor as the rows now say: a later merge into it may have replaced it.
     rows = AppliedMerge.objects.filter(
         dataset=dataset, merged_id__in=[s.merged_id for s in done], status=Status.MERGED
@@ -318,7 +315,20 @@ def _claim(row: AppliedMerge) -> bool:
     return claimed == 1
 
 
-def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
+class _Pace:
+    """At least `interval` seconds between two merge requests; the reads a merge makes
+    first (its snapshot) do not count, so their time never shortens the gap."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval, self.last = interval, None
+
+    def wait(self) -> None:
+        if self.last is not None:
+            time.sleep(max(0.0, self.last + self.interval - time.monotonic()))
+        self.last = time.monotonic()
+
+
+def _send(row: AppliedMerge, merge: Merge, client: MergeClient, pace) -> Step:
     answer: dict[str, Any] = {}
     try:
         # Both records as they are now, kept before the merge is sent: what an undo makes
@@ -331,6 +341,7 @@ def _send(row: AppliedMerge, merge: Merge, client: MergeClient) -> Step:
         detail = f"both records could not be read first, nothing sent: {error}"
         answer = {"status": Status.FAILED, "http_status": error.status, "error": detail}
         return _answered(row, merge, answer)
+    pace()
     try:
         response = client.merge(row.object_type, row.primary_id, row.merged_id)
         # HubSpot's answer is the surviving record: for deals a new one, with a new id.
