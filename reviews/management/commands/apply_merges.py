@@ -8,15 +8,17 @@ Exit codes: 0 every merge would go / went through, 1 one failed or went unanswer
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from connectors.merges import MergeNotAllowed, apply_merges, configured_client, dry_run
-from reviews.models import ReviewRun
+from reviews.management.crm_writes import (
+    EXIT_BAD_INPUT,
+    EXIT_SOME_FAILED,
+    crm_client,
+    run_and_person,
+)
 from reviews.orchestration.fixes.fixplan import PlanUnavailable
 
-EXIT_SOME_FAILED = 1
-EXIT_BAD_INPUT = 2
 GOOD = {"would merge", "merged"}
 
 
@@ -34,23 +36,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, run: int, user: str, fingerprint, apply: bool, **options) -> None:
-        found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
-        if found is None:
-            raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
-        person = get_user_model().objects.filter(username=user).first()
-        if person is None:
-            raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
+        found, person = run_and_person(run, user)
         try:
             if apply:
-                client = configured_client(found.batch.dataset)
-                if client is None:
-                    raise MergeNotAllowed(
-                        "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
-                    )
-                try:
+                with crm_client(found) as client:
                     steps = apply_merges(found, fingerprint, user=person, client=client)
-                finally:
-                    client.close()
             else:
                 # The pre-flight reads both records of each merge when the dataset is
                 # connected: what the survivor would lose, property by property.

@@ -9,16 +9,18 @@ unanswered, 2 bad input (no such run or user, not staff, no connection)."""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from connectors.merges import MergeNotAllowed, configured_client
+from connectors.merges import MergeNotAllowed
 from connectors.owner_tasks import dry_run, send_tasks
-from reviews.models import ReviewRun
+from reviews.management.crm_writes import (
+    EXIT_BAD_INPUT,
+    EXIT_SOME_FAILED,
+    crm_client,
+    run_and_person,
+)
 from reviews.orchestration.fixes.fixplan import PlanUnavailable
 
-EXIT_SOME_FAILED = 1
-EXIT_BAD_INPUT = 2
 GOOD = {"would create", "created", "resolved"}
 
 
@@ -32,23 +34,11 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="create the tasks in HubSpot")
 
     def handle(self, *args, run: int, user: str, owner, apply: bool, **options) -> None:
-        found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
-        if found is None:
-            raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
-        person = get_user_model().objects.filter(username=user).first()
-        if person is None:
-            raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
+        found, person = run_and_person(run, user)
         try:
             if apply:
-                client = configured_client(found.batch.dataset)
-                if client is None:
-                    raise MergeNotAllowed(
-                        "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
-                    )
-                try:
+                with crm_client(found) as client:
                     steps = send_tasks(found, owner, user=person, client=client)
-                finally:
-                    client.close()
             else:
                 steps = dry_run(found, owner, user=person)
         except (MergeNotAllowed, PlanUnavailable) as error:

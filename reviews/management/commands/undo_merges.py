@@ -11,15 +11,17 @@ fingerprint)."""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from connectors.merges import MergeNotAllowed, configured_client
+from connectors.merges import MergeNotAllowed
 from connectors.undo import undo_dry_run, undo_merges
-from reviews.models import ReviewRun
+from reviews.management.crm_writes import (
+    EXIT_BAD_INPUT,
+    EXIT_SOME_FAILED,
+    crm_client,
+    run_and_person,
+)
 
-EXIT_SOME_FAILED = 1
-EXIT_BAD_INPUT = 2
 GOOD = {"would undo", "undone"}
 
 
@@ -37,23 +39,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, run: int, user: str, fingerprint, apply: bool, **options) -> None:
-        found = ReviewRun.objects.select_related("batch__dataset").filter(pk=run).first()
-        if found is None:
-            raise CommandError(f"no run {run}", returncode=EXIT_BAD_INPUT)
-        person = get_user_model().objects.filter(username=user).first()
-        if person is None:
-            raise CommandError(f"no user named {user!r}", returncode=EXIT_BAD_INPUT)
+        found, person = run_and_person(run, user)
         try:
             if apply:
-                client = configured_client(found.batch.dataset)
-                if client is None:
-                    raise MergeNotAllowed(
-                        "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
-                    )
-                try:
+                with crm_client(found) as client:
                     steps = undo_merges(found, fingerprint, user=person, client=client)
-                finally:
-                    client.close()
             else:
                 steps = undo_dry_run(found, fingerprint, user=person)
         except MergeNotAllowed as error:
