@@ -67,7 +67,7 @@ def test_a_threshold_explains_the_dismissals_and_replay_proves_it(weeks, history
     [proposal] = propose(history, dismissed)
     assert proposal.kind == "stale_enrichment"
     value = proposal.policy.rules["stale_enrichment_days"]
-    assert Rules().stale_enrichment_days < value <= YEARLY + 10  # ages a day a sync; rounded
+    assert Rules().stale_enrichment_days < value <= YEARLY + 10  # aged, rounded
     result = replay(weeks[:5], Rules(), EMPTY, proposal.policy, dismissed)
     assert result["syncs"] == 5 and len(result["per_sync"]) == 5
     assert result["dismissed_hidden"] >= 0.9 * result["dismissed_total"]
