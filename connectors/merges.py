@@ -106,7 +106,7 @@ def dry_run(
     a `client`, the pre-flight: both records of each merge still to send are read from
     the CRM now, and `loses` lists, property by property, the values the survivor would
     not keep (its own win where it has one; see preflight.py)."""
-    dataset = _checked(run, user)
+    dataset = staff_dataset(run, user)
     recorded = _recorded(dataset)
     refused = _refused(dataset)
     steps = []
@@ -187,9 +187,9 @@ def apply_merges(
     None) to HubSpot, each at most once, and record every answer. Requests are at least
     `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
     rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
-    dataset = _checked(run, user)
+    dataset = staff_dataset(run, user)
     steps = steps_of(_selected(run, fingerprints))
-    _same_portal(dataset, client)
+    same_portal(dataset, client)
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
     done = []
     pace = _Pace(interval)
@@ -226,7 +226,9 @@ def apply_merges(
     ]
 
 
-def _checked(run: ReviewRun, user):
+def staff_dataset(run: ReviewRun, user):
+    """The run's dataset, read afresh, when `user` is staff: what every write to the CRM
+    (a merge, an undo, a task) checks first; MergeNotAllowed otherwise."""
     if user is None or not user.is_authenticated or not user.is_staff:
         raise MergeNotAllowed("merges are applied by a staff member")
     # Read afresh: the portal id decides where merges go, and may have just been set.
@@ -236,7 +238,7 @@ def _checked(run: ReviewRun, user):
     return dataset
 
 
-def _same_portal(dataset, client: MergeClient) -> None:
+def same_portal(dataset, client: MergeClient) -> None:
     """Merges go only to the portal the dataset syncs: its HubSpot portal id (the field
     the connector names, dataset_account_field) must be set and, when the client can
     tell which portal its token opens (check()), be that one. A token of another account

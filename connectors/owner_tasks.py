@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from connectors.base import Connector, ConnectorError, CrmTask
-from connectors.merges import MergeNotAllowed, _checked, _same_portal
+from connectors.merges import MergeNotAllowed, same_portal, staff_dataset
 from connectors.models import SentTask
 from reviews.engine.fixes.fixtasks import Task
 from reviews.models import Finding, ReviewRun
@@ -49,7 +49,7 @@ class TaskStep:
 def dry_run(run: ReviewRun, owner: str | None = None, *, user) -> list[TaskStep]:
     """What send_tasks would send (`owner`: one owner's tasks; "" the unowned ones), with
     what is already sent; writes nothing."""
-    dataset = _checked(run, user)
+    dataset = staff_dataset(run, user)
     sent = {row.fingerprint: row for row in _standing_rows(dataset)}
     gone = _resolved_since(run)
     steps = []
@@ -69,8 +69,8 @@ def send_tasks(
 ) -> list[TaskStep]:
     """Send the run's to-do list (or one owner's part of it) to the CRM, each finding at
     most once per dataset, and record every answer."""
-    dataset = _checked(run, user)
-    _same_portal(dataset, client)
+    dataset = staff_dataset(run, user)
+    same_portal(dataset, client)
     due = timezone.now() + timedelta(days=settings.HUBSPOT_TASK_DUE_DAYS)
     gone = _resolved_since(run)
     done = []

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from connectors.base import WriteRefused, WriteUnanswered
 from connectors.hubspot.records import lost_on_undo, writable
-from connectors.merges import MergeNotAllowed, _checked, _same_portal, current_id
+from connectors.merges import MergeNotAllowed, current_id, same_portal, staff_dataset
 from reviews.models import AppliedMerge, ReviewRun
 
 logger = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def undo_dry_run(
     run: ReviewRun, fingerprints: Iterable[str] | None = None, *, user
 ) -> list[UndoStep]:
     """What undo_merges would do for the run's applied merges; writes nothing."""
-    dataset = _checked(run, user)
+    dataset = staff_dataset(run, user)
     return [planned(row) for row in _selected(dataset, run, fingerprints)]
 
 
@@ -75,9 +75,9 @@ def undo_merges(
 ) -> list[UndoStep]:
     """Make the merged records of the run's applied merges (those of `fingerprints`, or
     all) again in HubSpot, each at most once, and record what HubSpot answered."""
-    dataset = _checked(run, user)
+    dataset = staff_dataset(run, user)
     rows = _selected(dataset, run, fingerprints)
-    _same_portal(dataset, client)
+    same_portal(dataset, client)
     named = fingerprints is not None
     return [_undo(dataset, row, user, client, named) for row in rows]
 
