@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from connectors.base import Connector, ConnectorError, CrmTask
-from connectors.merges import MergeNotAllowed, same_portal, staff_dataset
+from connectors.merges import same_portal, staff_dataset
 from connectors.models import SentTask
 from reviews.engine.fixes.fixtasks import Task
 from reviews.models import Finding, ReviewRun
@@ -181,6 +181,3 @@ def _send(row: SentTask, task: Task, crm: CrmTask, client: Connector) -> TaskSte
 
 def _step(task: Task, row: SentTask, *, detail: str = "", resolved_in=None) -> TaskStep:
     return TaskStep(task, row.status, row.task_id, detail or row.error, resolved_in)
-
-
-__all__ = ["MergeNotAllowed", "TaskStep", "crm_task", "dry_run", "send_tasks"]
