@@ -78,12 +78,13 @@ def send_tasks(
         if task.fingerprint in gone:  # a later sync no longer has it: nothing to do
             done.append(TaskStep(task, "resolved", resolved_in=gone[task.fingerprint]))
             continue
-        row = _record(dataset, run, task, user)
+        crm = crm_task(run, task, due)
+        row = _record(dataset, run, task, crm, user)
         if row.status != Status.PENDING or not _claim(row):
             done.append(_step(task, row, detail="already sent: not sent again"))
             continue
         # Sent after the claim is committed and outside any transaction, as a merge is.
-        done.append(_send(row, task, crm_task(run, task, due), client))
+        done.append(_send(row, task, crm, client))
     return done
 
 
@@ -136,17 +137,19 @@ def _resolved_since(run: ReviewRun) -> dict[str, int]:
     return dict.fromkeys(mine - still, latest.pk)
 
 
-def _record(dataset, run: ReviewRun, task: Task, user) -> SentTask:
+def _record(dataset, run: ReviewRun, task: Task, crm: CrmTask, user) -> SentTask:
+    """The row that holds this finding's task: a new pending one, or the standing one.
+    Its record and subject are the task's as it will be sent."""
     try:
         with transaction.atomic():
             return SentTask.objects.create(
                 dataset=dataset,
                 run=run,
                 fingerprint=task.fingerprint,
-                object_type=task.object,
-                record_id=task.merged_into or task.record_id,
+                object_type=crm.object_type,
+                record_id=crm.record_id,
                 owner=task.owner or "",
-                subject=f"Fix: {task.problem}"[:255],
+                subject=crm.subject[: SentTask._meta.get_field("subject").max_length],
                 requested_by=user,
             )
     except IntegrityError:  # created, on its way or unanswered already (the constraint)

@@ -34,6 +34,11 @@ def label(provider: str) -> str:
     return _entry(provider)[0]
 
 
+def not_connected() -> str:
+    """What a page that writes to the CRM says when the run's dataset has no connection."""
+    return f"No {labels()} connection: connect the dataset to its portal on its page."
+
+
 def labels() -> str:
     """The registered CRMs' labels, for a message about a dataset with no connection."""
     return " or ".join(name for name, _ in CONNECTORS.values())

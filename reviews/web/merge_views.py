@@ -39,10 +39,7 @@ def apply_run_merges(request: HttpRequest, run_id: int) -> HttpResponse:
             elif not chosen:
                 context["error"] = "Tick at least one merge."
             elif client is None:
-                context["error"] = (
-                    f"No {registry.labels()} connection: connect the dataset to its portal "
-                    "on its page."
-                )
+                context["error"] = registry.not_connected()
             else:
                 # The requests to HubSpot run here, one merge after another: a plan's
                 # merges are few; each is claimed before it is sent (never twice).

@@ -36,10 +36,7 @@ def send_run_tasks(request: HttpRequest, run_id: int) -> HttpResponse:
             if not request.POST.get("confirm"):
                 context["error"] = "Tick that the tasks go to the owners in HubSpot to send them."
             elif client is None:
-                context["error"] = (
-                    f"No {registry.labels()} connection: connect the dataset to its portal "
-                    "on its page."
-                )
+                context["error"] = registry.not_connected()
             else:
                 context["steps"] = send_tasks(run, owner, user=request.user, client=client)
                 context["sent"] = True
