@@ -357,6 +357,13 @@ PARSE_IN_WEB_MAX_BYTES = envint("PARSE_IN_WEB_MAX_BYTES", 10 * 1024 * 1024)
 # Uploads received while the database is unreachable wait here (one folder each) until
 # the sweep imports them (reviews/orchestration/store/spool.py). Web and worker must share it.
 SPOOL_DIR = Path(env("SPOOL_DIR", str(DATA_DIR / "spool")))
+# Each parsed batch's tables as Parquet, one folder per batch (reviews/engine/tables/):
+# written by the first task that needs them, read by every later one. Workers on several
+# machines each keep their own copy (docs/scaling.md).
+TABLES_DIR = Path(env("TABLES_DIR", str(DATA_DIR / "tables")))
+# The most memory and time one team rule may take (docs/rules.md).
+TEAM_RULE_MEMORY_MB = envint("TEAM_RULE_MEMORY_MB", 1024)
+TEAM_RULE_SECONDS = envint("TEAM_RULE_SECONDS", 20)
 # The most the spool holds, in bytes: past it an upload sent while the database is down
 # is refused (503, nothing kept) instead of filling the disk. Ten of the largest uploads.
 SPOOL_MAX_BYTES = envint("SPOOL_MAX_BYTES", 10 * MAX_UPLOAD_BYTES)

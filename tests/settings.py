@@ -1,6 +1,8 @@
 """Test settings: the app's settings on real Postgres and Redis where they are up."""
 
 import os
+import tempfile
+from pathlib import Path
 
 import dj_database_url
 
@@ -40,6 +42,8 @@ HUBSPOT_API_BASE_URL = "http://127.0.0.1:9"
 # ...where nothing listens: a test that reaches it anyway (the walk connecting a dataset)
 # is refused at once, and its retries must not wait a second each (62 s of the fast loop).
 HUBSPOT_BACKOFF_SECONDS = 0.01
+# Each test process keeps batches' tables apart (a rolled-back test frees its batch's id).
+TABLES_DIR = Path(tempfile.mkdtemp(prefix="revreview-tables-"))
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Whitenoise warns at every test client's first request when STATIC_ROOT is missing
 # (collectstatic fills it for `make run` and the Docker image, not for tests).

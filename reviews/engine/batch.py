@@ -219,6 +219,9 @@ class Batch:
     # Pipelines a file of the upload defined (a pipelines API response): the dataset
     # learns them (reviews.orchestration.dataset.pipelines).
     uploaded_pipelines: list[Pipeline] = field(default_factory=list)
+    # list -> {column header or API property name: the field it filled}: the names a
+    # team's rule may use for a field (reviews/engine/tables/); empty for native JSON.
+    field_headers: dict[str, dict[str, str]] = field(default_factory=dict)
     # The native JSON reader keeps its records' unread fields here, by list name, rather
     # than in each record's `extra` (extra_fields.py); read them with extra_of().
     extras: dict[str, ExtraFields] = field(default_factory=dict)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from reviews.engine.ingest.columns import KINDS, kind_of, map_properties
+from reviews.engine.ingest.columns import KINDS, field_of, kind_of, map_properties
 from reviews.engine.ingest.errors import ErrorList
 from reviews.engine.ingest.hubspot_records import Table
 from reviews.engine.ingest.values import describe
@@ -147,6 +147,8 @@ def _table(where: str, kind: str, objects: object, errors: ErrorList) -> Table |
         _associations(obj.get("associations"), fields)
         used, filled = _mapped(kind, tuple(properties))
         columns.update(filled)
+        for name in used.difference(table.headers):
+            table.headers[name] = field_of(kind, name)
         columns.update(_ASSOCIATED[kind].intersection(fields))
         extra = {k: v for k, v in properties.items() if k not in used and v not in (None, "")}
         for key in extra:

@@ -283,6 +283,12 @@ def map_headers(kind: Kind, headers: list[str]) -> tuple[list[tuple[int, str]], 
     return mapped, ignored
 
 
+def field_of(kind_name: str, header: str) -> str:
+    """The field a header (or API property name) fills; "" if none."""
+    hit = _LOOKUP[kind_name].get(header_key(header))
+    return hit[1] if hit else ""
+
+
 def map_properties(kind: Kind, properties: dict) -> dict[str, object]:
     """An API object's `properties` (internal names) as fields, by the same table."""
     table = _LOOKUP[kind.name]

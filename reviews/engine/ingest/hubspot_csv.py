@@ -111,6 +111,7 @@ def table_from_rows(
         rows=[],
         ignored=ignored,
         columns=frozenset(key for _, key in mapped),  # its header: blank columns count
+        headers={headers[position].strip(): key for position, key in mapped},
     )
     _read(table, headers, mapped, rows, errors, read_error)
     return table

@@ -51,6 +51,9 @@ class Table:
     # The keys of columns.COLUMNS the export had a column (or property) for, blank or
     # not; None: not known (an API list with no objects and no declared properties).
     columns: frozenset[str] | None = None
+    # header (or API property name) -> the field it filled: a team's rule may name a
+    # field by its column header (reviews/engine/tables/)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 # Columns that fill a field of the batch other than their own (settled in assemble):
@@ -145,6 +148,7 @@ def assemble(
         currency=currency,
         unresolved_company_names=unresolved,
         observed_stages=observed,
+        field_headers={name: t.headers for name, t in tables.items() if t.headers},
     )
 
 

@@ -1,0 +1,47 @@
+"""Tables kept as Parquet: one file per object and a small JSON of what the files cannot
+say (the aliases, the properties left out). Written once per batch into a folder of its
+own; written to a temporary folder first and renamed, so a reader never sees half."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from reviews.engine.tables.build import OBJECTS, Tables
+
+META = "tables.json"
+
+
+def write_parquet(tables: Tables, folder: Path) -> None:
+    """Keep `tables` in `folder` (created; left as it is if another writer won)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    try:
+        for name in OBJECTS:
+            tables.connection.table(name).write_parquet(str(work / f"{name}.parquet"))
+        meta = {"aliases": tables.aliases, "left_out": tables.left_out}
+        (work / META).write_text(json.dumps(meta, ensure_ascii=False))
+        try:
+            os.rename(work, folder)
+        except OSError:  # written meanwhile by another process: theirs stands
+            if not (folder / META).exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def read_parquet(folder: Path) -> Tables | None:
+    """The tables kept in `folder`, loaded into a new in-memory database; None if the
+    folder holds none."""
+    if not (folder / META).exists():
+        return None
+    meta = json.loads((folder / META).read_text())
+    connection = duckdb.connect(":memory:")
+    for name in OBJECTS:
+        connection.read_parquet(str(folder / f"{name}.parquet")).create(name)
+    return Tables(connection, aliases=meta["aliases"], left_out=meta["left_out"])
