@@ -118,6 +118,9 @@ class Batch(models.Model):
     # called for saying ([{"code", "message"}]: uploaded_late, unfamiliar_records).
     record_sample = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # How full each property is, per object (reviews.engine.tables.profile.fill_rates):
+    # filled by the first review of the batch; {} until then.
+    fill_rates = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -177,8 +177,9 @@ def trend(history: list[Sync]) -> Chart | None:
 
 
 def breakdown(history: list[Sync], key: str) -> BarChart | None:
-    """The latest reviewed sync's standing problems by owner (`key` "by_owner") or by
-    record source ("by_source"), as reviews.engine.history.breakdown counted them."""
+    """The latest reviewed sync's standing problems by owner (`key` "by_owner"), by
+    record source ("by_source") or by deal stage ("by_stage"), as
+    reviews.engine.history.breakdown counted them."""
     latest = next((sync.run for sync in history if sync.run is not None), None)
     rows = (latest.standing or {}).get(key) if latest is not None else None
     if not rows:

@@ -13,7 +13,7 @@ from connectors import registry
 from connectors.status import connection_status
 from reviews.models import Dismissal, Finding, ReviewRun
 from reviews.orchestration.dataset.dismissals import DismissalError, active, dismiss, undo_dismissal
-from reviews.web import datasets
+from reviews.web import completeness, datasets
 from reviews.web.access import get_dataset_for_user, get_finding_for_user
 from reviews.web.forms import DismissForm
 
@@ -98,6 +98,9 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
         "chart": datasets.trend(history),
         "by_owner": datasets.breakdown(history, "by_owner"),
         "by_source": datasets.breakdown(history, "by_source"),
+        "by_stage": datasets.breakdown(history, "by_stage"),
+        "fill_rates": completeness.fill_rates(history),
+        "drop_points": completeness.DROP_POINTS,
         "shares": datasets.kind_shares(dataset),
         "dismissals": dataset.dismissals.filter(undone_at__isnull=True).select_related(
             "created_by"

@@ -61,3 +61,28 @@ def test_the_page_is_in_sections_an_analyst_can_find_in_order(page):
     ]  # fmt: skip
     places = [page.index(f'id="{name}"') for name in ("overview", "by-owner", "syncs", "rules")]
     assert places == sorted(places) and page.index('id="connection"') > places[-1]
+
+
+def test_open_problems_by_deal_stage(page):
+    # Of the second sync's open problems, two name deals: the critical negative_amount
+    # (6101007, lost) and open_past_close_date (6101003); the rest name no deal.
+    assert bars(page, "stage-chart") == {"Closed Lost": 1, "Presentation Scheduled": 1}
+    assert "<title>Closed Lost: 1 critical, 0 warning</title>" in page
+
+
+def fill_row(page: str, object_name: str, label: str) -> str:
+    section = page[page.index(f'data-object="{object_name}"') :]
+    row = section[section.index(f'data-property="{label}"') :]
+    return row[: row.index("</tr>")]
+
+
+def test_property_completeness_shows_a_fall_since_the_last_sync(page):
+    # samples/syncs/northwind: Phone Number on 7 of 8 contacts, then on 3 of 8.
+    phone = fill_row(page, "contacts", "Phone Number")
+    assert 'class="dropped"' in phone and ">37%<" in phone and "-50 pts" in phone
+    email = fill_row(page, "contacts", "Email")
+    assert ">100%<" in email and "dropped" not in email
+    # The biggest fall is listed first, and the object says how many fell.
+    contacts = page[page.index('data-object="contacts"') :]
+    assert contacts.index('data-property="Phone Number"') < contacts.index('data-property="Email"')
+    assert "1 fell" in contacts[: contacts.index("</summary>")]

@@ -215,14 +215,15 @@ def since_carried(comparison: Comparison) -> bool:
     return any(m.status == OPEN for m in severe if m.first_seen == oldest)
 
 
-def standing(comparison: Comparison) -> dict:
+def standing(comparison: Comparison, deal_stages: Mapping[str, str] | None = None) -> dict:
     """What is still open in the dataset after this sync, whatever its verdict scope
     counted (docs/history.md, Standing problems): the critical and warning findings (new
     or open; suppressed ones are the team's call and do not stand), their money at risk
     (reviews.engine.at_risk: each deal once, never added across currencies), and `since`, the
     earliest first seen of the most severe of them. JSON-safe: amounts are strings.
     `since_run` (the sync that first reported it) is for the caller to fill in: the
-    engine knows times, not runs."""
+    engine knows times, not runs. `deal_stages` (deal id -> stage label) adds the
+    problems by stage."""
     severe = {Severity.CRITICAL: [], Severity.WARNING: []}
     for m in comparison.findings:
         if m.finding.severity in severe:
@@ -231,6 +232,11 @@ def standing(comparison: Comparison) -> dict:
     amounts = money_at_risk(m.finding for m in critical + warning).by_currency
     single = len(amounts) == 1
     firsts = [m.first_seen for m in _most_severe(comparison) if m.first_seen]
+    by_stage = {}
+    if deal_stages is not None:
+        by_stage["by_stage"] = breakdown.tally_stages(
+            (m.finding for m in critical + warning), deal_stages
+        )
     state = OPEN_CRITICAL if critical else OPEN_WARNINGS if warning else CLEAN
     return {
         "state": state,
@@ -243,6 +249,7 @@ def standing(comparison: Comparison) -> dict:
         "since_run": None,
         "by_owner": breakdown.tally((m.finding for m in critical + warning), "owners"),
         "by_source": breakdown.tally((m.finding for m in critical + warning), "record_sources"),
+        **by_stage,
     }
 
 

@@ -11,7 +11,6 @@ one already taken is left out and listed in `Tables.left_out`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ import orjson
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import records as kinds
 from reviews.engine.ingest import values
+from reviews.engine.storable import storable
 
 OBJECTS = ("companies", "contacts", "deals")
 KINDS = {"companies": kinds.COMPANIES, "contacts": kinds.CONTACTS, "deals": kinds.DEALS}
@@ -63,13 +63,32 @@ class Tables:
     """An in-memory DuckDB database holding the batch's tables."""
 
     connection: duckdb.DuckDBPyConnection
-    # object -> {name a rule may use: the column it reads}, beyond the table's own
-    aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    # object -> {column header or API property name: the documented column it filled}
+    headers: dict[str, dict[str, str]] = field(default_factory=dict)
     # object -> property names left out because their name folds to a taken one
     left_out: dict[str, list[str]] = field(default_factory=dict)
 
     def columns(self, name: str) -> list[str]:
         return [row[0] for row in self.connection.execute(f'DESCRIBE "{name}"').fetchall()]
+
+    @property
+    def aliases(self) -> dict[str, dict[str, str]]:
+        """Per object, the names a rule may use for a documented column beyond the
+        table's own: each header that filled it, unless its name is a column already
+        (DuckDB matches names case-insensitively)."""
+        found = {}
+        for name, headers in self.headers.items():
+            taken = {column.casefold() for column in self.columns(name)}
+            found[name] = {h: c for h, c in headers.items() if h.casefold() not in taken}
+        return found
+
+    def labels(self, name: str) -> dict[str, str]:
+        """Documented column -> what the analyst calls it: the first header that filled
+        it, else its name in the JSON batch (docs/input.md)."""
+        found = json_names(name)
+        for header, column in reversed(self.headers.get(name, {}).items()):
+            found[column] = header
+        return found
 
 
 def build_tables(batch: Batch) -> Tables:
@@ -112,7 +131,7 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
                 column.append(None)
     _create(tables.connection, name, typed, data, extras)
     tables.left_out[name] = sorted(set(left_out))
-    tables.aliases[name] = _aliases(name, batch.field_headers.get(name, {}), taken)
+    tables.headers[name] = _headers(name, batch.field_headers.get(name, {}))
 
 
 def _create(connection, name: str, typed: dict, data: dict, extras: dict) -> None:
@@ -132,24 +151,18 @@ def _array(column: list) -> np.ndarray:
     return np.fromiter(column, dtype=object, count=len(column))
 
 
-def _aliases(name: str, headers: Mapping[str, str], taken: set[str]) -> dict[str, str]:
-    """Each header that filled a documented field, to that field's column (if its name
-    is not a column already)."""
-    attrs = {key: column for column, key in json_names(name).items()}
-    found = {}
-    for header, key in headers.items():
-        column = attrs.get(key)
-        if column and header.casefold() not in taken:
-            found[header] = column
-    return found
+def _headers(name: str, headers: Mapping[str, str]) -> dict[str, str]:
+    """Each header that filled a documented field, to that field's column."""
+    columns = {key: column for column, key in json_names(name).items()}
+    return {header: columns[key] for header, key in headers.items() if key in columns}
 
 
 def _typed(value: Any) -> Any:
     """A record's attribute as DuckDB takes it from an object array: text for the rest."""
     if value is None or value.__class__ in (str, bool):
-        return values_text(value) if value.__class__ is str else value
+        return storable(value) if value.__class__ is str else value
     if isinstance(value, (list, tuple)):
-        return [values_text(str(v)) for v in value]
+        return [storable(str(v)) for v in value]
     return str(value)  # Decimal, date, datetime: their ISO text casts exactly
 
 
@@ -158,20 +171,8 @@ def property_text(value: Any) -> str | None:
     if value is None:
         return None
     if value.__class__ is str:
-        return values_text(value)
+        return storable(value)
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def values_text(text: str) -> str:
-    """Text DuckDB can hold: lone surrogates (JSON's \\ud800) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def quote(name: str) -> str:

@@ -1,6 +1,7 @@
 """Tables kept as Parquet: one file per object and a small JSON of what the files cannot
-say (the aliases, the properties left out). Written once per batch into a folder of its
-own; written to a temporary folder first and renamed, so a reader never sees half."""
+say (the headers that filled documented fields, the properties left out). Written once
+per batch into a folder of its own, through a temporary folder renamed at the end, so a
+reader never sees half."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def write_parquet(tables: Tables, folder: Path) -> None:
     try:
         for name in OBJECTS:
             tables.connection.table(name).write_parquet(str(work / f"{name}.parquet"))
-        meta = {"aliases": tables.aliases, "left_out": tables.left_out}
+        meta = {"headers": tables.headers, "left_out": tables.left_out}
         (work / META).write_text(json.dumps(meta, ensure_ascii=False))
         try:
             os.rename(work, folder)
@@ -35,13 +36,15 @@ def write_parquet(tables: Tables, folder: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def read_parquet(folder: Path) -> Tables | None:
-    """The tables kept in `folder`, loaded into a new in-memory database; None if the
-    folder holds none."""
+def read_parquet(folder: Path, *, load: bool = True) -> Tables | None:
+    """The tables kept in `folder`, loaded into a new in-memory database (or, with
+    `load` False, as views that read only the columns a query names: not for a locked
+    database, which may read no file); None if the folder holds none."""
     if not (folder / META).exists():
         return None
     meta = json.loads((folder / META).read_text())
     connection = duckdb.connect(":memory:")
     for name in OBJECTS:
-        connection.read_parquet(str(folder / f"{name}.parquet")).create(name)
-    return Tables(connection, aliases=meta["aliases"], left_out=meta["left_out"])
+        relation = connection.read_parquet(str(folder / f"{name}.parquet"))
+        relation.create(name) if load else relation.create_view(name)
+    return Tables(connection, headers=meta["headers"], left_out=meta["left_out"])

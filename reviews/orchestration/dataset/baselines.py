@@ -72,11 +72,13 @@ class HistoryContext:
     dismissed: dict[str, history.Dismissed] = field(default_factory=dict)
 
 
-def standing_of(run: ReviewRun, comparison: history.Comparison) -> dict:
+def standing_of(
+    run: ReviewRun, comparison: history.Comparison, deal_stages: dict[str, str] | None = None
+) -> dict:
     """reviews.engine.history.compare.standing, with `since_run`: the first sync of the dataset
     that reported the longest-standing of its most severe findings (the run made on the
     sync whose as-of is that first seen; this run for a batch without a dataset)."""
-    found = history.standing(comparison)
+    found = history.standing(comparison, deal_stages)
     if found["since"] is None:
         return found
     found["since_run"] = run.pk

@@ -56,6 +56,7 @@ from reviews.orchestration.run import handoff, limits
 from reviews.orchestration.run.findings_store import storable_amount, write_findings
 from reviews.orchestration.run.heartbeat import beating
 from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.store import tables
 from reviews.orchestration.store.parsed import forget_parsed, load_parsed
 
 logger = logging.getLogger(__name__)
@@ -136,6 +137,7 @@ def run_specialist(run_id: int, agent: str) -> bool:
         try:
             run = ReviewRun.objects.select_related("batch", "policy_version").get(pk=run_id)
             parsed = load_parsed(run.batch)
+            tables.keep_tables(run.batch, parsed)  # once per batch, while the parse is here
             # The dataset's policy the run recorded: its Rules, then its filter (kinds
             # off, severities changed), both pure engine functions.
             policy = policies.of_version(run.policy_version)
@@ -392,6 +394,8 @@ def save_review(
     coordinator_note: str = "",
     coordinator_refused: list[str] | None = None,
 ) -> None:
+    # What the tables say beside the findings: the dataset page's stages and fill rates.
+    deal_stages = tables.profile_of(run.batch)
     now = timezone.now()
     with transaction.atomic():
         run.findings.all().delete()  # a redelivered coordinator replaces, never duplicates
@@ -422,7 +426,7 @@ def save_review(
             suppressed=storable_tree([history.suppressed_entry(m) for m in comparison.suppressed])[
                 0
             ],
-            standing=baselines.standing_of(run, comparison),
+            standing=baselines.standing_of(run, comparison, deal_stages),
             health=health_score(
                 sum(run.batch.counts.values()), (m.finding for m in comparison.findings)
             ),

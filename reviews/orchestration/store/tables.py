@@ -1,16 +1,21 @@
-"""A stored batch's tables: parsed once, kept as Parquet in TABLES_DIR, read by every
-later task, page and command that needs them (reviews/engine/tables/)."""
+"""A stored batch's tables: built once from its parse, kept as Parquet in TABLES_DIR, read
+by every later task, page and command that needs them (reviews/engine/tables/)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from django.conf import settings
 
+from reviews.engine import batch as plain
+from reviews.engine.tables import profile
 from reviews.engine.tables.build import Tables, build_tables
-from reviews.engine.tables.store import read_parquet, write_parquet
+from reviews.engine.tables.store import META, read_parquet, write_parquet
 from reviews.models import Batch
 from reviews.orchestration.store.parsed import load_parsed
+
+logger = logging.getLogger(__name__)
 
 
 def tables_folder(batch: Batch) -> Path:
@@ -19,12 +24,45 @@ def tables_folder(batch: Batch) -> Path:
     return Path(settings.TABLES_DIR) / f"{batch.pk}-{(batch.content_key or 'x')[:16]}"
 
 
-def tables_for(batch: Batch) -> Tables:
-    """The batch's tables: read from the Parquet kept for it, else built from its parse
-    and kept."""
+def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
+    """Build and keep the batch's tables from its parse, unless kept already: the first
+    specialist of a run does it while the parse is at hand."""
     folder = tables_folder(batch)
-    tables = read_parquet(folder)
+    if not (folder / META).exists():
+        write_parquet(build_tables(parsed), folder)
+
+
+def tables_for(batch: Batch, *, load: bool = True) -> Tables:
+    """The batch's tables: read from the Parquet kept for it, else built from its parse
+    and kept. `load`: as reviews.engine.tables.store.read_parquet."""
+    folder = tables_folder(batch)
+    tables = read_parquet(folder, load=load)
     if tables is None:
-        tables = build_tables(load_parsed(batch))
-        write_parquet(tables, folder)
+        keep_tables(batch, load_parsed(batch))
+        tables = read_parquet(folder, load=load)
     return tables
+
+
+def deal_stages(batch: Batch) -> dict[str, str]:
+    """Deal id -> stage label of a stored batch (reviews.engine.tables.profile)."""
+    return profile.deal_stages(tables_for(batch, load=False))
+
+
+def fill_rates(batch: Batch) -> dict[str, list[dict]]:
+    """The batch's fill rates, worked out once and kept on its row."""
+    if not batch.fill_rates:
+        batch.fill_rates = profile.fill_rates(tables_for(batch, load=False))
+        Batch.objects.filter(pk=batch.pk).update(fill_rates=batch.fill_rates)
+    return batch.fill_rates
+
+
+def profile_of(batch: Batch) -> dict[str, str]:
+    """For the coordinator: the deals' stages, with the batch's fill rates kept on the
+    way. What the tables add is a view of the review, not part of it: if they cannot be
+    read, the run finishes without them (logged)."""
+    try:
+        fill_rates(batch)
+        return deal_stages(batch)
+    except Exception:
+        logger.exception("batch %s: its tables could not be read", batch.pk)
+        return {}
