@@ -222,6 +222,9 @@ class Batch:
     # list -> {column header or API property name: the field it filled}: the names a
     # team's rule may use for a field (reviews/engine/tables/); empty for native JSON.
     field_headers: dict[str, dict[str, str]] = field(default_factory=dict)
+    # list -> the export's other columns (or the API's other properties), in its order:
+    # each is a column of the list's table even where every value is blank.
+    property_names: dict[str, list[str]] = field(default_factory=dict)
     # The native JSON reader keeps its records' unread fields here, by list name, rather
     # than in each record's `extra` (extra_fields.py); read them with extra_of().
     extras: dict[str, ExtraFields] = field(default_factory=dict)

@@ -149,6 +149,7 @@ def assemble(
         unresolved_company_names=unresolved,
         observed_stages=observed,
         field_headers={name: t.headers for name, t in tables.items() if t.headers},
+        property_names={name: t.ignored for name, t in tables.items() if t.ignored},
     )
 
 

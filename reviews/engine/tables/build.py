@@ -107,6 +107,12 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
     extras: dict[str, list] = {}
     taken = {column.casefold() for column in typed}
     left_out: list[str] = []
+    for key in batch.property_names.get(name, ()):  # the export's order, blank ones too
+        if key.casefold() in taken:
+            left_out.append(key)
+        else:
+            taken.add(key.casefold())
+            extras[key] = []
     for row, record in enumerate(records):
         for column in typed:
             if column not in STAGE_COLUMNS:
