@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import duckdb
@@ -103,26 +104,54 @@ def build_tables(batch: Batch) -> Tables:
 def load_object(tables: Tables, name: str, batch: Batch) -> None:
     records = getattr(batch, name)
     typed = typed_columns(name)
-    data: dict[str, list] = {column: [] for column in typed}
+    # Column by column: one pass over the records per documented field.
+    data = {
+        column: _column(records, column, kind)
+        for column, kind in typed.items()
+        if column not in STAGE_COLUMNS
+    }
+    if name == "deals":
+        data.update(_stage_columns(batch, records))
+    extras, left_out = _properties(batch, name, records, {c.casefold() for c in typed})
+    _create(tables.connection, name, typed, data, extras)
+    tables.left_out[name] = left_out
+    tables.headers[name] = _headers(name, batch.field_headers.get(name, {}))
+
+
+def _column(records: list, attr: str, kind: str) -> list:
+    """One documented field of every record, as DuckDB takes it from an object array:
+    text as it is (made storable), lists of text, and the ISO text of a Decimal, date or
+    datetime (which casts exactly)."""
+    values = map(attrgetter(attr), records)
+    if kind == "VARCHAR":
+        return [storable(v) if v else v for v in values]
+    if kind == "VARCHAR[]":
+        return [[storable(str(i)) for i in v] if v else [] for v in values]
+    return [None if v is None else str(v) for v in values]
+
+
+def _stage_columns(batch: Batch, deals: list) -> dict[str, list]:
+    stages = [batch.stage_of(deal) for deal in deals]
+    return {
+        "stage_id": [s.id if s else None for s in stages],
+        "stage_label": [(s.label or s.id) if s else None for s in stages],
+        "is_closed": [s.closed if s else None for s in stages],
+        "is_won": [s.won if s else None for s in stages],
+    }
+
+
+def _properties(batch: Batch, name: str, records: list, taken: set[str]) -> tuple[dict, list]:
+    """Every other property, a column each: ({name: values}, names left out). The
+    export's columns come first in its order, blank ones too; then any a record adds."""
     extras: dict[str, list] = {}
-    taken = {column.casefold() for column in typed}
     left_out: list[str] = []
-    for key in batch.property_names.get(name, ()):  # the export's order, blank ones too
+    for key in batch.property_names.get(name, ()):
         if key.casefold() in taken:
             left_out.append(key)
         else:
             taken.add(key.casefold())
             extras[key] = []
     for row, record in enumerate(records):
-        for column in typed:
-            if column not in STAGE_COLUMNS:
-                data[column].append(_typed(getattr(record, column)))
-        if name == "deals":
-            stage = batch.stage_of(record)
-            data["stage_id"].append(stage.id if stage else None)
-            data["stage_label"].append((stage.label or stage.id) if stage else None)
-            data["is_closed"].append(stage.closed if stage else None)
-            data["is_won"].append(stage.won if stage else None)
         for key, value in batch.extra_of(record).items():
             column = extras.get(key)
             if column is None:
@@ -135,9 +164,7 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
         for column in extras.values():  # a property this record lacks
             if len(column) <= row:
                 column.append(None)
-    _create(tables.connection, name, typed, data, extras)
-    tables.left_out[name] = sorted(set(left_out))
-    tables.headers[name] = _headers(name, batch.field_headers.get(name, {}))
+    return extras, sorted(set(left_out))
 
 
 def _create(connection, name: str, typed: dict, data: dict, extras: dict) -> None:
@@ -161,15 +188,6 @@ def _headers(name: str, headers: Mapping[str, str]) -> dict[str, str]:
     """Each header that filled a documented field, to that field's column."""
     columns = {key: column for column, key in json_names(name).items()}
     return {header: columns[key] for header, key in headers.items() if key in columns}
-
-
-def _typed(value: Any) -> Any:
-    """A record's attribute as DuckDB takes it from an object array: text for the rest."""
-    if value is None or value.__class__ in (str, bool):
-        return storable(value) if value.__class__ is str else value
-    if isinstance(value, (list, tuple)):
-        return [storable(str(v)) for v in value]
-    return str(value)  # Decimal, date, datetime: their ISO text casts exactly
 
 
 def property_text(value: Any) -> str | None:
