@@ -53,7 +53,7 @@ def main() -> None:
                 limits=Limits(max_bytes=len(data) + 1),
             ),
         )
-        tables = timed("build tables", lambda: build_tables(batch))
+        tables = timed("build tables", lambda: build_tables(batch))  # noqa: B023
         with tempfile.TemporaryDirectory() as folder:
             kept = Path(folder) / "batch"
             timed("write Parquet", lambda: write_parquet(tables, kept))  # noqa: B023
