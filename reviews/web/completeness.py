@@ -32,6 +32,14 @@ class ObjectFill:
     name: str
     label: str
     properties: list[PropertyFill]
+    # Properties with no value in this sync nor the one before (a field the export does
+    # not carry, a column nobody fills): named in one line, not a row each.
+    never_filled: list[str]
+    records: int
+
+    @property
+    def count(self) -> int:
+        return len(self.properties) + len(self.never_filled)
 
     @property
     def drops(self) -> int:
@@ -59,9 +67,12 @@ def fill_rates(history: list[Sync]) -> list[ObjectFill]:
             for row in rows
             if row["total"]
         ]
+        empty = [p.label for p in properties if not p.filled and not p.change]
+        properties = [p for p in properties if p.filled or p.change]
         properties.sort(key=lambda p: (min(p.change or 0, 0), p.percent, p.label))
-        if properties:
-            found.append(ObjectFill(name, OBJECT_LABELS.get(name, name.title()), properties))
+        if properties or empty:
+            label = OBJECT_LABELS.get(name, name.title())
+            found.append(ObjectFill(name, label, properties, empty, rows[0]["total"]))
     return found
 
 

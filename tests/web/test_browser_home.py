@@ -110,6 +110,16 @@ def test_home_page_then_a_dataset(page):  # noqa: F811
     expect(page.locator("#overview")).to_be_visible()
     expect(page.locator("#trend circle.dot-critical")).to_have_count(4)
     screenshot(page, "home-dataset.png")
+    # Property completeness: each object's properties with a bar, the latest sync's.
+    completeness = page.locator("#completeness")
+    deals = completeness.locator("details[data-object=deals]")
+    expect(deals.locator("tr[data-property=closeDate] td.num").first).to_have_text("100%")
+    expect(deals.locator("tr[data-property=closeDate] .fill-bar > span")).to_be_visible()
+    # The fields this export never carried are one line, not rows at 0%.
+    expect(deals.locator("tr[data-property=recordSource]")).to_have_count(0)
+    expect(deals.locator(".never-filled")).to_contain_text("recordSource")
+    completeness.scroll_into_view_if_needed()
+    screenshot(page, "dataset-completeness.png")
 
     # The first sync's fix-first list (its criticals are tasks; the latest has only a
     # duplicate left, a merge), on its fix plan page, then a record in HubSpot.
