@@ -1,5 +1,6 @@
-"""A reviewed batch's tables: kept as Parquet once, by the first specialist that has the
-parse at hand, and read by the coordinator for the deals' stages and the fill rates."""
+"""A dataset's reviewed sync keeps its tables as Parquet once, by the first specialist that
+has the parse at hand; the coordinator reads them for the deals' stages and the fill
+rates. A one-off upload's review does without them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from tests.orchestration.helpers import reviewed_run, seed_batch
 pytestmark = pytest.mark.django_db
 
 
+def a_sync() -> dict:
+    return {**seed_batch(), "dataset": "acme-hubspot"}
+
+
 def test_a_review_keeps_its_batchs_tables_and_fill_rates():
-    batch = seed_batch()
+    batch = a_sync()
     batch["contacts"][0]["phone"] = "+1 415 555 0134"
     run = reviewed_run(batch)
     folder = tables.tables_folder(run.batch)
@@ -28,8 +33,14 @@ def test_a_review_keeps_its_batchs_tables_and_fill_rates():
     ]
 
 
-def test_kept_tables_are_read_not_built_again(monkeypatch):
+def test_a_one_off_upload_is_reviewed_without_tables():
     run = reviewed_run(seed_batch())
+    assert not tables.tables_folder(run.batch).exists()
+    assert run.batch.fill_rates == {} and "by_stage" not in run.standing
+
+
+def test_kept_tables_are_read_not_built_again(monkeypatch):
+    run = reviewed_run(a_sync())
 
     def parse_again(batch):
         raise AssertionError("the batch was parsed again")

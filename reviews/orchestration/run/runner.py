@@ -137,7 +137,8 @@ def run_specialist(run_id: int, agent: str) -> bool:
         try:
             run = ReviewRun.objects.select_related("batch", "policy_version").get(pk=run_id)
             parsed = load_parsed(run.batch)
-            tables.keep_tables(run.batch, parsed)  # once per batch, while the parse is here
+            if tables.needs_tables(run.batch):  # once per batch, while the parse is here
+                tables.keep_tables(run.batch, parsed)
             # The dataset's policy the run recorded: its Rules, then its filter (kinds
             # off, severities changed), both pure engine functions.
             policy = policies.of_version(run.policy_version)

@@ -24,6 +24,13 @@ def tables_folder(batch: Batch) -> Path:
     return Path(settings.TABLES_DIR) / f"{batch.pk}-{(batch.content_key or 'x')[:16]}"
 
 
+def needs_tables(batch: Batch) -> bool:
+    """Whether a review of `batch` reads its tables: a dataset's sync does (its page shows
+    fill rates and problems by stage). A one-off upload's review does without them, and
+    does not pay for building them (bench/README.md, the tables built once per batch)."""
+    return batch.dataset_id is not None
+
+
 def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
     """Build and keep the batch's tables from its parse, unless kept already: the first
     specialist of a run does it while the parse is at hand."""
@@ -56,10 +63,13 @@ def fill_rates(batch: Batch) -> dict[str, list[dict]]:
     return batch.fill_rates
 
 
-def profile_of(batch: Batch) -> dict[str, str]:
-    """For the coordinator: the deals' stages, with the batch's fill rates kept on the
-    way. What the tables add is a view of the review, not part of it: if they cannot be
-    read, the run finishes without them (logged)."""
+def profile_of(batch: Batch) -> dict[str, str] | None:
+    """For the coordinator of a batch that needs its tables: the deals' stages, with the
+    batch's fill rates kept on the way; None for one that does not. What the tables add
+    is a view of the review, not part of it: if they cannot be read, the run finishes
+    without them (logged)."""
+    if not needs_tables(batch):
+        return None
     try:
         fill_rates(batch)
         return deal_stages(batch)
