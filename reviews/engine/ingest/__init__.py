@@ -33,6 +33,7 @@ from reviews.engine.ingest.json_batch import build_json_batch, load_json, load_n
 from reviews.engine.ingest.mapped import MAP_OVER_BYTES, TooBig, release_read_pages, unpack_mapped
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
+from reviews.engine.ingest.salesforce import is_salesforce_upload, parse_salesforce
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
 from reviews.engine.storable import is_storable, may_hold_unstorable
 
@@ -94,7 +95,7 @@ def parse_upload(
         batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
         for pipeline in uploaded:
             batch.pipelines[pipeline.id] = pipeline
-        batch.uploaded_pipelines = uploaded
+        batch.uploaded_pipelines = [*batch.uploaded_pipelines, *uploaded]
         if known_pipelines:
             batch.use_pipelines(known_pipelines)
         if unsafe:
@@ -167,6 +168,15 @@ def _parse(
                     max_errors=limits.max_errors,
                 )
             return _parse_api_export(documents, as_of, received_at, limits)
+    # Salesforce's files, any number of them (a Data Export has dozens, and folders of
+    # attachments, listed as not read).
+    csvs = [(f.name, f.data) for f, t in zip(files, types, strict=True) if t == "csv"]
+    if csvs and is_salesforce_upload(csvs):
+        batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
+        for file, kind in zip(files, types, strict=True):
+            if kind != "csv":
+                batch.ignored_columns[file.name] = ["(a file of an object revreview does not read)"]
+        return batch
     if types and all(t == "csv" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
             return parse_csv_batch(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from reviews.engine.tables.build import OBJECTS, Tables
+from reviews.engine.tables.build import OBJECTS, Tables, typed_columns
 
 META = "tables.json"
 
@@ -43,5 +43,10 @@ def read_parquet(folder: Path) -> Tables | None:
     meta = json.loads((folder / META).read_text())
     connection = duckdb.connect(":memory:")
     for name in OBJECTS:
-        connection.read_parquet(str(folder / f"{name}.parquet")).create(name)
+        path = folder / f"{name}.parquet"
+        if path.exists():
+            connection.read_parquet(str(path)).create(name)
+        else:  # kept before the object was read (leads): an empty table of its columns
+            columns = ", ".join(f'"{c}" {t}' for c, t in typed_columns(name).items())
+            connection.execute(f'CREATE TABLE "{name}" ({columns})')
     return Tables(connection, aliases=meta["aliases"], left_out=meta["left_out"])
