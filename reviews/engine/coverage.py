@@ -16,6 +16,7 @@ from reviews.engine.coordinator import Review, not_greener_when_partial
 from reviews.engine.history.policy import Policy, rules_for
 from reviews.engine.ingest.columns import COLUMNS
 from reviews.engine.ingest.hubspot_records import FILLS
+from reviews.engine.ingest.salesforce.fields import columns_of as salesforce_columns_of
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, switched_off_kinds
 from reviews.engine.specialists.spec import OBJECTS
@@ -35,7 +36,10 @@ def missing_columns(batch: Batch) -> list[dict]:
     entries = []
     for name in sorted(by_field, key=lambda n: (OBJECTS.index(n.partition(".")[0]), n)):
         listed, _, field = name.partition(".")
-        headers, properties = columns_of(listed, field)
+        if batch.crm == "salesforce" or listed not in COLUMNS:
+            headers, properties = salesforce_columns_of(listed, field)
+        else:
+            headers, properties = columns_of(listed, field)
         entries.append(
             {
                 "list": listed,

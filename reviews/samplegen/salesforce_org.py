@@ -26,19 +26,23 @@ from reviews.engine.ingest.salesforce.ids import to18
 
 AS_OF = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 
+# fmt: off
+# (the org's records are tables: one record a line reads better than the formatter's)
+
 
 def _id(prefix: str, n: int) -> str:
     """A 15-character id of the object's key prefix, in the shape of a real org's."""
     return f"{prefix}5g0000{'AbC' if n % 2 else 'XyZ'}{n:03d}"
 
 
-U = {k: _id("005", n) for n, k in enumerate(("dana", "marco", "priya"), start=1)}
+USR = {k: _id("005", n) for n, k in enumerate(("dana", "marco", "priya"), start=1)}
 USERS = [  # key, first, last, active
     ("dana", "Dana", "Whitfield", True),
     ("marco", "Marco", "Ferri", True),
     ("priya", "Priya", "Nair", False),  # left the company; still owns a lead
 ]
-A = {k: _id("001", n) for n, k in enumerate(("vertex", "vertex2", "halvorsen", "bright", "halv_old"), 1)}
+ACC = {k: _id("001", n)
+       for n, k in enumerate(("vertex", "vertex2", "halvorsen", "bright", "halv_old"), 1)}
 ACCOUNTS = [  # key, name, website, owner, source, industry, city, modified
     ("vertex", "Vertex Robotics", "https://www.vertexrobotics.example", "dana", "Web",
      "Machinery", "Pittsburgh", "2026-07-30T10:11:00"),
@@ -48,10 +52,11 @@ ACCOUNTS = [  # key, name, website, owner, source, industry, city, modified
      "Partner Referral", "Transportation", "Bergen", "2026-07-20T12:30:00"),
     ("bright", "Brightwater Analytics GmbH", "https://brightwater.example/de", "marco", "Web",
      "Technology", "Hamburg", "2026-08-01T09:00:00"),
-]  # fmt: skip
+]
 MERGED_ACCOUNT = ("halv_old", "Halvorsen Marine AS", "halvorsen-marine.example", "dana", "Web",
-                  "Transportation", "Bergen", "2026-06-02T07:45:00")  # fmt: skip
-C = {k: _id("003", n) for n, k in enumerate(("dana", "lars", "jonas", "ingrid", "mei", "old"), 1)}
+                  "Transportation", "Bergen", "2026-06-02T07:45:00")
+CON = {k: _id("003", n)
+       for n, k in enumerate(("dana", "lars", "jonas", "ingrid", "mei", "old"), 1)}
 CONTACTS = [  # key, first, last, email, account, owner, source, title, modified
     ("dana", "Dana", "Kim", "dana.kim@vertexrobotics.example", "vertex", "dana", "Web", "COO",
      "2026-07-30T10:11:00"),
@@ -64,10 +69,11 @@ CONTACTS = [  # key, first, last, email, account, owner, source, title, modified
      "CFO", "2026-06-02T07:45:00"),
     ("mei", "Mei", "Tanaka", "mei@brightwater.example", "bright", "marco", "Web", "CTO",
      "2026-07-25T16:05:00"),
-]  # fmt: skip
+]
 DELETED_CONTACT = ("old", "Sam", "Old", "sam@vertexrobotics.example", "vertex", "dana", "Web",
-                   "Buyer", "2026-05-01T10:00:00")  # fmt: skip
-O = {k: _id("006", n) for n, k in enumerate(("cell", "fleet", "platform", "pilot", "spares", "gone"), 1)}
+                   "Buyer", "2026-05-01T10:00:00")
+OPP = {k: _id("006", n)
+       for n, k in enumerate(("cell", "fleet", "platform", "pilot", "spares", "gone"), 1)}
 OPPORTUNITIES = [  # key, name, account, amount, currency, stage, close, owner, source, modified
     ("cell", "Vertex — cell automation", "vertex", "410000.00", "USD", "Negotiation/Review",
      "2026-12-15", "dana", "Web", "2026-07-30T10:11:00"),
@@ -79,9 +85,9 @@ OPPORTUNITIES = [  # key, name, account, amount, currency, stage, close, owner, 
      "2026-11-30", "marco", "Trade Show", "2026-07-28T08:00:00"),
     ("spares", "Halvorsen — spares", "halvorsen", "15000.00", "EUR", "Closed Lost",
      "2026-03-01", "dana", "Web", "2026-03-02T08:00:00"),
-]  # fmt: skip
+]
 DELETED_OPPORTUNITY = ("gone", "Vertex — old quote", "vertex", "9000.00", "USD", "Prospecting",
-                       "2026-02-01", "dana", "Web", "2026-02-02T08:00:00")  # fmt: skip
+                       "2026-02-01", "dana", "Web", "2026-02-02T08:00:00")
 STAGES = [  # api name (= label), closed, won, default probability, sort order, active
     ("Prospecting", False, False, 10), ("Qualification", False, False, 10),
     ("Needs Analysis", False, False, 20), ("Value Proposition", False, False, 50),
@@ -89,9 +95,9 @@ STAGES = [  # api name (= label), closed, won, default probability, sort order, 
     ("Proposal/Price Quote", False, False, 75), ("Negotiation/Review", False, False, 90),
     ("Pilot Running", False, False, 60),  # the org's own stage
     ("Closed Won", True, True, 100), ("Closed Lost", True, False, 0),
-]  # fmt: skip
+]
 _STAGE = {name: (closed, won, p) for name, closed, won, p in STAGES}
-L = {k: _id("00Q", n) for n, k in enumerate(("lars", "ana", "ana2", "tom", "mei"), 1)}
+LEA = {k: _id("00Q", n) for n, k in enumerate(("lars", "ana", "ana2", "tom", "mei"), 1)}
 LEADS = [  # key, first, last, email, company, owner, source, converted, status
     ("lars", "Lars", "Halvorsen", "lars@halvorsen-marine.example", "Halvorsen Marine", "dana",
      "Web", False, "Working - Contacted"),
@@ -103,7 +109,7 @@ LEADS = [  # key, first, last, email, company, owner, source, converted, status
      False, "Open - Not Contacted"),
     ("mei", "Mei", "Tanaka", "mei@brightwater.example", "Brightwater Analytics", "marco", "Web",
      True, "Closed - Converted"),
-]  # fmt: skip
+]
 ROLES = [  # opportunity, contact, role, primary
     ("cell", "dana", "Decision Maker", True),
     ("fleet", "lars", "Economic Buyer", True),
@@ -112,6 +118,7 @@ ROLES = [  # opportunity, contact, role, primary
     ("pilot", "dana", "Influencer", True),
 ]
 _ROLE_IDS = [_id("00K", n) for n in range(1, len(ROLES) + 1)]
+_PRIMARY_FIRST = sorted(ROLES, key=lambda role: not role[3])
 _NAMES = {key: f"{first} {last}" for key, first, last, _ in USERS}
 
 
@@ -145,69 +152,69 @@ def data_export(loader: bool = False) -> dict[str, bytes]:
     contacts = [(c, False) for c in CONTACTS]
     deals = [(o, False) for o in OPPORTUNITIES]
     if loader:
-        accounts.append((MERGED_ACCOUNT, True, to18(A["halvorsen"])))
+        accounts.append((MERGED_ACCOUNT, True, to18(ACC["halvorsen"])))
         contacts.append((DELETED_CONTACT, True))
         deals.append((DELETED_OPPORTUNITY, True))
     files = {
         "User.csv": _csv(
             ["Id", "Username", "LastName", "FirstName", "Name", "Email", "IsActive"],
             [
-                [to18(U[k]), f"{k}@org.example", last, first, f"{first} {last}",
+                [to18(USR[k]), f"{k}@org.example", last, first, f"{first} {last}",
                  f"{k}@org.example", _flag(active)]
                 for k, first, last, active in USERS
             ],
-        ),  # fmt: skip
+        ),
         "Account.csv": _csv(
             ["Id", "IsDeleted", "MasterRecordId", "Name", "Type", "BillingCity", "Website",
              "Industry", "OwnerId", "CreatedDate", "LastModifiedDate", "AccountSource"],
             [
-                [to18(A[k]), _flag(deleted), master, name, "Customer", city, site, industry,
-                 to18(U[owner]), _stamp("2025-01-10T09:00:00", loader), _stamp(modified, loader),
+                [to18(ACC[k]), _flag(deleted), master, name, "Customer", city, site, industry,
+                 to18(USR[owner]), _stamp("2025-01-10T09:00:00", loader), _stamp(modified, loader),
                  source]
                 for (k, name, site, owner, source, industry, city, modified), deleted, master
                 in accounts
             ],
-        ),  # fmt: skip
+        ),
         "Contact.csv": _csv(
             ["Id", "IsDeleted", "MasterRecordId", "AccountId", "LastName", "FirstName", "Title",
              "Email", "LeadSource", "OwnerId", "LastModifiedDate"],
             [
-                [to18(C[k]), _flag(deleted), "", to18(A[account]), last, first, title, email,
-                 source, to18(U[owner]), _stamp(modified, loader)]
+                [to18(CON[k]), _flag(deleted), "", to18(ACC[account]), last, first, title, email,
+                 source, to18(USR[owner]), _stamp(modified, loader)]
                 for (k, first, last, email, account, owner, source, title, modified), deleted
                 in contacts
             ],
-        ),  # fmt: skip
+        ),
         "Opportunity.csv": _csv(
             ["Id", "IsDeleted", "AccountId", "Name", "StageName", "Amount", "Probability",
              "CloseDate", "Type", "LeadSource", "IsClosed", "IsWon", "ForecastCategory",
              "CurrencyIsoCode", "OwnerId", "LastModifiedDate"],
             [
-                [to18(O[k]), _flag(deleted), to18(A[account]), name, stage, amount,
+                [to18(OPP[k]), _flag(deleted), to18(ACC[account]), name, stage, amount,
                  str(_STAGE[stage][2]), close, "New Business", source, _flag(_STAGE[stage][0]),
-                 _flag(_STAGE[stage][1]), "Pipeline", currency, to18(U[owner]),
+                 _flag(_STAGE[stage][1]), "Pipeline", currency, to18(USR[owner]),
                  _stamp(modified, loader)]
                 for (k, name, account, amount, currency, stage, close, owner, source, modified),
                 deleted in deals
             ],
-        ),  # fmt: skip
+        ),
         "Lead.csv": _csv(
             ["Id", "IsDeleted", "MasterRecordId", "LastName", "FirstName", "Company", "Email",
              "LeadSource", "Status", "OwnerId", "IsConverted", "LastModifiedDate"],
             [
-                [to18(L[k]), "false", "", last, first, company, email, source, status,
-                 to18(U[owner]) if owner else "", _flag(converted),
+                [to18(LEA[k]), "false", "", last, first, company, email, source, status,
+                 to18(USR[owner]) if owner else "", _flag(converted),
                  _stamp("2026-07-29T15:00:00", loader)]
                 for k, first, last, email, company, owner, source, converted, status in LEADS
             ],
-        ),  # fmt: skip
+        ),
         "OpportunityContactRole.csv": _csv(
             ["Id", "OpportunityId", "ContactId", "Role", "IsPrimary", "IsDeleted"],
             [
-                [to18(role_id), to18(O[deal]), to18(C[contact]), role, _flag(primary), "false"]
+                [to18(role_id), to18(OPP[deal]), to18(CON[contact]), role, _flag(primary), "false"]
                 for role_id, (deal, contact, role, primary) in zip(_ROLE_IDS, ROLES, strict=True)
             ],
-        ),  # fmt: skip
+        ),
     }
     if loader:
         files["OpportunityStage.csv"] = _csv(
@@ -218,13 +225,13 @@ def data_export(loader: bool = False) -> dict[str, bytes]:
                  str(n)]
                 for n, (name, closed, won, p) in enumerate(STAGES, start=1)
             ],
-        )  # fmt: skip
+        )
     else:  # the weekly export holds every object; revreview reads six of them
         files["Task.csv"] = _csv(
             ["Id", "WhoId", "WhatId", "Subject", "ActivityDate", "Status", "OwnerId"],
-            [[to18(_id("00T", 1)), to18(C["lars"]), to18(O["fleet"]), "Send contract",
-              "2026-07-22", "Completed", to18(U["dana"])]],
-        )  # fmt: skip
+            [[to18(_id("00T", 1)), to18(CON["lars"]), to18(OPP["fleet"]), "Send contract",
+              "2026-07-22", "Completed", to18(USR["dana"])]],
+        )
     return files
 
 
@@ -247,28 +254,28 @@ def reports() -> dict[str, bytes]:
             ["Account Owner", "Account Name", "Account ID", "Website", "Account Source",
              "Industry", "Billing City", "Last Modified Date"],
             [
-                [owner[o], name, A[k], site, source, industry, city, _us(modified)]
+                [owner[o], name, ACC[k], site, source, industry, city, _us(modified)]
                 for k, name, site, o, source, industry, city, modified in ACCOUNTS
             ],
             quote_all=False,
-        ),  # fmt: skip
+        ),
         "report1722502800002.csv": _csv(
             ["Contact Owner", "First Name", "Last Name", "Title", "Email", "Account Name",
              "Account ID", "Contact ID", "Lead Source", "Last Modified Date"],
             [
-                [owner[o], first, last, title, email, names[account], A[account], C[k], source,
+                [owner[o], first, last, title, email, names[account], ACC[account], CON[k], source,
                  _us(modified)]
                 for k, first, last, email, account, o, source, title, modified in CONTACTS
             ],
             quote_all=False,
-        ),  # fmt: skip
+        ),
         "report1722502800003.csv": _csv(
             ["Opportunity Owner", "Account Name", "Account ID", "Opportunity Name",
              "Opportunity ID", "Stage", "Fiscal Period", "Amount", "Opportunity Currency",
              "Probability (%)", "Close Date", "Closed", "Won", "Lead Source",
              "Last Modified Date"],
             [
-                [owner[o], names[account], A[account], name, O[k], stage, "Q3-2026",
+                [owner[o], names[account], ACC[account], name, OPP[k], stage, "Q3-2026",
                  f"{currency} {float(amount):,.2f}", currency, f"{_STAGE[stage][2]}%",
                  _us(close), _flag(_STAGE[stage][0], True), _flag(_STAGE[stage][1], True),
                  source, _us(modified)]
@@ -277,34 +284,34 @@ def reports() -> dict[str, bytes]:
             ]
             + _FOOTER,
             quote_all=False,
-        ),  # fmt: skip
+        ),
         "report1722502800004.csv": _csv(
             ["Lead Owner", "First Name", "Last Name", "Title", "Company / Account", "Email",
              "Lead Source", "Lead Status", "Converted", "Lead ID"],
             [
                 [owner[o] if o else "", first, last, "", company, email, source, status,
-                 _flag(converted, True), L[k]]
+                 _flag(converted, True), LEA[k]]
                 for k, first, last, email, company, o, source, converted, status in LEADS
             ],
             quote_all=False,
-        ),  # fmt: skip
+        ),
         "report1722502800005.csv": _csv(
             ["Opportunity Name", "Opportunity ID", "Contact ID", "Contact Role", "Primary"],
             [
-                [_deal_name(deal), O[deal], C[contact], role, _flag(primary, True)]
+                [_deal_name(deal), OPP[deal], CON[contact], role, _flag(primary, True)]
                 for deal, contact, role, primary in ROLES
             ],
             quote_all=False,
-        ),  # fmt: skip
+        ),
         "report1722502800006.csv": _csv(
             ["Full Name", "User ID", "Active", "Email", "Role", "Profile"],
             [
-                [f"{first} {last}", U[k], _flag(active, True), f"{k}@org.example", "Sales",
+                [f"{first} {last}", USR[k], _flag(active, True), f"{k}@org.example", "Sales",
                  "Standard User"]
                 for k, first, last, active in USERS
             ],
             quote_all=False,
-        ),  # fmt: skip
+        ),
     }
 
 
@@ -320,25 +327,24 @@ def native_json() -> dict:
         "exportedAt": AS_OF.isoformat(),
         "source": "hubspot",
         "companies": [
-            {"id": to18(A[k]), "name": name, "domain": site, "owner": _NAMES[o],
+            {"id": to18(ACC[k]), "name": name, "domain": site, "owner": _NAMES[o],
              "recordSource": source, "updatedAt": f"{modified}Z", "industry": industry}
             for k, name, site, o, source, industry, _, modified in ACCOUNTS
         ],
         "contacts": [
-            {"id": to18(C[k]), "firstName": first, "lastName": last, "email": email,
-             "companyId": to18(A[account]), "owner": _NAMES[o], "recordSource": source}
+            {"id": to18(CON[k]), "firstName": first, "lastName": last, "email": email,
+             "companyId": to18(ACC[account]), "owner": _NAMES[o], "recordSource": source}
             for k, first, last, email, account, o, source, _, _ in CONTACTS
         ],
         "deals": [
-            {"id": to18(O[k]), "name": name, "amount": amount, "currency": currency,
-             "stage": stage, "closeDate": close or None, "companyId": to18(A[account]),
-             "contactIds": [to18(C[c]) for d, c, _, p in sorted(ROLES, key=lambda r: not r[3])
-                            if d == k],
+            {"id": to18(OPP[k]), "name": name, "amount": amount, "currency": currency,
+             "stage": stage, "closeDate": close or None, "companyId": to18(ACC[account]),
+             "contactIds": [to18(CON[c]) for d, c, _, _ in _PRIMARY_FIRST if d == k],
              "owner": _NAMES[o], "recordSource": source}
             for k, name, account, amount, currency, stage, close, o, source, _ in OPPORTUNITIES
         ],
         "leads": [
-            {"id": to18(L[k]), "firstName": first, "lastName": last, "email": email,
+            {"id": to18(LEA[k]), "firstName": first, "lastName": last, "email": email,
              "company": company, "owner": _NAMES[o] if o else None,
              "ownerActive": active[o] if o else None, "recordSource": source,
              "isConverted": converted}
@@ -350,4 +356,5 @@ def native_json() -> dict:
                  "probability": p / 100} for name, closed, won, p in STAGES
             ]}
         ],
-    }  # fmt: skip
+    }
+# fmt: on

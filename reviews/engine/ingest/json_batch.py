@@ -69,7 +69,11 @@ def build_json_batch(
     deals = _records(top, DEALS, errors, problems, ignored, extras, company_ids, release)
     del company_ids
     # Leads are optional: a HubSpot batch has none (docs/input.md).
-    leads = _records(top, LEADS, errors, problems, ignored, extras) if top.get("leads") is not None else []
+    leads = (
+        _records(top, LEADS, errors, problems, ignored, extras)
+        if top.get("leads") is not None
+        else []
+    )
     errors.raise_if_any()
     return Batch(
         id=batch_id,

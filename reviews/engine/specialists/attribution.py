@@ -19,6 +19,7 @@ from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
+from reviews.engine.specialists import leads
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -28,7 +29,6 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     named,
 )
-from reviews.engine.specialists import leads
 from reviews.engine.specialists.spec import INVALID_VALUE, PER_FINDING, FixTarget, Kind, Specialist
 
 CATEGORY = "attribution"

@@ -30,6 +30,7 @@ from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.fixes import survivor
 from reviews.engine.rules import Rules
+from reviews.engine.specialists import leads
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -41,7 +42,6 @@ from reviews.engine.specialists.common import (
     named,
     named_list,
 )
-from reviews.engine.specialists import leads
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
 from reviews.engine.specialists.spec import (

@@ -18,12 +18,16 @@ from reviews.engine.specialists.grouping import groups
 from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
 
 W = (Severity.WARNING,)
+# The generated JSON samples hold no leads (their recorded reviews stay as they are):
+# samples/salesforce/ plants these, tests/samplegen/test_salesforce_org.py checks.
+ONLY_FROM = "a batch with leads (Salesforce's exports, or a JSON batch's `leads`)"
 _MAX_LISTED = 10  # contacts named in a detail when many share the lead's email
 
 LEAD_ALREADY_CONTACT = Kind(
     "lead_already_contact",
     W,
-    ("lead", "leads", "already a contact"),
+    only_from=ONLY_FROM,
+    label=("lead", "leads", "already a contact"),
     finds="an unconverted lead whose normalised email is a contact's: convert it into that "
     "contact, or merge it",
     reads=("leads.email", "contacts.email"),
@@ -32,7 +36,8 @@ LEAD_ALREADY_CONTACT = Kind(
 LEAD_SAME_EMAIL = Kind(
     "lead_same_email",
     W,
-    ("lead group", "lead groups", "sharing an email"),
+    only_from=ONLY_FROM,
+    label=("lead group", "lead groups", "sharing an email"),
     finds="two or more unconverted leads with one normalised email",
     reads=("leads.email",),
     fix=ANY_RECORD,
@@ -40,7 +45,8 @@ LEAD_SAME_EMAIL = Kind(
 LEAD_NO_OWNER = Kind(
     "lead_no_owner",
     W,
-    ("lead", "leads", "no owner"),
+    only_from=ONLY_FROM,
+    label=("lead", "leads", "no owner"),
     finds="an unconverted lead with no owner: nobody follows it up",
     reads=("leads.owner",),
     fix=FixTarget("leads", "owner"),
@@ -48,7 +54,8 @@ LEAD_NO_OWNER = Kind(
 LEAD_INACTIVE_OWNER = Kind(
     "lead_inactive_owner",
     W,
-    ("lead", "leads", "owned by an inactive user"),
+    only_from=ONLY_FROM,
+    label=("lead", "leads", "owned by an inactive user"),
     finds="an unconverted lead whose owner is an inactive user (Salesforce's "
     "`User.IsActive` false, `ownerActive` false in a JSON batch)",
     reads=("leads.owner", "leads.ownerActive"),

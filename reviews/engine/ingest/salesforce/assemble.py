@@ -21,6 +21,7 @@ from reviews.engine.ingest.hubspot_records import Table, observe_stages
 from reviews.engine.ingest.records import Record, build_record, field_parsers
 from reviews.engine.ingest.salesforce.fields import (
     CONTACT_ROLE,
+    FILLED_ELSEWHERE,
     OPPORTUNITY,
     STAGE,
     USER,
@@ -63,7 +64,7 @@ def assemble_salesforce(
         plan = field_parsers(kind, parsers)
         stamp_of = parsers.get("updatedAt", parse_datetime)
         out = lists[kind.name]
-        for row_number, rid, values, extra in table.rows:
+        for _, rid, values, extra in table.rows:
             if rid in master or parse_flag(values.get("isDeleted")):
                 continue  # merged away or in the recycle bin: not a live record
             fields = {k: v for k, v in values.items() if k in record_keys(table.sf_object)}
@@ -75,7 +76,7 @@ def assemble_salesforce(
             if stamp.__class__ is datetime and (newest is None or stamp > newest):
                 newest = stamp
             out.append(build_record(kind, rid, len(out), fields, extra, problems, plan))
-        exported[kind.name] = _exported(table, tables, users)
+        exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
     if as_of:
         as_of_source = "given"
@@ -155,8 +156,13 @@ def _roles(table: SfTable | None, master: dict[str, str]) -> dict[str, list[str]
         deal, contact = to18(values.get("opportunityId", "")), to18(values.get("contactId", ""))
         if deal and contact:
             primary = bool(parse_flag(values.get("isPrimary")))
-            found.setdefault(_follow(deal, master), []).append((not primary, _follow(contact, master)))
-    return {deal: list(dict.fromkeys(c for _, c in sorted(pairs, key=lambda p: p[0]))) for deal, pairs in found.items()}
+            found.setdefault(_follow(deal, master), []).append(
+                (not primary, _follow(contact, master))
+            )
+    return {
+        deal: list(dict.fromkeys(c for _, c in sorted(pairs, key=lambda p: p[0])))
+        for deal, pairs in found.items()
+    }
 
 
 def _references(
@@ -199,15 +205,15 @@ def _deal(fields: dict, roles: dict[str, list[str]] | None, rid: str, table: SfT
             fields["currency"] = code
 
 
-def _exported(table: SfTable, tables: dict[str, SfTable], users: dict) -> frozenset[str]:
+def _exported(table: SfTable, tables: dict[str, SfTable]) -> frozenset[str]:
     """The batch fields this file had a column for (blank or not), and those another
     file fills: a deal's contacts (contact roles), a lead owner's activity (users)."""
     keys = set(table.keys & record_keys(table.sf_object)) - {"id"}
     name = table.sf_object.kind.name if table.sf_object.kind else ""
-    if name == "deals" and CONTACT_ROLE.name in tables:
-        keys.add("contactIds")
-    if name == "leads" and "owner" in keys and users:
-        keys.add("ownerActive")
+    if name in FILLED_ELSEWHERE:
+        key, other = FILLED_ELSEWHERE[name]
+        if other.name in tables and (name != "leads" or "owner" in keys):
+            keys.add(key)
     return frozenset(keys)
 
 
@@ -258,4 +264,3 @@ def _observed(table: SfTable | None) -> dict[tuple[str, str], Stage]:
                 state[key] = values[key]
         rows.append((rid, state, {}))
     return observe_stages(Table(name=table.name, kind="deals", rows=rows))
-

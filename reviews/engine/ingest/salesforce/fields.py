@@ -206,6 +206,11 @@ def map_headers(sf_object: SfObject, headers: list[str], report: bool) -> dict[i
     return mapped
 
 
+# Batch fields a list's file has no column for, filled from another file: a deal's
+# contacts from its contact roles, whether a lead's owner is active from the users.
+FILLED_ELSEWHERE = {"deals": ("contactIds", CONTACT_ROLE), "leads": ("ownerActive", USER)}
+
+
 def record_keys(sf_object: SfObject) -> frozenset[str]:
     """The keys that are fields of the batch's records (the rest only help read them)."""
     if sf_object.kind is None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
 from reviews.engine.ingest.errors import ErrorList
-from reviews.engine.ingest.salesforce.ids import to18
 from reviews.engine.ingest.salesforce.fields import SfObject, map_headers, object_of, record_keys
+from reviews.engine.ingest.salesforce.ids import to18
 from reviews.engine.ingest.values import describe
 
 _HEAD_BYTES = 64 * 1024  # enough for any header row Salesforce writes
@@ -101,7 +101,9 @@ def _read(
     rows,
     errors: ErrorList,
 ) -> None:
-    kept = [(p, h.strip()) for p, h in enumerate(headers) if mapped.get(p) not in fills and h.strip()]
+    kept = [
+        (p, h.strip()) for p, h in enumerate(headers) if mapped.get(p) not in fills and h.strip()
+    ]
     id_at = next((p for p, k in mapped.items() if k == "id"), None)
     id_header = headers[id_at].strip() if id_at is not None else ""
     first_row: dict[str, int] = {}
