@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from reviews.engine.extra_fields import ExtraFields
+from reviews.engine.vocabulary import crm_of
 
 # The HubSpot default pipeline (docs/input.md), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
@@ -270,7 +271,7 @@ class Batch:
         """The CRM the batch comes from, by its source: "salesforce" for Salesforce's
         exports (source salesforce-*), else "hubspot". Findings use its words
         (reviews.engine.vocabulary)."""
-        return "salesforce" if (self.source or "").startswith("salesforce") else "hubspot"
+        return crm_of(self.source)
 
     def extra_of(self, record: Company | Contact | Deal | Lead) -> Mapping[str, Any]:
         """The record's fields no rule reads, wherever its reader kept them."""
