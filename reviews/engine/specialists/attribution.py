@@ -19,7 +19,6 @@ from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import leads
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -29,6 +28,7 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     named,
 )
+from reviews.engine.specialists.leads import ATTRIBUTION_KINDS, owner_findings
 from reviews.engine.specialists.spec import INVALID_VALUE, PER_FINDING, FixTarget, Kind, Specialist
 
 CATEGORY = "attribution"
@@ -88,7 +88,7 @@ SPEC = Specialist(
             reads=("contacts.email", "contacts.companyId", "companies.domain"),
             fix=FixTarget("contacts", "companyId"),
         ),
-        *leads.ATTRIBUTION_KINDS,
+        *ATTRIBUTION_KINDS,
         INVALID_VALUE,
     ),
     slice=SLICE,
@@ -157,7 +157,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
             own = exposure.by_deal.get(deal.id)
             finding.exposure = {deal.id: own} if own is not None else {}
             findings.append(finding)
-    findings.extend(leads.owner_findings(batch, CATEGORY))
+    findings.extend(owner_findings(batch, CATEGORY))
     return findings
 
 

@@ -30,7 +30,6 @@ from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.fixes import survivor
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import leads
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
@@ -43,6 +42,7 @@ from reviews.engine.specialists.common import (
     named_list,
 )
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
+from reviews.engine.specialists.leads import DEDUP_KINDS, duplicate_findings
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
 from reviews.engine.specialists.spec import (
     ANY_RECORD,
@@ -160,7 +160,7 @@ SPEC = Specialist(
             fix=ANY_RECORD,
             merge=Merges("deals"),
         ),
-        *leads.DEDUP_KINDS,
+        *DEDUP_KINDS,
         INVALID_VALUE,
     ),
     slice=SLICE,
@@ -188,7 +188,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
         *_contact_same_email(batch, links, exposure),
         *_contact_same_person(batch, links, exposure, rules),
         *_deals_entered_twice(batch, links, rules),
-        *leads.duplicate_findings(batch, CATEGORY),
+        *duplicate_findings(batch, CATEGORY),
     ]
 
 
