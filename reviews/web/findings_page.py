@@ -55,6 +55,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         page = paginator.get_page(params.get("page"))
         page.object_list = mark_dismissed(list(page.object_list), run)
     totals = {name: Counter() for name in FILTERS}
+    crm = crm_of(run.batch.source)  # kinds headed in its words (reviews.engine.vocabulary)
     for row in tally:
         for name, value in zip(FILTERS, row, strict=False):
             totals[name][value] += row[-1]
@@ -71,9 +72,8 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         ),
         "findings_total": sum(totals["category"].values()),
         "findings_shown": shown,
-        "kind_groups": kind_groups(
-            [(c, k, s, n) for c, s, k, _status, n in chosen], crm_of(run.batch.source)
-        ),
+        "kind_groups": kind_groups([(c, k, s, n) for c, s, k, _status, n in chosen], crm),
+        "crm": crm,
         "findings_page": page,
     }
 
