@@ -5,10 +5,11 @@ reviews.orchestration.intake.submit) and returns a Batch, or raises IngestError 
 every structural problem (up to a cap), each naming the record and field.
 
 An upload is one .json file, one to three HubSpot .csv/.xlsx/.xls exports or CRM API
-.json files, or one .zip holding either; any of them may come with a response of
+.json files, Salesforce's CSV files (any number: its Data Export, Data Loader files,
+report exports), or one .zip holding either; any of them may come with a response of
 HubSpot's pipelines API (pipelines.py). Readers: json_batch (docs/input.md),
 hubspot_csv and spreadsheet (docs/input.md), api_json (HubSpot's CRM v3 objects API);
-the last three share hubspot_records."""
+the last three share hubspot_records; salesforce/ reads Salesforce's."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from reviews.engine.ingest.json_batch import build_json_batch, load_json, load_n
 from reviews.engine.ingest.mapped import MAP_OVER_BYTES, TooBig, release_read_pages, unpack_mapped
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
-from reviews.engine.ingest.salesforce import is_salesforce_upload, parse_salesforce
+from reviews.engine.ingest.salesforce import NOT_READ, is_salesforce_upload, parse_salesforce
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
 from reviews.engine.storable import is_storable, may_hold_unstorable
 
@@ -175,7 +176,7 @@ def _parse(
         batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
         for file, kind in zip(files, types, strict=True):
             if kind != "csv":
-                batch.ignored_columns[file.name] = ["(a file of an object revreview does not read)"]
+                batch.ignored_columns[file.name] = NOT_READ
         return batch
     if types and all(t == "csv" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):

@@ -19,7 +19,10 @@ from reviews.engine.ingest.salesforce.reader import (
     read_table,
 )
 
-__all__ = ["is_salesforce_upload", "parse_salesforce"]
+__all__ = ["NOT_READ", "is_salesforce_upload", "parse_salesforce"]
+
+# What batch.ignored_columns says of a file of an object no rule reads (Task.csv).
+NOT_READ = ["(a file of an object revreview does not read)"]
 
 
 def is_salesforce_upload(files: list[tuple[str, bytes]]) -> bool:
@@ -38,7 +41,7 @@ def parse_salesforce(
     for name, data in files:
         headers = header_row(name, data, limits.encoding) or []
         if object_of(name, headers)[0] is None:  # the Data Export's Task.csv, Case.csv...
-            not_read[name] = ["(a file of an object revreview does not read)"]
+            not_read[name] = NOT_READ
             continue
         table = read_table(name, data, errors, limits.encoding)
         if table is None:

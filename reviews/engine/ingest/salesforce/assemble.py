@@ -63,11 +63,12 @@ def assemble_salesforce(
         parsers = _written_parsers(table, date_order) if table.report else {}
         plan = field_parsers(kind, parsers)
         stamp_of = parsers.get("updatedAt", parse_datetime)
+        fills = record_keys(table.sf_object)
         out = lists[kind.name]
         for _, rid, values, extra in table.rows:
             if rid in master or parse_flag(values.get("isDeleted")):
                 continue  # merged away or in the recycle bin: not a live record
-            fields = {k: v for k, v in values.items() if k in record_keys(table.sf_object)}
+            fields = {k: v for k, v in values.items() if k in fills}
             _references(fields, master, rid, f"{kind.name}[{len(out)}]", problems)
             _owner(fields, users, table)
             if kind.name == "deals":
@@ -99,15 +100,19 @@ def assemble_salesforce(
         uploaded_pipelines=list(pipelines.values()),
         value_problems=problems,
         partial=[n for n in ("companies", "contacts", "deals") if n not in exported],
-        ignored_columns={t.name: sorted(_kept(t)) for t in tables.values() if _kept(t)},
+        ignored_columns={name: kept for name, kept in _kept(tables).items() if kept},
         exported_fields=exported,
         observed_stages=_observed(tables.get(OPPORTUNITY.name)),
         field_headers={name: h for name, h in headers.items() if h},
     )
 
 
-def _kept(table: SfTable) -> set[str]:
-    return {header for _, _, _, extra in table.rows for header in extra}
+def _kept(tables: dict[str, SfTable]) -> dict[str, list[str]]:
+    """Each file's headers kept in its records' `extra` (no rule reads them)."""
+    return {
+        t.name: sorted({header for _, _, _, extra in t.rows for header in extra})
+        for t in tables.values()
+    }
 
 
 def _users(table: SfTable | None) -> dict[str, tuple[str, bool | None]]:
