@@ -11,24 +11,31 @@ _SHAPE = re.compile(r"[0-9A-Za-z]{15}(?:[0-9A-Za-z]{3})?")
 _SUFFIX = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 
 
+# Each letter or digit as its bit: 1 for an upper-case letter.
+_BIT = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "1" * 26 + "0" * 36
+)
+
+
 def checksum(id15: str) -> str:
     """Salesforce's suffix of a 15-character id: for each 5-character chunk, a bit per
     character (1 for an upper-case letter), the first character the lowest bit, read as
     an index into A-Z0-5."""
-    suffix = ""
-    for start in (0, 5, 10):
-        bits = sum(1 << i for i, c in enumerate(id15[start : start + 5]) if "A" <= c <= "Z")
-        suffix += _SUFFIX[bits]
-    return suffix
+    bits = id15.translate(_BIT)
+    return (
+        _SUFFIX[int(bits[4::-1], 2)]
+        + _SUFFIX[int(bits[9:4:-1], 2)]
+        + _SUFFIX[int(bits[14:9:-1], 2)]
+    )
 
 
 def to18(value: str) -> str | None:
-    """The 18-character id of a 15- or 18-character one (an 18-character id is checked
-    and its suffix set right: tools upper-case it); None if `value` is not an id."""
+    """The 18-character id of a 15- or 18-character one (an 18-character id as given:
+    the API writes it); None if `value` is not an id."""
     text = value.strip()
-    if not text.isascii() or not _SHAPE.fullmatch(text):
+    if not _SHAPE.fullmatch(text) or not text.isascii():
         return None
-    return text[:15] + checksum(text[:15])
+    return text if len(text) == 18 else text + checksum(text)
 
 
 def key_prefix(record_id: str) -> str:
