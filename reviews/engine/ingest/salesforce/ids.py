@@ -30,12 +30,12 @@ def checksum(id15: str) -> str:
 
 
 def to18(value: str) -> str | None:
-    """The 18-character id of a 15- or 18-character one (an 18-character id as given:
-    the API writes it); None if `value` is not an id."""
+    """The 18-character id of a 15- or 18-character one (an 18-character id's suffix is
+    worked out again: a tool may have changed it); None if `value` is not an id."""
     text = value.strip()
     if not _SHAPE.fullmatch(text) or not text.isascii():
         return None
-    return text if len(text) == 18 else text + checksum(text)
+    return text[:15] + checksum(text[:15])
 
 
 def key_prefix(record_id: str) -> str:
