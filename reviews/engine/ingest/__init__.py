@@ -173,7 +173,8 @@ def _parse(
     # attachments, listed as not read).
     csvs = [(f.name, f.data) for f, t in zip(files, types, strict=True) if t == "csv"]
     if csvs and is_salesforce_upload(csvs):
-        batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
+        with no_cyclic_gc(freeze=True):
+            batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
         for file, kind in zip(files, types, strict=True):
             if kind != "csv":
                 batch.ignored_columns[file.name] = NOT_READ
