@@ -10,8 +10,10 @@ import pytest
 from django.urls import reverse
 
 from reviews.engine.ingest import UploadedFile
-from reviews.models import Finding
-from reviews.samplegen.salesforce_org import data_export
+from reviews.models import Dataset, Finding
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.samplegen.salesforce_org import AS_OF, data_export, reports
 from tests.web.conftest import reviewed
 
 pytestmark = pytest.mark.django_db
@@ -42,3 +44,25 @@ def test_the_lead_findings_are_stored_and_are_tasks_on_the_lead(member_client, s
     tasks = list(csv.DictReader(io.StringIO(text.decode())))
     inactive = [t for t in tasks if "inactive user" in t["problem"]]
     assert inactive and inactive[0]["property"] == "OwnerId"
+
+
+def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them(postgres):
+    def sync(files: dict[str, bytes]):
+        uploads = [UploadedFile(name, data) for name, data in files.items()]
+        submission = submit(uploads, as_of=AS_OF, dataset="northwind-sf", dispatch=False)
+        assert submission.accepted, submission.errors
+        start_review.apply(kwargs={"run_id": submission.run.pk})
+        submission.run.refresh_from_db()
+        return submission.run
+
+    first = sync(data_export(loader=True))
+    dataset = Dataset.objects.get(name="northwind-sf")
+    (stages,) = dataset.pipelines
+    assert "Pilot Running" in {s["id"] for s in stages["stages"]}
+    assert first.batch.stage_source == "export"
+    later = sync(reports())
+    assert later.batch.source == "salesforce-report"
+    assert later.batch.stage_source == "dataset"
+    assert {f.kind for f in Finding.objects.filter(run=later)} == {
+        f.kind for f in Finding.objects.filter(run=first)
+    }

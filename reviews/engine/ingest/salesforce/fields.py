@@ -26,12 +26,7 @@ class SfObject:
     name: str  # Account: the API name, and the file name of an export (Account.csv)
     kind: Kind | None  # the batch list it fills; None for what only helps read them
     fields: dict[str, tuple[str, ...]]
-    label: str = ""  # how Salesforce names one record in words: "Opportunity"
     needs_id: bool = True  # a contact roles report has no id of its rows
-
-    @property
-    def id_header(self) -> str:
-        return self.fields["id"][0]
 
 
 ACCOUNT = SfObject(
@@ -47,7 +42,6 @@ ACCOUNT = SfObject(
         **_DELETED,
         **_MERGED,
     },
-    "Account",
 )
 CONTACT = SfObject(
     "Contact",
@@ -64,7 +58,6 @@ CONTACT = SfObject(
         **_DELETED,
         **_MERGED,
     },
-    "Contact",
 )
 OPPORTUNITY = SfObject(
     "Opportunity",
@@ -87,7 +80,6 @@ OPPORTUNITY = SfObject(
         "probability": ("Probability", "Probability (%)"),
         **_DELETED,
     },
-    "Opportunity",
 )
 LEAD = SfObject(
     "Lead",
@@ -105,7 +97,6 @@ LEAD = SfObject(
         **_DELETED,
         **_MERGED,
     },
-    "Lead",
 )
 CONTACT_ROLE = SfObject(
     "OpportunityContactRole",
