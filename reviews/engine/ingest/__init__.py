@@ -80,8 +80,13 @@ def parse_upload(
     refuse_empty(files)
     as_of = _aware(as_of) if as_of else None
     received_at = _aware(received_at)
-    if len(files) == 1 and file_type(files[0]) == "zip":
-        files = unzip(files[0], limits.max_bytes)
+    if files and all(file_type(f) == "zip" for f in files):
+        # Several ZIPs are read as one: a big org's weekly Data Export comes in parts.
+        unpacked: list[UploadedFile] = []
+        for archive in files:
+            budget = limits.max_bytes - sum(len(f.data) for f in unpacked)
+            unpacked += unzip(archive, budget)
+        files = unpacked
         refuse_empty(files)
     files, uploaded = split_pipelines(files)
     if not files:

@@ -281,3 +281,12 @@ def test_a_hubspot_export_saved_as_contact_csv_is_still_hubspots():
     hubspot = b"Record ID,First Name,Last Name,Email\n101,Dana,Kim,dana@acme.example\n"
     batch = parse([UploadedFile("Contact.csv", hubspot)])
     assert batch.crm == "hubspot" and batch.contacts[0].id == "101"
+
+
+def test_a_data_export_in_several_zips_is_read_as_one():
+    files = org.data_export()
+    first = {n: d for n, d in files.items() if n in ("Account.csv", "Contact.csv", "User.csv")}
+    second = {n: d for n, d in files.items() if n not in first}
+    (part1,), (part2,) = zipped(first), zipped(second)
+    parts = [UploadedFile("WE_1.ZIP", part1.data), UploadedFile("WE_2.ZIP", part2.data)]
+    assert facts(review(parse(parts))) == facts(review(parse(SHAPES["data-export-zip"]())))
