@@ -231,7 +231,7 @@ def test_the_to_do_list_table_is_where_each_kind_says_its_fix_is():
         names, on, prop = cells(line)
         listed |= {name: (on, prop) for name in re.findall(r"`([a-z_]+)`", names)}
     assert sorted(listed) == sorted(name for name, kind in KINDS.items() if kind.merge is None)
-    one = {"companies": "company", "contacts": "contact", "deals": "deal"}
+    one = {"companies": "company", "contacts": "contact", "deals": "deal", "leads": "lead"}
     for name, (on, prop) in listed.items():
         fix = KINDS[name].fix
         if fix.object is None:

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from reviews.engine.extra_fields import ExtraFields
+from reviews.engine.vocabulary import crm_of
 
 # The HubSpot default pipeline (docs/input.md), used when a batch carries no `pipelines`.
 DEFAULT_PIPELINE_ID = "default"
@@ -175,7 +176,27 @@ class Deal:
     record_source_detail: str | None = None
 
 
-_LIST_NAMES = {Company: "companies", Contact: "contacts", Deal: "deals"}
+@dataclass(slots=True)
+class Lead:
+    """A person not yet a contact (Salesforce's Lead); a HubSpot batch has none."""
+
+    id: str
+    index: int
+    email: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    company: str | None = None  # the company's name as the lead gave it, not an id
+    converted: bool | None = None  # converted leads became a contact: not compared
+    # Whether the owner is an active user (Salesforce's User.IsActive); None: not known.
+    owner_active: bool | None = None
+    updated_at: datetime | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    owner: str | None = None
+    record_source: str | None = None
+    record_source_detail: str | None = None
+
+
+_LIST_NAMES = {Company: "companies", Contact: "contacts", Deal: "deals", Lead: "leads"}
 
 
 @dataclass(slots=True)
@@ -198,6 +219,8 @@ class Batch:
     contacts: list[Contact]
     deals: list[Deal]
     pipelines: dict[str, Pipeline]  # empty: the HubSpot default applies
+    # A fourth object only some CRMs have (Salesforce's leads); empty for HubSpot.
+    leads: list[Lead] = field(default_factory=list)
     value_problems: list[ValueProblem] = field(default_factory=list)
     # What the export left out or could not settle, reported with the run:
     partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
@@ -246,7 +269,14 @@ class Batch:
             value = self.derived[name] = build(self)
             return value
 
-    def extra_of(self, record: Company | Contact | Deal) -> Mapping[str, Any]:
+    @property
+    def crm(self) -> str:
+        """The CRM the batch comes from, by its source: "salesforce" for Salesforce's
+        exports (source salesforce-*), else "hubspot". Findings use its words
+        (reviews.engine.vocabulary)."""
+        return crm_of(self.source)
+
+    def extra_of(self, record: Company | Contact | Deal | Lead) -> Mapping[str, Any]:
         """The record's fields no rule reads, wherever its reader kept them."""
         if record.extra:
             return record.extra
@@ -255,11 +285,14 @@ class Batch:
 
     @property
     def counts(self) -> dict[str, int]:
-        return {
+        counts = {
             "companies": len(self.companies),
             "contacts": len(self.contacts),
             "deals": len(self.deals),
         }
+        if self.leads:  # only where there are any: a HubSpot batch's counts are unchanged
+            counts["leads"] = len(self.leads)
+        return counts
 
     def pipeline_for(self, deal: Deal) -> Pipeline:
         """The pipeline a deal's stage must belong to: the defined one its `pipeline`

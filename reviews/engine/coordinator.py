@@ -12,6 +12,7 @@ from reviews.engine.at_risk import AtRisk, money_at_risk
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_amounts, format_count
 from reviews.engine.specialists import REGISTRY
+from reviews.engine.vocabulary import HUBSPOT, in_words
 
 # Among equally severe findings with equal money at risk: each specialist's report_rank.
 CATEGORY_ORDER = tuple(sorted(REGISTRY, key=lambda name: REGISTRY[name].report_rank))
@@ -158,8 +159,12 @@ def order(findings: list[RawFinding]) -> list[RawFinding]:
 
 
 def fuse(
-    findings: list[RawFinding], counts: dict[str, int], failed_specialists: list[str]
+    findings: list[RawFinding],
+    counts: dict[str, int],
+    failed_specialists: list[str],
+    crm: str = HUBSPOT,
 ) -> Review:
+    """The run's review; its summary in the words of the batch's CRM (vocabulary)."""
     fused = order(merge_overlapping(findings))
     at_risk = money_at_risk(fused)
     severity_counts = {s.value: 0 for s in Severity}
@@ -168,7 +173,9 @@ def fuse(
     return Review(
         findings=fused,
         decision=not_clean_when_degraded(decide(fused), failed_specialists),
-        summary=summarise(fused, counts, severity_counts, at_risk, failed_specialists),
+        summary=in_words(
+            summarise(fused, counts, severity_counts, at_risk, failed_specialists), crm
+        ),
         pipeline_at_risk=at_risk.single,
         severity_counts=severity_counts,
         pipeline_by_currency=at_risk.by_currency,

@@ -16,6 +16,7 @@ from reviews.engine.coordinator import Review, not_greener_when_partial
 from reviews.engine.history.policy import Policy, rules_for
 from reviews.engine.ingest.columns import COLUMNS
 from reviews.engine.ingest.hubspot_records import FILLS
+from reviews.engine.ingest.salesforce.fields import columns_of as salesforce_columns_of
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, switched_off_kinds
 from reviews.engine.specialists.spec import OBJECTS
@@ -35,7 +36,10 @@ def missing_columns(batch: Batch) -> list[dict]:
     entries = []
     for name in sorted(by_field, key=lambda n: (OBJECTS.index(n.partition(".")[0]), n)):
         listed, _, field = name.partition(".")
-        headers, properties = columns_of(listed, field)
+        if batch.crm == "salesforce":
+            headers, properties = salesforce_columns_of(listed, field)
+        else:
+            headers, properties = columns_of(listed, field)
         entries.append(
             {
                 "list": listed,
@@ -52,6 +56,8 @@ def columns_of(listed: str, field: str) -> tuple[list[str], list[str]]:
     """(the English export headers, HubSpot's internal names) of the columns that fill
     `field` of `listed`: its own column first, then those filling it too (FILLS). Other
     languages' labels are left out: each column's first label is HubSpot's English one."""
+    if listed not in COLUMNS:  # leads: only Salesforce has them
+        return salesforce_columns_of(listed, field)
     table = COLUMNS[listed]
     keys = [field] if field in table else []
     keys += [key for key, fills in FILLS.items() if field in fills and key in table]

@@ -9,6 +9,7 @@ from django import template
 from django.conf import settings
 
 from reviews.engine.coverage import kind_words
+from reviews.engine.vocabulary import HUBSPOT, in_words
 
 register = template.Library()
 
@@ -31,8 +32,9 @@ TIERS = {
 
 
 @register.filter
-def kind_label(name: str) -> str:
-    return kind_words(name, settings.REVIEW_RULES)
+def kind_label(name: str, crm: str = HUBSPOT) -> str:
+    """A kind in words, in the run's CRM's (`f.kind|kind_label:crm`: an account group)."""
+    return in_words(kind_words(name, settings.REVIEW_RULES), crm or HUBSPOT)
 
 
 @register.filter

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reviews.engine.vocabulary import crm_of, in_words
 from reviews.web.datasets import Sync
 
 DROP_POINTS = 10  # a fall of this many percentage points or more is flagged
-OBJECT_LABELS = {"companies": "Companies", "contacts": "Contacts", "deals": "Deals"}
+OBJECT_LABELS = {
+    "companies": "Companies",
+    "contacts": "Contacts",
+    "deals": "Deals",
+    "leads": "Leads",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +77,7 @@ def fill_rates(history: list[Sync]) -> list[ObjectFill]:
         properties = [p for p in properties if p.filled or p.change]
         properties.sort(key=lambda p: (min(p.change or 0, 0), p.percent, p.label))
         if properties or empty:
-            label = OBJECT_LABELS.get(name, name.title())
+            label = in_words(OBJECT_LABELS.get(name, name.title()), crm_of(kept[0].source))
             found.append(ObjectFill(name, label, properties, empty, rows[0]["total"]))
     return found
 

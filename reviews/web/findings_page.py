@@ -18,6 +18,7 @@ from django.db.models import Count, QuerySet
 from django.http import QueryDict
 
 from reviews.engine.specialists import KINDS
+from reviews.engine.vocabulary import HUBSPOT, crm_of, in_words
 from reviews.models import Finding, ReviewRun, Severity, findings_of
 from reviews.web.forms import DismissForm
 from reviews.web.history_views import mark_dismissed
@@ -54,6 +55,7 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         page = paginator.get_page(params.get("page"))
         page.object_list = mark_dismissed(list(page.object_list), run)
     totals = {name: Counter() for name in FILTERS}
+    crm = crm_of(run.batch.source)  # kinds headed in its words (reviews.engine.vocabulary)
     for row in tally:
         for name, value in zip(FILTERS, row, strict=False):
             totals[name][value] += row[-1]
@@ -70,7 +72,8 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         ),
         "findings_total": sum(totals["category"].values()),
         "findings_shown": shown,
-        "kind_groups": kind_groups([(c, k, s, n) for c, s, k, _status, n in chosen]),
+        "kind_groups": kind_groups([(c, k, s, n) for c, s, k, _status, n in chosen], crm),
+        "crm": crm,
         "findings_page": page,
     }
 
@@ -111,8 +114,9 @@ def _choice(params: QueryDict, name: str, present: set[str]) -> str:
     return value if value in present else ""
 
 
-def kind_groups(tally: list[tuple[str, str, str, int]]) -> list[KindGroup]:
-    """One group per kind, the most severe first, then the biggest."""
+def kind_groups(tally: list[tuple[str, str, str, int]], crm: str = HUBSPOT) -> list[KindGroup]:
+    """One group per kind, the most severe first, then the biggest; headed in the words
+    of the run's CRM (reviews.engine.vocabulary)."""
     by_kind: dict[tuple[str, str], Counter[str]] = {}
     for category, kind, severity, n in tally:
         by_kind.setdefault((category, kind), Counter())[severity] += n
@@ -122,7 +126,7 @@ def kind_groups(tally: list[tuple[str, str, str, int]]) -> list[KindGroup]:
             kind=kind,
             total=sum(counts.values()),
             severities=[(s, counts[s]) for s in Severity.values if counts[s]],
-            label=kind_label(kind, sum(counts.values())),
+            label=in_words(kind_label(kind, sum(counts.values())), crm),
         )
         for (category, kind), counts in by_kind.items()
     ]

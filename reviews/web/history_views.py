@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from connectors import registry
 from connectors.status import connection_status
+from reviews.engine.vocabulary import crm_of
 from reviews.models import Dismissal, Finding, ReviewRun
 from reviews.orchestration.dataset.dismissals import DismissalError, active, dismiss, undo_dismissal
 from reviews.web import completeness, datasets
@@ -44,6 +45,7 @@ def _finding_response(request: HttpRequest, finding: Finding, error: str = "") -
     context = {
         "f": finding,
         "run": finding.run,
+        "crm": crm_of(finding.run.batch.source),
         "in_dataset": True,
         "can_act": True,  # only a reviewer got here
         "dismiss_form": DismissForm(),

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from reviews.engine.batch import _LIST_NAMES
 from reviews.engine.extra_fields import ExtraFields
-from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS
 
 # What msgspec decodes: the only values the native reader keeps here.
 json_values = st.recursive(
@@ -58,4 +58,4 @@ def test_replace_wins_over_the_text_and_get_hands_out_copies():
 
 def test_the_batch_finds_a_records_kept_fields_under_its_readers_list_name():
     # Batch.extra_of maps a record's class to the list name the reader keys them by.
-    assert _LIST_NAMES == {kind.make: kind.name for kind in (COMPANIES, CONTACTS, DEALS)}
+    assert _LIST_NAMES == {kind.make: kind.name for kind in (COMPANIES, CONTACTS, DEALS, LEADS)}

@@ -21,6 +21,7 @@ from reviews.engine.history.policy import EMPTY, Policy
 from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.engine.ingest.columns import COLUMNS
 from reviews.engine.ingest.hubspot_records import FILLS
+from reviews.engine.ingest.salesforce.fields import BY_LIST, FILLED_ELSEWHERE
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, NAMES, detector, switched_off_kinds
 from reviews.engine.specialists.spec import FixTarget, Kind, needs_of, switched_off
@@ -211,14 +212,18 @@ def test_a_pulled_document_says_which_properties_the_portal_returned():
 
 
 def test_every_field_a_kind_reads_is_one_an_export_can_have():
-    """Each `reads` field is a column of the ingest's table (columns.COLUMNS), or one
-    that another column fills (FILLS): else no export could ever switch it on."""
+    """Each `reads` field is a column of the ingest's table (columns.COLUMNS, or for
+    leads Salesforce's), or one that another column or file fills (FILLS,
+    FILLED_ELSEWHERE): else no export could ever switch it on."""
     filled = {field for fills in FILLS.values() for field in fills}
+    elsewhere = {(listed, key) for listed, (key, _) in FILLED_ELSEWHERE.items()}
     for kind in KINDS.values():
         for need in kind.reads:
             for name in needs_of(need):
                 listed, _, field = name.partition(".")
-                assert field in COLUMNS[listed] or field in filled, (kind.name, name)
+                columns = COLUMNS.get(listed) or BY_LIST[listed].fields
+                known = field in columns or field in filled or (listed, field) in elsewhere
+                assert known, (kind.name, name)
 
 
 def test_a_kind_is_judged_only_on_the_lists_the_export_describes():

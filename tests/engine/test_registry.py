@@ -17,7 +17,7 @@ from reviews.engine.batch import ValueProblem
 from reviews.engine.coordinator import CATEGORY_ORDER
 from reviews.engine.findings import Severity
 from reviews.engine.ingest import safe_text
-from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import (
     KINDS,
@@ -42,7 +42,14 @@ from tests.engine.specialists.factories import company, make_batch
 from tests.services import ROOT
 
 SPECIALISTS_DIR = ROOT / "reviews" / "engine" / "specialists"
-HELPERS = {"__init__", "common", "grouping", "people", "spec"}  # modules here, not specialists
+HELPERS = {
+    "__init__",
+    "common",
+    "grouping",
+    "leads",
+    "people",
+    "spec",
+}  # modules here, not specialists
 RULES_TABLE = re.compile(r"^\| ([a-z()']+) \| `([a-z_]+)` \| (.+?) \| ([a-z /]+) \|(.*)\|$")
 SETTING = re.compile(r"`([A-Z_]+)` \(([^)]+)\)")
 
@@ -94,7 +101,9 @@ def test_a_kind_and_a_severity_read_for_people():
 
 
 def test_every_kind_says_where_its_fix_is_what_it_merges_and_what_tuning_measures():
-    fields = {kind.name: {f.key for f in kind.fields} for kind in (COMPANIES, CONTACTS, DEALS)}
+    fields = {
+        kind.name: {f.key for f in kind.fields} for kind in (COMPANIES, CONTACTS, DEALS, LEADS)
+    }
     batch = make_batch(companies=[company("co_1", enriched_at=datetime(2025, 1, 1, tzinfo=UTC))])
     for kind in KINDS.values():
         assert isinstance(kind.fix, FixTarget), kind.name
@@ -247,7 +256,14 @@ def test_the_samples_plant_every_kind_a_json_batch_can_hold():
     planted = {(item["category"], item["kind"]) for item in truth["planted"]}
     expected = {(c, k) for c, k in declared() if not KINDS[k].only_from}
     assert planted == expected
-    assert [k.name for k in KINDS.values() if k.only_from] == ["unresolved_company_name"]
+    # Leads come only with a batch that has them (samples/salesforce/ plants them).
+    assert [k.name for k in KINDS.values() if k.only_from] == [
+        "lead_already_contact",
+        "lead_same_email",
+        "unresolved_company_name",
+        "lead_no_owner",
+        "lead_inactive_owner",
+    ]
 
 
 # --- the declarations hold for what the detectors really find ----------------------------

@@ -23,7 +23,7 @@ def test_a_review_keeps_its_batchs_tables_and_fill_rates():
     run = reviewed_run(batch)
     folder = tables.tables_folder(run.batch)
     assert sorted(p.name for p in folder.iterdir()) == [
-        "companies.parquet", "contacts.parquet", "deals.parquet", META,
+        "companies.parquet", "contacts.parquet", "deals.parquet", "leads.parquet", META,
     ]  # fmt: skip
     rates = {row["name"]: row for row in run.batch.fill_rates["contacts"]}
     assert (rates["phone"]["filled"], rates["phone"]["total"]) == (1, 2)

@@ -24,7 +24,8 @@ from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
 
 Record = Company | Contact | Deal
-OBJECT_TYPES = ("deals", "contacts", "companies")  # the order an ambiguous id is looked up
+# the order an ambiguous id is looked up
+OBJECT_TYPES = ("deals", "contacts", "companies", "leads")
 
 # Where an export keeps a record's owner until the batch has an `owner` field of its own.
 OWNER_KEYS = ("owner", "hubspot_owner_id", "Deal owner", "Contact owner", "Company owner")
@@ -116,6 +117,7 @@ def records_by_type(batch: Batch) -> dict[str, dict[str, Record]]:
             "companies": {c.id: c for c in b.companies},
             "contacts": {c.id: c for c in b.contacts},
             "deals": {d.id: d for d in b.deals},
+            "leads": {lead.id: lead for lead in b.leads},
         }
 
     return batch.derive("fixplan_records", build)
@@ -124,7 +126,7 @@ def records_by_type(batch: Batch) -> dict[str, dict[str, Record]]:
 def owner_of(batch: Batch, record: Record) -> str | None:
     """The record's owner; for a contact or deal without one, its company's owner."""
     owner = _own_owner(batch, record)
-    if owner or isinstance(record, Company) or not record.company_id:
+    if owner or isinstance(record, Company) or not getattr(record, "company_id", None):
         return owner
     company = records_by_type(batch)["companies"].get(record.company_id)
     return _own_owner(batch, company) if company is not None else None

@@ -12,6 +12,7 @@ import re
 from functools import cache
 
 from reviews.engine.ingest.columns import COLUMNS
+from reviews.engine.ingest.salesforce.fields import BY_LIST
 
 # HubSpot's objectTypeId per object (developers.hubspot.com, "Using object APIs").
 OBJECT_TYPE_IDS: dict[str, str] = {"contacts": "0-1", "companies": "0-2", "deals": "0-3"}
@@ -35,6 +36,8 @@ def property_name(object_type: str, field: str) -> str:
     field itself when HubSpot has no standard property for it (`enrichedAt`)."""
     if (object_type, field) in _NO_COLUMN:
         return _NO_COLUMN[object_type, field]
+    if object_type not in COLUMNS:  # leads: Salesforce's API name (OwnerId)
+        return BY_LIST[object_type].fields.get(field, (field,))[0]
     for spelling in COLUMNS.get(object_type, {}).get(field, ()):
         if _INTERNAL.match(spelling):
             return spelling

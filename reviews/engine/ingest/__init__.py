@@ -5,10 +5,11 @@ reviews.orchestration.intake.submit) and returns a Batch, or raises IngestError 
 every structural problem (up to a cap), each naming the record and field.
 
 An upload is one .json file, one to three HubSpot .csv/.xlsx/.xls exports or CRM API
-.json files, or one .zip holding either; any of them may come with a response of
+.json files, Salesforce's CSV files (any number: its Data Export, Data Loader files,
+report exports), or one .zip holding either; any of them may come with a response of
 HubSpot's pipelines API (pipelines.py). Readers: json_batch (docs/input.md),
 hubspot_csv and spreadsheet (docs/input.md), api_json (HubSpot's CRM v3 objects API);
-the last three share hubspot_records."""
+the last three share hubspot_records; salesforce/ reads Salesforce's."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from reviews.engine.ingest.json_batch import build_json_batch, load_json, load_n
 from reviews.engine.ingest.mapped import MAP_OVER_BYTES, TooBig, release_read_pages, unpack_mapped
 from reviews.engine.ingest.pipelines import is_pipelines_response, pipelines_from_hubspot
 from reviews.engine.ingest.safe_text import clean_batch
+from reviews.engine.ingest.salesforce import NOT_READ, is_salesforce_upload, parse_salesforce
 from reviews.engine.ingest.spreadsheet import may_hold_unsafe_text, spreadsheet_kind
 from reviews.engine.storable import is_storable, may_hold_unstorable
 
@@ -78,8 +80,13 @@ def parse_upload(
     refuse_empty(files)
     as_of = _aware(as_of) if as_of else None
     received_at = _aware(received_at)
-    if len(files) == 1 and file_type(files[0]) == "zip":
-        files = unzip(files[0], limits.max_bytes)
+    if files and all(file_type(f) == "zip" for f in files):
+        # Several ZIPs are read as one: a big org's weekly Data Export comes in parts.
+        unpacked: list[UploadedFile] = []
+        for archive in files:
+            budget = limits.max_bytes - sum(len(f.data) for f in unpacked)
+            unpacked += unzip(archive, budget)
+        files = unpacked
         refuse_empty(files)
     files, uploaded = split_pipelines(files)
     if not files:
@@ -94,7 +101,7 @@ def parse_upload(
         batch = _parse(files, as_of=as_of, received_at=received_at, limits=limits)
         for pipeline in uploaded:
             batch.pipelines[pipeline.id] = pipeline
-        batch.uploaded_pipelines = uploaded
+        batch.uploaded_pipelines = [*batch.uploaded_pipelines, *uploaded]
         if known_pipelines:
             batch.use_pipelines(known_pipelines)
         if unsafe:
@@ -167,6 +174,16 @@ def _parse(
                     max_errors=limits.max_errors,
                 )
             return _parse_api_export(documents, as_of, received_at, limits)
+    # Salesforce's files, any number of them (a Data Export has dozens, and folders of
+    # attachments, listed as not read).
+    csvs = [(f.name, f.data) for f, t in zip(files, types, strict=True) if t == "csv"]
+    if csvs and is_salesforce_upload(csvs):
+        with no_cyclic_gc(freeze=True):
+            batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
+        for file, kind in zip(files, types, strict=True):
+            if kind != "csv":
+                batch.ignored_columns[file.name] = NOT_READ
+        return batch
     if types and all(t == "csv" for t in types) and len(types) <= MAX_CSV_FILES:
         with no_cyclic_gc(freeze=True):
             return parse_csv_batch(

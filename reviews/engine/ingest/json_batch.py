@@ -19,6 +19,7 @@ from reviews.engine.ingest.records import (
     COMPANIES,
     CONTACTS,
     DEALS,
+    LEADS,
     Kind,
     Record,
     build_record,
@@ -67,6 +68,12 @@ def build_json_batch(
     contacts = _records(top, CONTACTS, errors, problems, ignored, extras, company_ids, release)
     deals = _records(top, DEALS, errors, problems, ignored, extras, company_ids, release)
     del company_ids
+    # Leads are optional: a HubSpot batch has none (docs/input.md).
+    leads = (
+        _records(top, LEADS, errors, problems, ignored, extras)
+        if top.get("leads") is not None
+        else []
+    )
     errors.raise_if_any()
     return Batch(
         id=batch_id,
@@ -77,6 +84,7 @@ def build_json_batch(
         contacts=contacts,
         deals=deals,
         pipelines=pipelines,
+        leads=leads,
         value_problems=problems,
         ignored_columns=ignored,
         dataset=dataset,
@@ -92,6 +100,7 @@ class _Native(msgspec.Struct):
     companies: list[msgspec.Raw] | None = None
     contacts: list[msgspec.Raw] | None = None
     deals: list[msgspec.Raw] | None = None
+    leads: list[msgspec.Raw] | None = None
     id: Any = None
     exportedAt: Any = None  # noqa: N815 (the JSON key)
     source: Any = None
@@ -120,7 +129,7 @@ def load_native(data: bytes) -> dict | None:
     return top
 
 
-_LISTS = (COMPANIES.name, CONTACTS.name, DEALS.name)
+_LISTS = (COMPANIES.name, CONTACTS.name, DEALS.name, LEADS.name)
 # Records read between two releases of the text read so far: 50 MB of it, about.
 _RELEASE_EVERY = 250_000
 

@@ -10,12 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from reviews.engine.batch import Company, Contact, Deal, ValueProblem
+from reviews.engine.batch import Company, Contact, Deal, Lead, ValueProblem
 from reviews.engine.extra_fields import NO_EXTRA
 from reviews.engine.ingest.values import (
     Invalid,
     describe,
     parse_amount,
+    parse_boolean,
     parse_currency,
     parse_date,
     parse_datetime,
@@ -26,7 +27,7 @@ from reviews.engine.ingest.values import (
     parse_text,
 )
 
-Record = Company | Contact | Deal
+Record = Company | Contact | Deal | Lead
 
 
 class Field(NamedTuple):
@@ -45,7 +46,7 @@ Plan = tuple[tuple[str, str, Callable[[object], object], str], ...]
 
 @dataclass(frozen=True, slots=True)
 class Kind:
-    name: str  # the batch's list: companies, contacts, deals
+    name: str  # the batch's list: companies, contacts, deals, leads
     make: type[Record]
     fields: tuple[Field, ...]
 
@@ -95,6 +96,23 @@ DEALS = Kind(
         Field("pipeline", "pipeline", parse_text, "pipeline", repeats=True),
         Field("currency", "currency", parse_currency, "pipeline", repeats=True),
         Field("companyIds", "company_ids", parse_id_list, "attribution"),
+        *_OWNED,
+    ),
+)
+
+# Salesforce's leads (docs/input.md): people not yet contacts. Their emails are compared
+# with each other and with the contacts' (dedup); their owners are attribution's.
+LEADS = Kind(
+    "leads",
+    Lead,
+    (
+        Field("email", "email", parse_email, "dedup"),
+        Field("firstName", "first_name", parse_text, "dedup"),
+        Field("lastName", "last_name", parse_text, "dedup"),
+        Field("company", "company", parse_text, "dedup"),
+        Field("isConverted", "converted", parse_boolean, "dedup", repeats=True),
+        Field("ownerActive", "owner_active", parse_boolean, "attribution", repeats=True),
+        Field("updatedAt", "updated_at", parse_datetime, "freshness", repeats=True),
         *_OWNED,
     ),
 )

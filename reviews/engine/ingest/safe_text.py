@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
-from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS
 from reviews.engine.storable import is_storable, storable, storable_tree
 
 UNSAFE_MESSAGE = (
@@ -29,6 +29,7 @@ _CLEANED_APART = {
     "companies",
     "contacts",
     "deals",
+    "leads",
     "pipelines",
     "value_problems",
     "_stages",
@@ -71,6 +72,7 @@ def clean_batch(batch: Batch) -> None:
         (COMPANIES, batch.companies),
         (CONTACTS, batch.contacts),
         (DEALS, batch.deals),
+        (LEADS, batch.leads),
     ):
         _clean_records(batch, kind, records, problems)
 

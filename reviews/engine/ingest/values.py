@@ -280,6 +280,14 @@ def parse_flag(value: object) -> bool | None:
     return None
 
 
+def parse_boolean(value: object) -> bool | None | Invalid:
+    """A yes/no field of a record (true/false, 1/0, a JSON boolean); blank is None."""
+    if value is None or (value.__class__ is str and not value.strip()):
+        return None
+    flag = parse_flag(value)
+    return Invalid(f"not true or false: {describe(value)}") if flag is None else flag
+
+
 def parse_probability(value: object) -> float | None:
     """A deal probability, 0..1 ("0.2", 0.2, "20%" and "20" are 0.2), else None."""
     if value.__class__ is bool or value is None:

@@ -23,6 +23,7 @@ from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.spec import Kind, Specialist, switched_off
+from reviews.engine.vocabulary import HUBSPOT, in_words
 
 from . import attribution, dedup, freshness, pipeline
 
@@ -68,9 +69,22 @@ def detector(name: str) -> Detector:
         # findings, and make no reference cycles: with the cyclic collector on, its
         # passes over those took 13% of a findings-heavy review.
         with no_cyclic_gc():
-            return price_findings(without_switched_off(detect(batch, rules), batch), batch)
+            found = price_findings(without_switched_off(detect(batch, rules), batch), batch)
+        return speak(found, batch.crm)
 
     return detect_and_price
+
+
+def speak(findings: list[RawFinding], crm: str) -> list[RawFinding]:
+    """The findings' text in the CRM's words (reviews.engine.vocabulary): an Account, an
+    Opportunity for Salesforce. HubSpot's findings are returned as they are."""
+    if crm == HUBSPOT:
+        return findings
+    for finding in findings:
+        finding.title = in_words(finding.title, crm)
+        finding.detail = in_words(finding.detail, crm)
+        finding.suggested_fix = in_words(finding.suggested_fix, crm)
+    return findings
 
 
 def switched_off_kinds(batch: Batch) -> dict[str, tuple[str, ...]]:
@@ -129,7 +143,7 @@ def route_findings(findings: list[RawFinding], batch: Batch) -> None:
 
 def _routing_index(batch: Batch) -> dict[str, list[tuple[str | None, str | None]]]:
     index: dict[str, list[tuple[str | None, str | None]]] = {}
-    for records in (batch.companies, batch.contacts, batch.deals):
+    for records in (batch.companies, batch.contacts, batch.deals, batch.leads):
         for record in records:
             if record.owner or record.record_source or record.record_source_detail:
                 source = " / ".join(

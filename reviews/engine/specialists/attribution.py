@@ -28,6 +28,7 @@ from reviews.engine.specialists.common import (
     invalid_value_findings,
     named,
 )
+from reviews.engine.specialists.leads import ATTRIBUTION_KINDS, owner_findings
 from reviews.engine.specialists.spec import INVALID_VALUE, PER_FINDING, FixTarget, Kind, Specialist
 
 CATEGORY = "attribution"
@@ -87,6 +88,7 @@ SPEC = Specialist(
             reads=("contacts.email", "contacts.companyId", "companies.domain"),
             fix=FixTarget("contacts", "companyId"),
         ),
+        *ATTRIBUTION_KINDS,
         INVALID_VALUE,
     ),
     slice=SLICE,
@@ -155,6 +157,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
             own = exposure.by_deal.get(deal.id)
             finding.exposure = {deal.id: own} if own is not None else {}
             findings.append(finding)
+    findings.extend(owner_findings(batch, CATEGORY))
     return findings
 
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 from reviews.engine import normalize
-from reviews.engine.batch import Batch, Company, Contact, Deal, ValueProblem
+from reviews.engine.batch import Batch, Company, Contact, Deal, Lead, ValueProblem
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
 
@@ -33,8 +33,8 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
 
 
 # A record's field as ingest names it: the list, the record's place in it, the field.
-_RECORD_PATH = re.compile(r"(companies|contacts|deals)\[(\d+)\]\.(.+)", re.DOTALL)
-_ONE_OF = {"companies": "company", "contacts": "contact", "deals": "deal"}
+_RECORD_PATH = re.compile(r"(companies|contacts|deals|leads)\[(\d+)\]\.(.+)", re.DOTALL)
+_ONE_OF = {"companies": "company", "contacts": "contact", "deals": "deal", "leads": "lead"}
 _FIELD_CHARS = 60  # an unknown field's key can be any length; the detail has it whole
 
 
@@ -70,7 +70,7 @@ def named(record: Company | Contact | Deal) -> str:
     person or the deal finds it: 'Owen Price (30117000202)', 'Fabrikam (co_1)',
     '"Vertex — cell automation" (dl_201)'. The id alone when the record has no name.
     Titles only: fingerprints are made of ids, never of names."""
-    if isinstance(record, Contact):
+    if isinstance(record, Contact | Lead):
         name = " ".join(p for p in (record.first_name, record.last_name) if p)
     else:
         name = record.name or ""

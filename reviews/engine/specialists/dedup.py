@@ -42,6 +42,7 @@ from reviews.engine.specialists.common import (
     named_list,
 )
 from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
+from reviews.engine.specialists.leads import DEDUP_KINDS, duplicate_findings
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
 from reviews.engine.specialists.spec import (
     ANY_RECORD,
@@ -159,6 +160,7 @@ SPEC = Specialist(
             fix=ANY_RECORD,
             merge=Merges("deals"),
         ),
+        *DEDUP_KINDS,
         INVALID_VALUE,
     ),
     slice=SLICE,
@@ -186,6 +188,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
         *_contact_same_email(batch, links, exposure),
         *_contact_same_person(batch, links, exposure, rules),
         *_deals_entered_twice(batch, links, rules),
+        *duplicate_findings(batch, CATEGORY),
     ]
 
 

@@ -22,7 +22,8 @@ from reviews.engine.batch import Batch
 from reviews.engine.findings import Severity
 from reviews.engine.rules import Rules
 
-OBJECTS = ("companies", "contacts", "deals")  # a batch's lists, the CRM's object types
+# A batch's lists, the CRM's object types (leads: Salesforce's, empty for HubSpot).
+OBJECTS = ("companies", "contacts", "deals", "leads")
 
 # What a kind needs of the export: a field as "list.field" (the batch field by its
 # docs/input.md name, "deals.stage"), or a tuple of such, any one of which will do

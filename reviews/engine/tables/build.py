@@ -25,8 +25,14 @@ from reviews.engine.ingest import records as kinds
 from reviews.engine.ingest import values
 from reviews.engine.storable import storable
 
-OBJECTS = ("companies", "contacts", "deals")
-KINDS = {"companies": kinds.COMPANIES, "contacts": kinds.CONTACTS, "deals": kinds.DEALS}
+# Leads: Salesforce's fourth object; an empty table for a batch without any (HubSpot's).
+OBJECTS = ("companies", "contacts", "deals", "leads")
+KINDS = {
+    "companies": kinds.COMPANIES,
+    "contacts": kinds.CONTACTS,
+    "deals": kinds.DEALS,
+    "leads": kinds.LEADS,
+}
 
 # A documented field's column type, by the parser that reads it.
 _TYPES = {
@@ -34,6 +40,7 @@ _TYPES = {
     values.parse_date: "DATE",
     values.parse_amount: "DECIMAL(38, 6)",
     values.parse_id_list: "VARCHAR[]",
+    values.parse_boolean: "BOOLEAN",
 }
 # Deals also carry their stage's state, resolved the way every rule resolves it.
 STAGE_COLUMNS = {

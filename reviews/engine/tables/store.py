@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from reviews.engine.tables.build import OBJECTS, Tables
+from reviews.engine.tables.build import OBJECTS, Tables, typed_columns
 
 META = "tables.json"
 
@@ -45,6 +45,11 @@ def read_parquet(folder: Path, *, load: bool = True) -> Tables | None:
     meta = json.loads((folder / META).read_text())
     connection = duckdb.connect(":memory:")
     for name in OBJECTS:
-        relation = connection.read_parquet(str(folder / f"{name}.parquet"))
-        relation.create(name) if load else relation.create_view(name)
+        path = folder / f"{name}.parquet"
+        if path.exists():
+            relation = connection.read_parquet(str(path))
+            relation.create(name) if load else relation.create_view(name)
+        else:  # kept before the object was read (leads): an empty table of its columns
+            columns = ", ".join(f'"{c}" {t}' for c, t in typed_columns(name).items())
+            connection.execute(f'CREATE TABLE "{name}" ({columns})')
     return Tables(connection, headers=meta["headers"], left_out=meta["left_out"])

@@ -38,6 +38,7 @@ from reviews.engine.specialists import (
     without_switched_off,
 )
 from reviews.engine.storable import storable, storable_tree
+from reviews.engine.vocabulary import HUBSPOT, crm_of
 from reviews.llm.config import enabled
 from reviews.llm.errors import LLMError
 from reviews.llm.judge import (
@@ -290,7 +291,8 @@ def _coordinate(run: ReviewRun) -> None:
         for finding in handoff.received_findings(run_id, name, agents[name].packed_findings)
     ]
     counts = run.batch.counts
-    review = coordinator.fuse(findings, counts, failed)
+    crm = crm_of(run.batch.source)  # the summary in its words: Accounts, Opportunities
+    review = coordinator.fuse(findings, counts, failed, crm)
     # Dataset history: the team's dismissed problems are set aside before anything
     # judges or counts them (docs/history.md).
     context = baselines.history_context(run)
@@ -298,7 +300,7 @@ def _coordinate(run: ReviewRun) -> None:
     if context and context.dismissed:
         kept, suppressed = history.split_suppressed(review.findings, context.dismissed)
         if suppressed:
-            review = coordinator.fuse(kept, counts, failed)
+            review = coordinator.fuse(kept, counts, failed, crm)
     model, note, degraded, refused = RULES_ONLY, "", bool(failed), []
     if models_allowed(run):
         try:
@@ -319,7 +321,7 @@ def _coordinate(run: ReviewRun) -> None:
             )
         else:
             if judged is not None:
-                review = judged_review(judged, counts, failed, review.findings)
+                review = judged_review(judged, counts, failed, review.findings, crm)
                 model, refused = judged.model_served, judged.refused
     switched = coverage.switched_off_of(run.batch.missing_columns)
     comparison = history.compare(
@@ -366,13 +368,14 @@ def judged_review(
     counts: dict[str, int],
     failed: list[str],
     rules_findings: list[RawFinding],
+    crm: str = HUBSPOT,
 ) -> coordinator.Review:
     """The coordinator model's findings, ordered and totalled as the rules coordinator
     orders them, with the model's summary (the rules' own when the guards refused it).
     The verdict follows the policy in docs/rules.md on these findings (coordinator.decide,
     inside fuse), never the model's, and is never more lenient than the rules' verdict
     on `rules_findings` with every one demoted."""
-    review = coordinator.fuse(judged.findings, counts, failed)
+    review = coordinator.fuse(judged.findings, counts, failed, crm)
     review.decision = coordinator.no_more_lenient(review.decision, rules_findings)
     if judged.summary:
         review.summary = judged.summary

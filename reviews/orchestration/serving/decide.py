@@ -275,6 +275,8 @@ def content_key(batch: Batch) -> str:
             ("deals", batch.deals),
         ):
             _hash_records(digest, name, records, batch.extras.get(name))
+        if batch.leads:  # only where there are any: a HubSpot batch keeps its key
+            _hash_records(digest, "leads", batch.leads, batch.extras.get("leads"))
     return digest.hexdigest()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from reviews.engine.ingest.json_batch import DATASET_NAME_MAX
 from reviews.engine.ingest.pipelines import MAX_PIPELINES, MAX_STAGES
-from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS
 from reviews.web.api.common import MOMENT_HELP, MOMENT_SCHEMA
 
 # A dataset name as reviews.engine.ingest.json_batch.dataset_name_problem accepts it:
@@ -109,6 +109,7 @@ JSON_BATCH = {
         COMPANIES.name: _records(COMPANIES),
         CONTACTS.name: _records(CONTACTS),
         DEALS.name: _records(DEALS),
+        LEADS.name: _records(LEADS),  # optional: Salesforce's leads
     },
 }
 

@@ -1,0 +1,221 @@
+"""Which Salesforce column fills which field: one table per object.
+
+Each field is listed with its API name first (the weekly Data Export, Data Loader, a
+connector's pull) and then the labels a report export heads it with ("Account Name",
+"Opportunity Owner", "Close Date"). Names are Salesforce's own, from its field
+reference (Account, Contact, Opportunity, Lead, OpportunityContactRole, User,
+OpportunityStage). Keys that are fields of the batch (docs/input.md names: `name`,
+`closeDate`) fill the record; the others (`isDeleted`, `isWon`, `opportunityId`) are
+read by the reader and kept in the record's `extra` under their header too. Headers
+match case- and space-insensitively, as HubSpot's do (columns.header_key)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reviews.engine.ingest.columns import header_key
+from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS, Kind
+
+_DELETED = {"isDeleted": ("IsDeleted", "Deleted")}
+_MERGED = {"masterId": ("MasterRecordId", "Master Record ID")}
+_MODIFIED = ("LastModifiedDate", "Last Modified Date", "SystemModstamp")
+
+
+@dataclass(frozen=True, slots=True)
+class SfObject:
+    name: str  # Account: the API name, and the file name of an export (Account.csv)
+    kind: Kind | None  # the batch list it fills; None for what only helps read them
+    fields: dict[str, tuple[str, ...]]
+    needs_id: bool = True  # a contact roles report has no id of its rows
+
+
+ACCOUNT = SfObject(
+    "Account",
+    COMPANIES,
+    {
+        "id": ("Id", "Account ID"),
+        "name": ("Name", "Account Name"),
+        "domain": ("Website", "Website"),  # normalize.domain strips the scheme and path
+        "updatedAt": _MODIFIED,
+        "owner": ("OwnerId", "Account Owner"),
+        "recordSource": ("AccountSource", "Account Source"),
+        **_DELETED,
+        **_MERGED,
+    },
+)
+CONTACT = SfObject(
+    "Contact",
+    CONTACTS,
+    {
+        "id": ("Id", "Contact ID"),
+        "email": ("Email", "Email"),
+        "firstName": ("FirstName", "First Name"),
+        "lastName": ("LastName", "Last Name"),
+        "companyId": ("AccountId", "Account ID"),
+        "updatedAt": _MODIFIED,
+        "owner": ("OwnerId", "Contact Owner"),
+        "recordSource": ("LeadSource", "Lead Source"),
+        **_DELETED,
+        **_MERGED,
+    },
+)
+OPPORTUNITY = SfObject(
+    "Opportunity",
+    DEALS,
+    {
+        "id": ("Id", "Opportunity ID"),
+        "name": ("Name", "Opportunity Name"),
+        "amount": ("Amount", "Amount"),
+        "currency": ("CurrencyIsoCode", "Opportunity Currency"),
+        "stage": ("StageName", "Stage"),
+        "closeDate": ("CloseDate", "Close Date"),
+        "companyId": ("AccountId", "Account ID"),
+        "updatedAt": _MODIFIED,
+        "owner": ("OwnerId", "Opportunity Owner"),
+        "recordSource": ("LeadSource", "Lead Source"),
+        # The state of the deal's stage, as the org defines it (IsClosed, IsWon): what
+        # tells open, won and lost apart when no OpportunityStage file comes with it.
+        "isClosed": ("IsClosed", "Closed"),
+        "isWon": ("IsWon", "Won"),
+        "probability": ("Probability", "Probability (%)"),
+        **_DELETED,
+    },
+)
+LEAD = SfObject(
+    "Lead",
+    LEADS,
+    {
+        "id": ("Id", "Lead ID"),
+        "email": ("Email", "Email"),
+        "firstName": ("FirstName", "First Name"),
+        "lastName": ("LastName", "Last Name"),
+        "company": ("Company", "Company / Account", "Company"),
+        "isConverted": ("IsConverted", "Converted"),
+        "updatedAt": _MODIFIED,
+        "owner": ("OwnerId", "Lead Owner"),
+        "recordSource": ("LeadSource", "Lead Source"),
+        **_DELETED,
+        **_MERGED,
+    },
+)
+CONTACT_ROLE = SfObject(
+    "OpportunityContactRole",
+    None,
+    {
+        "id": ("Id", "Contact Role ID"),
+        "opportunityId": ("OpportunityId", "Opportunity ID"),
+        "contactId": ("ContactId", "Contact ID"),
+        "role": ("Role", "Contact Role", "Role"),
+        "isPrimary": ("IsPrimary", "Primary", "Is Primary"),
+        **_DELETED,
+    },
+    needs_id=False,
+)
+USER = SfObject(
+    "User",
+    None,
+    {
+        "id": ("Id", "User ID"),
+        "name": ("Name", "Full Name"),
+        "firstName": ("FirstName", "First Name"),
+        "lastName": ("LastName", "Last Name"),
+        "isActive": ("IsActive", "Active"),
+    },
+)
+STAGE = SfObject(
+    "OpportunityStage",
+    None,
+    {
+        "id": ("Id", "Opportunity Stage ID"),
+        "apiName": ("ApiName", "API Name"),
+        "label": ("MasterLabel", "Master Label"),
+        "isClosed": ("IsClosed", "Closed"),
+        "isWon": ("IsWon", "Won"),
+        "probability": ("DefaultProbability", "Probability (%)"),
+        "isActive": ("IsActive", "Is Active"),
+        "sortOrder": ("SortOrder", "Sort Order"),
+    },
+)
+SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE)
+BY_FILE = {o.name.casefold(): o for o in SF_OBJECTS}
+BY_LIST = {o.kind.name: o for o in SF_OBJECTS if o.kind is not None}
+
+# A report export is told by its id column's label; the first object whose labels it
+# carries names it (a contact roles report also has Opportunity ID and Contact ID).
+_REPORT_MARKERS = (
+    (CONTACT_ROLE, ("Contact Role", "Contact Role ID")),
+    (OPPORTUNITY, ("Opportunity ID",)),
+    (LEAD, ("Lead ID",)),
+    (CONTACT, ("Contact ID",)),
+    (USER, ("User ID",)),
+    (ACCOUNT, ("Account ID",)),
+)
+# An API-named file without its object's name (a pipe, a renamed file): its headers.
+_API_MARKERS = (
+    (STAGE, ("ApiName", "MasterLabel")),
+    (CONTACT_ROLE, ("OpportunityId", "ContactId")),
+    (OPPORTUNITY, ("StageName",)),
+    (LEAD, ("IsConverted",)),
+    (USER, ("Username",)),
+    (CONTACT, ("AccountId", "Email")),
+    (ACCOUNT, ("AccountSource",)),
+)
+
+
+def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool]:
+    """(the object a file holds, whether it is a report export with labels): by its file
+    name (Account.csv, as the Data Export and Data Loader name them), else its headers."""
+    keys = {header_key(h) for h in headers}
+    report = "id" not in keys  # API files have an Id column; reports label theirs
+    base = file_name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    named = BY_FILE.get(base.casefold())
+    if named is not None:
+        return named, report
+    markers = _REPORT_MARKERS if report else _API_MARKERS
+    for sf_object, needed in markers:
+        present = [header_key(h) in keys for h in needed]
+        if any(present) if report else all(present):
+            return sf_object, report
+    return None, report
+
+
+def map_headers(sf_object: SfObject, headers: list[str], report: bool) -> dict[int, str]:
+    """{column position: key}: each key takes its first column (an API file reads API
+    names, a report its labels; a file of either kind may carry the other's)."""
+    wanted: dict[str, str] = {}
+    for key, names in sf_object.fields.items():
+        order = names[1:] + names[:1] if report else names
+        for name in order:
+            wanted.setdefault(header_key(name), key)
+    mapped: dict[int, str] = {}
+    taken: set[str] = set()
+    for position, header in enumerate(headers):
+        key = wanted.get(header_key(header))
+        if key is not None and key not in taken:
+            mapped[position] = key
+            taken.add(key)
+    return mapped
+
+
+# Batch fields a list's file has no column for, filled from another file: a deal's
+# contacts from its contact roles, whether a lead's owner is active from the users.
+FILLED_ELSEWHERE = {"deals": ("contactIds", CONTACT_ROLE), "leads": ("ownerActive", USER)}
+
+
+def record_keys(sf_object: SfObject) -> frozenset[str]:
+    """The keys that are fields of the batch's records (the rest only help read them)."""
+    if sf_object.kind is None:
+        return frozenset()
+    return frozenset(f.key for f in sf_object.kind.fields) | {"id"}
+
+
+def columns_of(listed: str, field: str) -> tuple[list[str], list[str]]:
+    """(report labels, API names) of the column that fills `field` of `listed`, for
+    the missing-columns list of a Salesforce batch (reviews.engine.coverage)."""
+    sf_object = BY_LIST.get(listed)
+    names = sf_object.fields.get(field, ()) if sf_object else ()
+    if field == "ownerActive":
+        return ["Active (Users report)"], ["User.IsActive"]
+    if field == "contactIds":
+        return ["Contact ID (Opportunities with Contact Roles)"], ["OpportunityContactRole"]
+    return list(names[1:2]), list(names[:1])

@@ -1,0 +1,143 @@
+"""Salesforce's CSV files, read into one table per object (fields.py says which column is
+which). Shapes: the weekly Data Export's files and Data Loader's (API names, one file
+per object, named after it: Account.csv), and report exports (labels; a Classic
+report's CSV ends with a blank line and a footer of the report's name, a copyright and
+who generated it, which is not read)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
+from reviews.engine.ingest.errors import ErrorList
+from reviews.engine.ingest.salesforce.fields import SfObject, map_headers, object_of, record_keys
+from reviews.engine.ingest.salesforce.ids import to18
+from reviews.engine.ingest.values import describe
+
+_HEAD_BYTES = 64 * 1024  # enough for any header row Salesforce writes
+
+
+@dataclass(slots=True)
+class SfTable:
+    name: str  # the file name
+    sf_object: SfObject
+    report: bool  # a report export: labels, and values as people write them
+    # (row number, 18-character id, {key: cell}, {header: cell} of the columns that fill no
+    # record field): non-empty cells only
+    rows: list[tuple[int, str, dict[str, str], dict[str, str]]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)  # header -> the field it fills
+    keys: frozenset[str] = frozenset()  # every key the file has a column for
+
+
+def header_row(name: str, data: bytes, encoding: str = AUTO) -> list[str] | None:
+    """A CSV file's first row, or None if it cannot be read as one."""
+    try:
+        codec = csv_codec(data[:_HEAD_BYTES], encoding)
+    except Undecodable:
+        return None
+    text = data[:_HEAD_BYTES].decode(codec, errors="ignore")
+    try:
+        return next(csv.reader(io.StringIO(text, newline="")), None)
+    except csv.Error:
+        return None
+
+
+def is_salesforce_file(name: str, data: bytes) -> bool:
+    """A CSV file Salesforce wrote: named for one of its objects, or headed by its names,
+    and with its object's id column (a HubSpot export saved as Contact.csv has none)."""
+    headers = header_row(name, data)
+    if not headers:
+        return False
+    sf_object, report = object_of(name, headers)
+    if sf_object is None:
+        return False
+    return "id" in map_headers(sf_object, headers, report).values() or not sf_object.needs_id
+
+
+def read_table(name: str, data: bytes, errors: ErrorList, encoding: str = AUTO) -> SfTable | None:
+    """The file's rows, or None (with an error) when it is not an export Salesforce wrote;
+    a file of another object of a Data Export (Task.csv) is None without an error."""
+    try:
+        codec = csv_codec(data, encoding)
+    except Undecodable as error:
+        errors.add(f"{name} {error}")
+        return None
+    rows = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline=""))
+    try:
+        headers = next(rows, None)
+    except csv.Error as error:
+        errors.add(f"{name} row 1: unreadable CSV: {error}")
+        return None
+    if not headers or not any(h.strip() for h in headers):
+        errors.add(f"{name}: empty file, no header row")
+        return None
+    sf_object, report = object_of(name, headers)
+    if sf_object is None:
+        return None
+    mapped = map_headers(sf_object, headers, report)
+    if "id" not in mapped.values() and sf_object.needs_id:
+        wanted = sf_object.fields["id"][1 if report else 0]
+        errors.add(f"{name}: no {wanted} column: every record needs its Salesforce id")
+        return None
+    fills = record_keys(sf_object)
+    table = SfTable(
+        name=name,
+        sf_object=sf_object,
+        report=report,
+        headers={headers[p].strip(): k for p, k in mapped.items() if k in fills and k != "id"},
+        keys=frozenset(mapped.values()),
+    )
+    _read(table, headers, mapped, fills, rows, errors)
+    return table
+
+
+def _read(
+    table: SfTable,
+    headers: list[str],
+    mapped: dict[int, str],
+    fills: frozenset[str],
+    rows,
+    errors: ErrorList,
+) -> None:
+    kept = [
+        (p, h.strip()) for p, h in enumerate(headers) if mapped.get(p) not in fills and h.strip()
+    ]
+    id_at = next((p for p, k in mapped.items() if k == "id"), None)
+    id_header = headers[id_at].strip() if id_at is not None else ""
+    first_row: dict[str, int] = {}
+    row_number = 1
+    try:
+        for row_number, row in enumerate(rows, start=2):
+            if not any(cell.strip() for cell in row):
+                if table.report:
+                    break  # a report's footer follows its first blank line
+                continue
+            values = {key: row[p] for p, key in mapped.items() if p < len(row) and row[p]}
+            given = values.pop("id", "").strip()
+            if id_at is None:  # rows without ids (a contact roles report): by position
+                extra = {h: row[p] for p, h in kept if p < len(row) and row[p]}
+                table.rows.append((row_number, "", values, extra))
+                continue
+            if not given:
+                errors.add(f"{table.name} row {row_number} ({id_header}): missing")
+                continue
+            rid = to18(given)
+            if rid is None:
+                errors.add(
+                    f"{table.name} row {row_number} ({id_header}): not a Salesforce id "
+                    f"(15 or 18 letters and digits): {describe(given)}"
+                )
+                continue
+            first = first_row.setdefault(rid, row_number)
+            if first != row_number:
+                errors.add(
+                    f"{table.name} row {row_number} ({id_header}): "
+                    f"duplicate of row {first} ({describe(rid)})"
+                )
+                continue
+            extra = {h: row[p] for p, h in kept if p < len(row) and row[p]}
+            table.rows.append((row_number, rid, values, extra))
+    except csv.Error as error:
+        errors.add(f"{table.name} row {row_number + 1}: unreadable: {error}")

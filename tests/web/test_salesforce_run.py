@@ -1,0 +1,68 @@
+"""A Salesforce org's Data Export through the real submit path (Postgres): stored,
+reviewed, and its run page in Salesforce's words; its fix plan's lead tasks."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from reviews.engine.ingest import UploadedFile
+from reviews.models import Dataset, Finding
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
+from reviews.samplegen.salesforce_org import AS_OF, data_export, reports
+from tests.web.conftest import reviewed
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def salesforce_run(postgres):
+    return reviewed([UploadedFile(name, data) for name, data in data_export().items()])
+
+
+def test_the_run_page_says_account_and_opportunity(member_client, salesforce_run):
+    assert salesforce_run.batch.source == "salesforce-export"
+    page = member_client.get(reverse("reviews:run", args=[salesforce_run.pk])).content.decode()
+    assert "1 account group: sharing a domain" in page  # the kind's heading
+    assert "account groups: sharing a domain" in page  # each finding's kind
+    assert "1 opportunity: won without a close date" in page
+    assert "company groups" not in page and "deals: won" not in page
+    assert "4 accounts, 5 contacts and 5 opportunities" in page  # the summary
+    titles = set(Finding.objects.filter(run=salesforce_run).values_list("title", flat=True))
+    assert any(t.startswith("2 accounts share the domain vertexrobotics.example") for t in titles)
+
+
+def test_the_lead_findings_are_stored_and_are_tasks_on_the_lead(member_client, salesforce_run):
+    kinds = set(Finding.objects.filter(run=salesforce_run).values_list("kind", flat=True))
+    assert {"lead_already_contact", "lead_same_email", "lead_no_owner"} <= kinds
+    assert "lead_inactive_owner" in kinds
+    text = member_client.get(reverse("reviews:tasks_csv", args=[salesforce_run.pk])).content
+    tasks = list(csv.DictReader(io.StringIO(text.decode())))
+    inactive = [t for t in tasks if "inactive user" in t["problem"]]
+    assert inactive and inactive[0]["property"] == "OwnerId"
+
+
+def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them(postgres):
+    def sync(files: dict[str, bytes]):
+        uploads = [UploadedFile(name, data) for name, data in files.items()]
+        submission = submit(uploads, as_of=AS_OF, dataset="northwind-sf", dispatch=False)
+        assert submission.accepted, submission.errors
+        start_review.apply(kwargs={"run_id": submission.run.pk})
+        submission.run.refresh_from_db()
+        return submission.run
+
+    first = sync(data_export(loader=True))
+    dataset = Dataset.objects.get(name="northwind-sf")
+    (stages,) = dataset.pipelines
+    assert "Pilot Running" in {s["id"] for s in stages["stages"]}
+    assert first.batch.stage_source == "export"
+    later = sync(reports())
+    assert later.batch.source == "salesforce-report"
+    assert later.batch.stage_source == "dataset"
+    assert {f.kind for f in Finding.objects.filter(run=later)} == {
+        f.kind for f in Finding.objects.filter(run=first)
+    }
