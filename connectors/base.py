@@ -10,7 +10,7 @@ The credentials are never part of a message."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -110,6 +110,9 @@ class Pulled:
     records: int  # in the document
     changed: int  # fetched by this pull (every record in a full pull)
     removed: int  # archived or merged away since the previous document
+    # The files the sync is stored as, by name, when the CRM's are not one JSON document
+    # (Salesforce: one CSV per object); empty: the document, as registry.snapshot_file.
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +163,8 @@ class Connector(Protocol):
         self, checkpoint: Checkpoint, *, previous: dict | None, since: datetime | None
     ) -> Pulled:
         """Every record (`previous` None: a full pull), or the records modified at or
-        after `since` put into `previous` (the last pull's document): incremental."""
+        after `since` put into `previous` (the last pull's document, or its files by
+        name for a connector that stores files): incremental."""
 
     def pipelines(self) -> list[Pipeline]:
         """The account's deal pipelines and their stages, as the review reads them."""
