@@ -26,8 +26,8 @@ from connectors.base import (
     Pulled,
     Usage,
 )
-from connectors.salesforce.client import Credentials, Limits, SalesforceClient
 from connectors.salesforce import export
+from connectors.salesforce.client import Credentials, Limits, SalesforceClient
 from connectors.salesforce.export import ExportProblem
 from connectors.salesforce.pull import run_pull
 from connectors.salesforce.tasks import task_fields

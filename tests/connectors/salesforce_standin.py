@@ -107,9 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         given = {k: v[0] for k, v in form.items()}
         if given.get("grant_type") != "client_credentials":
-            return 400, {"error": "unsupported_grant_type", "error_description": "grant type not supported"}  # fmt: skip
+            return 400, _oauth_error("unsupported_grant_type", "grant type not supported")
         if given.get("client_id") != CLIENT_ID or given.get("client_secret") != state.secret:
-            return 400, {"error": "invalid_client", "error_description": "invalid client credentials"}  # fmt: skip
+            return 400, _oauth_error("invalid_client", "invalid client credentials")
         token = f"00D!{uuid.uuid4().hex}"
         state.sessions.add(token)
         state.tokens_issued += 1
@@ -128,18 +128,18 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
         if token not in state.sessions:
-            return 401, [{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}]  # fmt: skip
+            return 401, _errors("INVALID_SESSION_ID", "Session expired or invalid")
         state.used += 1
         if state.used > state.daily_limit or (
             state.refuse_after is not None and state.used > state.refuse_after
         ):
-            return 403, [{"message": "TotalRequests Limit exceeded.", "errorCode": "REQUEST_LIMIT_EXCEEDED"}]  # fmt: skip
+            return 403, _errors("REQUEST_LIMIT_EXCEEDED", "TotalRequests Limit exceeded.")
         if state.fail_next:
             status = state.fail_next.pop(0)
-            return status, [{"message": "Service unavailable", "errorCode": "SERVER_UNAVAILABLE"}]
+            return status, _errors("SERVER_UNAVAILABLE", "Service unavailable")
         parts = url.path.split("/")  # "", services, data, vXX.X, resource...
         if parts[:3] != ["", "services", "data"] or not re.fullmatch(r"v\d+\.\d", parts[3]):
-            return 404, [{"message": "The requested resource does not exist", "errorCode": "NOT_FOUND"}]  # fmt: skip
+            return 404, _errors("NOT_FOUND", "The requested resource does not exist")
         rest = parts[4:]
         try:
             if method == "GET" and rest[:1] == ["sobjects"] and rest[2:] == ["describe"]:
@@ -152,8 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "POST" and rest == ["sobjects", "Task"]:
                 return 201, self._create_task(json.loads(body or b"{}"))
         except _Refusal as refusal:
-            return refusal.status, [{"message": refusal.message, "errorCode": refusal.code}]
-        return 404, [{"message": "The requested resource does not exist", "errorCode": "NOT_FOUND"}]  # fmt: skip
+            return refusal.status, _errors(refusal.code, refusal.message)
+        return 404, _errors("NOT_FOUND", "The requested resource does not exist")
 
     def _describe(self, sobject: str) -> dict:
         if sobject not in FIELDS:
@@ -183,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refusal(400, "INVALID_TYPE", f"sObject type '{sobject}' is not supported.")
         for name in fields:
             if name not in known:
-                raise _Refusal(400, "INVALID_FIELD", f"No such column '{name}' on entity '{sobject}'.")  # fmt: skip
+                message = f"No such column '{name}' on entity '{sobject}'."
+                raise _Refusal(400, "INVALID_FIELD", message)
         rows = sorted(org.records[sobject].values(), key=lambda r: r["Id"])
         if not deleted:
             rows = [r for r in rows if not r.get("IsDeleted")]
@@ -242,6 +243,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Sforce-Limit-Info", f"api-usage={state.used}/{state.daily_limit}")
         self.end_headers()
         self.wfile.write(data)
+
+
+def _errors(code: str, message: str) -> list[dict]:
+    """Salesforce's error body: a list of {"message", "errorCode"}."""
+    return [{"message": message, "errorCode": code}]
+
+
+def _oauth_error(code: str, description: str) -> dict:
+    return {"error": code, "error_description": description}
 
 
 def _shown(sobject: str, row: dict, fields: list[str]) -> dict:
