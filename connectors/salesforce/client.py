@@ -242,7 +242,10 @@ class SalesforceClient:
                     continue
             if status >= 300:
                 raise _error(response)
-            return _json(response)
+            answer = _json(response, strict=True)
+            if not isinstance(answer, dict):
+                raise SalesforceError(status, f"an answer that is not a JSON object: {path}")
+            return answer
 
     def _read_usage(self, headers: httpx.Headers) -> None:
         # Sforce-Limit-Info: api-usage=25/15000 (other limits may follow, comma-separated)
@@ -277,10 +280,14 @@ class SalesforceClient:
             self._sleep(left)
 
 
-def _json(response: httpx.Response) -> object:
+def _json(response: httpx.Response, *, strict: bool = False) -> object:
+    """The body, numbers as Decimal (any length, never a float). A success that cannot be
+    read is an error (`strict`): a page read as empty would drop records silently."""
     try:
-        return json.loads(response.content, parse_float=Decimal)
+        return json.loads(response.content, parse_float=Decimal, parse_int=Decimal)
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        if strict:
+            raise SalesforceError(response.status_code, "an answer that is not JSON") from None
         return {}
 
 

@@ -21,7 +21,7 @@ Each data answer carries `Sforce-Limit-Info: api-usage=USED/LIMIT`; past `daily_
 it answers 403 [{"message": "TotalRequests Limit exceeded.", "errorCode":
 "REQUEST_LIMIT_EXCEEDED"}]. A session it did not issue, or one `expire_sessions` ended,
 gets 401 [{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}].
-`fail_next` queues status codes (500, 503) to answer next; `refuse_after` answers
+`fail_next` queues status codes (401, 500, 503) to answer next; `refuse_after` answers
 REQUEST_LIMIT_EXCEEDED once that many data requests were served (an interrupted pull);
 `paths` lists every request's method and path."""
 
@@ -136,6 +136,8 @@ class _Handler(BaseHTTPRequestHandler):
             return 403, _errors("REQUEST_LIMIT_EXCEEDED", "TotalRequests Limit exceeded.")
         if state.fail_next:
             status = state.fail_next.pop(0)
+            if status == 401:  # the session ended on Salesforce's side
+                return status, _errors("INVALID_SESSION_ID", "Session expired or invalid")
             return status, _errors("SERVER_UNAVAILABLE", "Service unavailable")
         parts = url.path.split("/")  # "", services, data, vXX.X, resource...
         if parts[:3] != ["", "services", "data"] or not re.fullmatch(r"v\d+\.\d", parts[3]):
