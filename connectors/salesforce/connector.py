@@ -82,7 +82,9 @@ def read_credentials(sealed_text: str) -> Credentials:
 class SalesforceConnector:
     # No Dataset field names the org: the connection's portal_id (the org id) is checked.
     dataset_account_field = None
+    crm = "Salesforce"
     applies_merges = False  # connectors/merges.py refuses before anything is sent
+    merges_refusal = NOT_APPLIED
     files = tuple(export.file_name(name) for name in export.OBJECTS)  # what a pull stores
 
     def __init__(self, credentials: Credentials, limits: Limits | None = None, **options) -> None:

@@ -238,8 +238,9 @@ def test_an_owner_task_is_a_salesforce_task_on_its_record():
         on_contact = salesforce.create_task(
             CrmTask("contacts", contact, "Fix: email", "", None, due + timedelta(days=1), "LOW")
         )
+        unknown = CrmTask("deals", "006000000000000AAA", "x", "", None, due, "LOW")
         with pytest.raises(SalesforceError) as refused:
-            salesforce.create_task(CrmTask("deals", "006000000000000AAA", "x", "", None, due, "LOW"))
+            salesforce.create_task(unknown)
     assert org.tasks[made] == {
         "Subject": "Fix: duplicate",
         "Description": "notes",
