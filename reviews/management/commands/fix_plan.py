@@ -1,6 +1,6 @@
 """manage.py fix_plan --run ID [--kind merges|tasks|salesforce-merges] [--format csv|json]
-[--owner NAME]: a finished run's merge plan and owners' to-do list (docs/output.md), the same as the run page's
-downloads and GET /api/v1/runs/{id}/fix-plan.
+[--owner NAME]: a finished run's merge plan and owners' to-do list (docs/output.md), the
+same as the run page's downloads and GET /api/v1/runs/{id}/fix-plan.
 
 JSON: {"merges": [{"object", "primary", "merge", "reason", "fingerprint", ...}],
 "tasks": [{"object", "record_id", "owner", "property", "problem", "amount", "currency",
