@@ -57,6 +57,15 @@ def stored_files(provider: str) -> tuple[str, ...]:
     return tuple(getattr(connector_class(provider), "files", ())) or (snapshot_file(provider),)
 
 
+def credentials_from(provider: str, given: dict[str, str]) -> str:
+    """The one credential string a connection of `provider` keeps, from what a form or a
+    command was given: HubSpot's "token"; a connector with `credentials_from` (Salesforce:
+    "domain", "client_id", "client_secret") builds its own. Raises ConnectorError (a
+    credential that is not well formed) or KeyError."""
+    build = getattr(connector_class(provider), "credentials_from", None)
+    return build(given) if build is not None else given.get("token", "")
+
+
 def token_hint(provider: str, token: str) -> str:
     """Which credentials, never them: "pat-…a1b2", or what the connector's `hint` says."""
     hint = getattr(connector_class(provider), "hint", None)

@@ -104,6 +104,13 @@ class SalesforceConnector:
         return cls(read_credentials(token), limits)
 
     @staticmethod
+    def credentials_from(given: dict[str, str]) -> str:
+        """From the connect form's or command's fields (registry.credentials_from)."""
+        return credentials(
+            given.get("domain", ""), given.get("client_id", ""), given.get("client_secret", "")
+        )
+
+    @staticmethod
     def hint(token: str) -> str:
         """Which app, never its secret: the consumer key's first and last characters."""
         try:
