@@ -15,6 +15,7 @@ import csv
 import io
 from collections.abc import Iterable
 from decimal import Decimal
+from urllib.parse import quote_plus
 
 # The objects pulled, in the order they are pulled, and the fields each must have: a
 # describe without one of these means the integration user cannot read it (field-level
@@ -79,6 +80,10 @@ LEADING = (
     "CurrencyIsoCode",
 )
 MODSTAMP = "SystemModstamp"
+# The most bytes of a query's URL-encoded text: Salesforce refuses a URI and headers over
+# 16,384 bytes (414, 431). An object with more fields than fit is queried in groups of
+# fields, each with Id, and its rows joined by Id.
+QUERY_BUDGET = 12_000
 _SKIPPED_TYPES = {"address", "location", "base64"}
 
 
@@ -109,16 +114,37 @@ def fields_of(sobject: str, describe: dict) -> list[str]:
 
 
 def soql(sobject: str, fields: list[str], *, since: str = "", after_id: str = "") -> str:
-    """SELECT every field, in Id order; `since`: modified after it (SystemModstamp, a
+    """SELECT the fields, in Id order; `since`: modified after it (SystemModstamp, a
     SOQL datetime literal); `after_id`: past the last record kept (a resumed pull)."""
     where = []
-    if since and MODSTAMP in fields:
+    if since:
         where.append(f"{MODSTAMP} > {since}")
     if after_id:
         where.append(f"Id > '{_quoted(after_id)}'")
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     # SOQL, not SQL: the names are the describe's, the one value an Id, quoted.
     return f"SELECT {', '.join(fields)} FROM {sobject}{clause} ORDER BY Id"  # noqa: S608
+
+
+def field_groups(sobject: str, fields: list[str], budget: int | None = None) -> list[list[str]]:
+    """`fields` in groups whose query (with both conditions, at their longest) fits in
+    `budget` bytes once URL-encoded; each group starts with Id. Usually one group."""
+    budget = budget or QUERY_BUDGET
+    groups: list[list[str]] = [["Id"]]
+    for name in fields:
+        if name == "Id":
+            continue
+        trial = [*groups[-1], name]
+        if _encoded_length(sobject, trial) > budget and len(groups[-1]) > 1:
+            groups.append(["Id", name])
+        else:
+            groups[-1] = trial
+    return groups
+
+
+def _encoded_length(sobject: str, fields: list[str]) -> int:
+    longest = soql(sobject, fields, since="2026-01-01T00:00:00Z", after_id="0" * 18)
+    return len(quote_plus(longest))
 
 
 def row_of(record: dict, fields: list[str]) -> list[str]:

@@ -5,12 +5,14 @@ can read) and queries them all through queryAll, so records deleted or merged aw
 arrive too, with IsDeleted true and, for a merged-away Account, Contact or Lead, the
 MasterRecordId of the record it went into. A full pull queries every record; an
 incremental one the records whose SystemModstamp is after `since`, laid over the last
-pull's files by Id: the files it stores are the ones a full pull of the org would.
+pull's rows by Id: the files it stores are the ones a full pull of the org would. An
+object with more fields than one query's URL holds is queried in groups of fields
+(export.field_groups), joined by Id.
 
 Each page Salesforce answers is handed to `checkpoint.record` with the progress after it
-(the step and the last Id kept). A pull that stops starts again from there: the describe
-it kept, and a new query for the records past that Id (a query locator expires after 15
-minutes idle, so an old nextRecordsUrl is never relied on)."""
+(the step, the group and the last Id kept). A pull that stops starts again from there:
+the describe it kept, and a new query for the records past that Id (a query locator
+expires after 15 minutes idle, so an old nextRecordsUrl is never relied on)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from datetime import UTC, datetime
 from connectors.base import Checkpoint
 from connectors.salesforce import export
 from connectors.salesforce.client import SalesforceClient
+
+Rows = dict[str, dict[str, str]]  # Id -> field -> cell
 
 
 @dataclass(slots=True)
@@ -54,11 +58,8 @@ def run_pull(
         state.take(step, data)
     progress = checkpoint.progress()
     done = set(progress.get("done", []))
-    last = {
-        name: export.read_csv(data)
-        for name, data in (previous or {}).items()
-        if name in {export.file_name(o) for o in export.OBJECTS}
-    }
+    names = {export.file_name(o) for o in export.OBJECTS}
+    last = {n: export.read_csv(data)[1] for n, data in (previous or {}).items() if n in names}
     for step in steps():
         if step in done:
             continue
@@ -69,18 +70,26 @@ def run_pull(
             state.take(step, fields)
             checkpoint.record(step, fields, {"done": sorted(done), "step": step, "cursor": {}})
         else:
+            fields = state.fields[sobject]
             # An object the last pull did not store (or no last pull): every record.
-            incremental = since is not None and export.file_name(sobject) in last
-            where = soql_datetime(since) if incremental else ""
-            after_id = cursor.get("last_id", "")
-            query = export.soql(sobject, state.fields[sobject], since=where, after_id=after_id)
-            for records, _ in client.query_pages(query, deleted=True):
-                rows = [export.row_of(r, state.fields[sobject]) for r in records]
-                if not rows:
+            known = export.file_name(sobject) in last and export.MODSTAMP in fields
+            where = soql_datetime(since) if since and known else ""
+            groups = export.field_groups(sobject, fields)
+            for number, group in enumerate(groups):
+                if number < cursor.get("group", 0):
                     continue
-                state.take(step, rows)
-                after = {"done": sorted(done), "step": step, "cursor": {"last_id": rows[-1][0]}}
-                checkpoint.record(step, rows, after)
+                after_id = cursor.get("last_id", "") if number == cursor.get("group", 0) else ""
+                query = export.soql(sobject, group, since=where, after_id=after_id)
+                for records, _ in client.query_pages(query, deleted=True):
+                    rows = [export.row_of(r, group) for r in records]
+                    if not rows:
+                        continue
+                    data = {"fields": group, "rows": rows}
+                    state.take(step, data)
+                    at = {"group": number, "last_id": rows[-1][0]}
+                    checkpoint.record(
+                        step, data, {"done": sorted(done), "step": step, "cursor": at}
+                    )
         done.add(step)
         checkpoint.record(step, None, {"done": sorted(done), "step": "", "cursor": {}})
     return state.result(last)
@@ -91,7 +100,7 @@ class _State:
 
     def __init__(self) -> None:
         self.fields: dict[str, list[str]] = {}
-        self.rows: dict[str, dict[str, list[str]]] = {name: {} for name in export.OBJECTS}
+        self.rows: dict[str, Rows] = {name: {} for name in export.OBJECTS}
 
     def take(self, step: str, data: object) -> None:
         if data is None:
@@ -100,23 +109,24 @@ class _State:
         if kind == "describe":
             self.fields[sobject] = list(data)
         elif kind == "query":
-            self.rows[sobject].update((row[0], row) for row in data)
+            rows = self.rows[sobject]
+            for values in data["rows"]:
+                rows.setdefault(values[0], {}).update(zip(data["fields"], values, strict=True))
 
-    def result(self, last: dict[str, tuple[list[str], dict[str, dict[str, str]]]]) -> PullResult:
+    def result(self, last: dict[str, Rows]) -> PullResult:
         files, records, changed, removed = {}, 0, 0, 0
         for sobject in export.OBJECTS:
             fields, fetched = self.fields[sobject], self.rows[sobject]
             name = export.file_name(sobject)
-            rows: dict[str, list[str]] = {}
-            before = last.get(name, ([], {}))[1] if last else {}
-            for rid, old in before.items():  # the last pull's rows, read in today's fields
-                rows[rid] = [old.get(f, "") for f in fields]
-            deleted = fields.index("IsDeleted") if "IsDeleted" in fields else None
-            for rid, row in fetched.items():
-                if deleted is not None and before and row[deleted] == "true":
-                    removed += (before.get(rid) or {}).get("IsDeleted") != "true"
-                rows[rid] = row
-            files[name] = export.write_csv(fields, rows.values())
+            before = last.get(name, {})
+            rows = dict(before)  # the last pull's rows, then what changed laid over them
+            for rid, values in fetched.items():
+                old = before.get(rid, {})
+                gone_now = values.get("IsDeleted") == "true" and old.get("IsDeleted") != "true"
+                removed += bool(before) and gone_now
+                rows[rid] = {**old, **values}
+            table = ([values.get(f, "") for f in fields] for values in rows.values())
+            files[name] = export.write_csv(fields, table)
             records += len(rows)
             changed += len(fetched)
         return PullResult(

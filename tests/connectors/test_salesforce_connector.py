@@ -14,6 +14,7 @@ from decimal import Decimal
 import pytest
 
 from connectors.base import Account, CredentialsRefused, CrmTask, LimitReached, NotSupported
+from connectors.salesforce import export
 from connectors.salesforce.client import Limits, SalesforceError
 from connectors.salesforce.connector import (
     CredentialsUnreadable,
@@ -143,6 +144,28 @@ def test_a_pull_that_stops_resumes_from_its_checkpoint_and_stores_the_same_files
             resumed = salesforce.pull(checkpoint, previous=None, since=None)
     assert resumed.files == whole
     assert api.state.used < used_by_whole  # it did not start again from the beginning
+
+
+def test_an_object_too_wide_for_one_query_is_read_in_groups_of_fields(monkeypatch):
+    org = small_org()
+    with StandIn(org) as api:
+        whole = full_pull(api)
+        monkeypatch.setattr(export, "QUERY_BUDGET", 200)  # as if Account had 600 fields
+        assert len(export.field_groups("Account", rows(whole["Account.csv"])[0].keys())) > 2
+        api.state.page_size, api.state.refuse_after = 1, 25
+        checkpoint = MemoryCheckpoint()
+        with connector(api) as salesforce, pytest.raises(LimitReached):
+            salesforce.pull(checkpoint, previous=None, since=None)
+        api.state.refuse_after = None
+        with connector(api) as salesforce:
+            grouped = salesforce.pull(checkpoint, previous=None, since=None).files
+        since = read_datetime(max(r["SystemModstamp"] for r in org.records["Lead"].values()))
+        change(org)
+        with connector(api) as salesforce:
+            changed = salesforce.pull(MemoryCheckpoint(), previous=grouped, since=since).files
+        monkeypatch.setattr(export, "QUERY_BUDGET", 12_000)
+        assert changed == full_pull(api)
+    assert grouped == whole
 
 
 def test_an_expired_session_is_renewed_once_and_a_refused_renewal_fails_clearly():
