@@ -127,6 +127,9 @@ class CrmTask:
     owner_id: str | None  # the CRM's user id; None leaves the task unassigned
     due: datetime
     priority: str  # HIGH | MEDIUM | LOW
+    # The owner as the export names them, when not by id (Salesforce's export reader
+    # gives the User's name): a connector that can look the name up assigns the task.
+    owner_name: str = ""
 
 
 class Checkpoint(Protocol):

@@ -107,6 +107,7 @@ def crm_task(run: ReviewRun, task: Task, due) -> CrmTask:
         owner_id=_owner_id(task.owner),
         due=due,
         priority=PRIORITY.get(task.severity, "MEDIUM"),
+        owner_name="" if _owner_id(task.owner) else (task.owner or ""),
     )
 
 

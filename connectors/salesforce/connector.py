@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -27,8 +28,8 @@ from connectors.base import (
     Usage,
 )
 from connectors.salesforce import export
-from connectors.salesforce.client import Credentials, Limits, SalesforceClient
-from connectors.salesforce.export import ExportProblem
+from connectors.salesforce.client import Credentials, Limits, SalesforceClient, SalesforceError
+from connectors.salesforce.export import ExportProblem, soql_text
 from connectors.salesforce.pull import run_pull
 from connectors.salesforce.tasks import task_fields
 from reviews.engine.batch import Pipeline
@@ -89,6 +90,7 @@ class SalesforceConnector:
 
     def __init__(self, credentials: Credentials, limits: Limits | None = None, **options) -> None:
         self.client = SalesforceClient(credentials, limits, **options)
+        self._users: dict[str, str | None] = {}  # an owner's name -> their active User Id
 
     @classmethod
     def configured(cls, settings: object, token: str) -> SalesforceConnector:
@@ -176,8 +178,23 @@ class SalesforceConnector:
 
     def create_task(self, task: CrmTask) -> str:
         """POST /sobjects/Task, sent once: the new Task's id. SalesforceError (its status)
-        when Salesforce refused or did not answer (connectors/owner_tasks.py tells which)."""
+        when Salesforce refused or did not answer (connectors/owner_tasks.py tells which).
+        An owner named by name (the export reader resolves OwnerId to it) is assigned when
+        exactly one active User has that name; otherwise the task goes unassigned (to
+        the integration user) with the name in its description."""
+        if not task.owner_id and task.owner_name:
+            task = replace(task, owner_id=self._active_user(task.owner_name))
         return str(self.client.create("Task", task_fields(task))["id"])
+
+    def _active_user(self, name: str) -> str | None:
+        if name not in self._users:
+            query = f"SELECT Id FROM User WHERE Name = '{soql_text(name)}' AND IsActive = true"  # noqa: S608
+            try:
+                found = next(self.client.query_pages(query, deleted=False), ([], ""))[0]
+            except SalesforceError:  # read, not written: the task is still sent, unassigned
+                found = []
+            self._users[name] = str(found[0]["Id"]) if len(found) == 1 else None
+        return self._users[name]
 
     def usage(self) -> Usage:
         return Usage(

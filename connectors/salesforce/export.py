@@ -84,6 +84,9 @@ MODSTAMP = "SystemModstamp"
 # 16,384 bytes (414, 431). An object with more fields than fit is queried in groups of
 # fields, each with Id, and its rows joined by Id.
 QUERY_BUDGET = 12_000
+_SOQL_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "'": "\\'", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+)
 _SKIPPED_TYPES = {"address", "location", "base64"}
 
 
@@ -120,7 +123,7 @@ def soql(sobject: str, fields: list[str], *, since: str = "", after_id: str = ""
     if since:
         where.append(f"{MODSTAMP} > {since}")
     if after_id:
-        where.append(f"Id > '{_quoted(after_id)}'")
+        where.append(f"Id > '{soql_text(after_id)}'")
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     # SOQL, not SQL: the names are the describe's, the one value an Id, quoted.
     return f"SELECT {', '.join(fields)} FROM {sobject}{clause} ORDER BY Id"  # noqa: S608
@@ -195,5 +198,6 @@ def _valid_text(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _quoted(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
+def soql_text(text: str) -> str:
+    """`text` for a SOQL string literal, escaped as SOQL escapes."""
+    return text.translate(_SOQL_ESCAPES)

@@ -132,6 +132,17 @@ CHILDREN = {
 }
 
 
+def id18(id15: str) -> str:
+    """Salesforce's 18-character id: per 5-character chunk, a bit per upper-case letter
+    (the first character the lowest bit), read as an index into A-Z0-5."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+    suffix = ""
+    for start in (0, 5, 10):
+        bits = sum(1 << i for i, c in enumerate(id15[start : start + 5]) if "A" <= c <= "Z")
+        suffix += alphabet[bits]
+    return id15 + suffix
+
+
 def sf_datetime(moment: datetime) -> str:
     """As the REST API writes a datetime: 2026-05-02T10:11:00.000+0000."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000+0000")
@@ -154,19 +165,21 @@ class Org:
         self.currency = currency
         self.records: dict[str, dict[str, dict]] = {name: {} for name in FIELDS}
         self.tasks: dict[str, dict] = {}
-        self.clock = datetime(2026, 5, 2, 10, 0, tzinfo=UTC)
+        # Stamps follow the real clock (a pull's `since` is its start less an overlap),
+        # a minute apart at least: the org was filled a day ago.
+        self.clock = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
         self.serial = 0
         self.hidden: dict[str, set[str]] = {}  # object -> fields the user cannot read
 
     def tick(self) -> str:
-        self.clock += timedelta(minutes=1)
+        now = datetime.now(UTC).replace(microsecond=0)
+        self.clock = max(self.clock + timedelta(minutes=1), now)
         return sf_datetime(self.clock)
 
     def new_id(self, sobject: str) -> str:
-        """An 18-character id: the object's key prefix, a serial, a checksum-like tail."""
+        """An 18-character id: the object's key prefix, a serial, Salesforce's suffix."""
         self.serial += 1
-        body = f"{PREFIX[sobject]}5g00000{self.serial:05d}"
-        return body + "AAA"
+        return id18(f"{PREFIX[sobject]}5g00000{self.serial:05d}")
 
     def add(self, sobject: str, **values: object) -> str:
         rid = str(values.pop("Id", "") or self.new_id(sobject))

@@ -11,7 +11,8 @@ Serves, on 127.0.0.1 and a free port, for the org of salesforce_org.py:
 - GET  /services/data/vXX.X/sobjects/{name}/describe  ({"name", "fields": [{"name",
   "type", "label"}]}, less the fields the integration user cannot read: `org.hidden`)
 - GET  /services/data/vXX.X/query?q=  and  /queryAll?q=  (SELECT fields FROM object
-  [WHERE SystemModstamp > datetime AND Id > 'id'] ORDER BY Id; query leaves deleted
+  [WHERE SystemModstamp > datetime AND Id > 'id' AND Field = 'text' AND Field = true]
+  [ORDER BY Id]; query leaves deleted
   records out, queryAll keeps them; at most `page_size` records a page, then done false
   and a nextRecordsUrl /services/data/vXX.X/query/01g...-N, which both More Results
   resources answer; 400 INVALID_FIELD / MALFORMED_QUERY as Salesforce names them)
@@ -36,7 +37,7 @@ from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
-from tests.connectors.salesforce_org import FIELDS, PREFIX, Org, read_datetime
+from tests.connectors.salesforce_org import FIELDS, PREFIX, Org, id18, read_datetime
 
 CLIENT_ID = "3MVG9standin.consumer.key"
 CLIENT_SECRET = "standin-consumer-secret"
@@ -45,6 +46,7 @@ _SOQL = re.compile(
 )
 _MODSTAMP = re.compile(r"^SystemModstamp > (\S+)$")
 _AFTER_ID = re.compile(r"^Id > '([A-Za-z0-9]+)'$")
+_EQUALS = re.compile(r"^(\w+) = (?:'((?:[^'\\]|\\.)*)'|(true|false))$")
 _DECIMAL = "@@decimal@@"  # marks a Decimal's digits in the JSON text
 _LINKS = {"WhatId": ("Account", "Opportunity"), "WhoId": ("Contact", "Lead"), "OwnerId": ("User",)}
 
@@ -196,6 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
                 rows = [r for r in rows if read_datetime(r["SystemModstamp"]) > since]
             elif match := _AFTER_ID.match(condition):
                 rows = [r for r in rows if r["Id"] > match[1]]
+            elif match := _EQUALS.match(condition):
+                name, text, flag = match[1], match[2], match[3]
+                if name not in known:
+                    raise _Refusal(400, "INVALID_FIELD", f"No such column '{name}'.")
+                wanted = _unescaped(text) if flag is None else flag == "true"
+                rows = [r for r in rows if r.get(name) == wanted]
             else:
                 raise _Refusal(400, "MALFORMED_QUERY", f"unexpected condition: {condition[:80]}")
         return self._page(version, [_shown(sobject, r, fields) for r in rows])
@@ -230,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not (fields.get("WhatId") or fields.get("WhoId")):
             raise _Refusal(400, "FIELD_INTEGRITY_EXCEPTION", "a task needs WhatId or WhoId")
         org.serial += 1
-        task_id = f"{PREFIX['Task']}5g00000{org.serial:05d}AAA"
+        task_id = id18(f"{PREFIX['Task']}5g00000{org.serial:05d}")
         org.tasks[task_id] = dict(fields)
         return {"id": task_id, "success": True, "errors": []}
 
@@ -245,6 +253,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Sforce-Limit-Info", f"api-usage={state.used}/{state.daily_limit}")
         self.end_headers()
         self.wfile.write(data)
+
+
+def _unescaped(text: str) -> str:
+    """A SOQL string literal's text: \\n, \\t, \\r, and a backslash before anything else."""
+    named = {"n": "\n", "t": "\t", "r": "\r"}
+    return re.sub(r"\\(.)", lambda m: named.get(m[1], m[1]), text)
 
 
 def _errors(code: str, message: str) -> list[dict]:

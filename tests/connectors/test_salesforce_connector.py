@@ -275,3 +275,23 @@ def test_an_owner_task_is_a_salesforce_task_on_its_record():
     }
     assert org.tasks[on_contact]["WhoId"] == contact and "OwnerId" not in org.tasks[on_contact]
     assert refused.value.status == 400 and "INVALID_CROSS_REFERENCE_KEY" in str(refused.value)
+
+
+def test_an_owner_named_by_name_is_assigned_when_one_active_user_has_it():
+    org = small_org()
+    account = next(iter(org.records["Account"]))
+    users = {r["Name"]: rid for rid, r in org.records["User"].items()}
+    due = datetime(2026, 5, 9, 12, tzinfo=UTC)
+
+    def task(name: str) -> CrmTask:
+        return CrmTask("companies", account, "Fix", "", None, due, "LOW", owner_name=name)
+
+    with StandIn(org) as api, connector(api) as salesforce:
+        ana = salesforce.create_task(task("Ana Ruiz"))
+        ben = salesforce.create_task(task("Ben Okafor"))  # inactive: not assigned
+        odd = salesforce.create_task(task("O'Brien \\ \n AND x"))  # escaped, no one
+        again = salesforce.create_task(task("Ana Ruiz"))
+    assert org.tasks[ana]["OwnerId"] == org.tasks[again]["OwnerId"] == users["Ana Ruiz"]
+    assert "OwnerId" not in org.tasks[ben] and "OwnerId" not in org.tasks[odd]
+    lookups = [p for m, p in api.state.paths if p.endswith("/query")]
+    assert len(lookups) == 3  # a name is looked up once per connector

@@ -37,6 +37,7 @@ def connect(api: StandIn, name: str = "acme-sf", secret: str = CLIENT_SECRET) ->
 
 
 def pull(connection: Connection, *, full: bool = False) -> Pull:
+    connection.refresh_from_db()  # the last full pull's time decides the kind
     requested = pulls.request_pull(connection, full=full, by="test")
     done, _ = pulls.execute_pull(requested.pk, dispatch=False)
     return done
