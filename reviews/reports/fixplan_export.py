@@ -17,12 +17,13 @@ KINDS = ("merges", "tasks")
 # CSV only: the merge plan as Salesforce's merge takes it (salesforce_merges.py).
 SALESFORCE_MERGES = "salesforce-merges"
 CSV_KINDS = (*KINDS, SALESFORCE_MERGES)
+NOT_MERGEABLE = "no: Salesforce merges Accounts, Contacts and Leads only"
 SALESFORCE_MERGE_COLUMNS = (
     "MasterRecordId",
     "RecordToMergeId1",
     "RecordToMergeId2",
     "ObjectType",
-    "SalesforceMerges",
+    "merge_in_salesforce",
     "reason",
     "fingerprint",
 )
@@ -88,7 +89,7 @@ def _salesforce_row(request: MergeRequest) -> list:
         safe_cell(request.master),
         *merged,
         request.sobject,
-        "yes" if request.sobject in MERGEABLE else "no: use a tool that merges them",
+        "yes" if request.sobject in MERGEABLE else NOT_MERGEABLE,
         safe_cell(request.reason),
         request.fingerprint,
     ]

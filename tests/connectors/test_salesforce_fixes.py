@@ -50,7 +50,7 @@ def test_the_salesforce_merge_csv_puts_the_master_first():
         ["003A", "003D", "", "Contact", "yes"],
     ]
     deals = type("Plan", (), {"merges": [merge("deals", "006A", "006B")]})
-    assert "no: use a tool" in "".join(csv_lines(deals, "salesforce-merges"))
+    assert "no: Salesforce merges Accounts" in "".join(csv_lines(deals, "salesforce-merges"))
 
 
 @pytest.fixture
