@@ -59,7 +59,7 @@ def run_pull(
     progress = checkpoint.progress()
     done = set(progress.get("done", []))
     names = {export.file_name(o) for o in export.OBJECTS}
-    last = {n: export.read_csv(data)[1] for n, data in (previous or {}).items() if n in names}
+    last = {n: export.read_csv(data) for n, data in (previous or {}).items() if n in names}
     for step in steps():
         if step in done:
             continue
@@ -71,8 +71,10 @@ def run_pull(
             checkpoint.record(step, fields, {"done": sorted(done), "step": step, "cursor": {}})
         else:
             fields = state.fields[sobject]
-            # An object the last pull did not store (or no last pull): every record.
-            known = export.file_name(sobject) in last and export.MODSTAMP in fields
+            # Every record of an object the last pull did not store, or stored with other
+            # fields (one added since has values in records that did not change).
+            header = last.get(export.file_name(sobject), ([], {}))[0]
+            known = header == fields and export.MODSTAMP in fields
             where = soql_datetime(since) if since and known else ""
             groups = export.field_groups(sobject, fields)
             for number, group in enumerate(groups):
@@ -92,7 +94,7 @@ def run_pull(
                     )
         done.add(step)
         checkpoint.record(step, None, {"done": sorted(done), "step": "", "cursor": {}})
-    return state.result(last)
+    return state.result({n: rows for n, (_, rows) in last.items()})
 
 
 class _State:

@@ -126,6 +126,20 @@ def test_an_incremental_pull_stores_what_a_full_pull_of_the_changed_org_holds():
     assert gone["IsDeleted"] == "true"
 
 
+def test_a_field_readable_since_the_last_pull_reads_its_object_whole():
+    org = small_org()
+    org.hidden["Account"] = {"Region__c"}  # then the admin grants read access to it
+    with StandIn(org) as api:
+        first = full_pull(api)
+        org.hidden.clear()
+        since = read_datetime(max(r["SystemModstamp"] for r in org.records["Lead"].values()))
+        with connector(api) as salesforce:
+            pulled = salesforce.pull(MemoryCheckpoint(), previous=first, since=since)
+        expected = full_pull(api)
+    assert pulled.files == expected and b"EMEA" in pulled.files["Account.csv"]
+    assert pulled.changed == len(org.records["Account"])  # the others: nothing changed
+
+
 def test_a_pull_that_stops_resumes_from_its_checkpoint_and_stores_the_same_files():
     org = small_org()
     with StandIn(org) as api:
