@@ -107,6 +107,8 @@ def dry_run(
     the CRM now, and `loses` lists, property by property, the values the survivor would
     not keep (its own win where it has one; see preflight.py)."""
     dataset = staff_dataset(run, user)
+    if client is not None:
+        _applies_merges(client)
     recorded = _recorded(dataset)
     refused = _refused(dataset)
     steps = []
@@ -188,10 +190,7 @@ def apply_merges(
     `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
     rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
     dataset = staff_dataset(run, user)
-    if not getattr(client, "applies_merges", True):  # Salesforce: exported, not applied
-        raise MergeNotAllowed(
-            getattr(client, "merges_refusal", "this CRM's merges are not applied")
-        )
+    _applies_merges(client)
     steps = steps_of(_selected(run, fingerprints))
     same_portal(dataset, client)
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
@@ -228,6 +227,15 @@ def apply_merges(
         replace(s, survivor_id=survivors.get((s.object_type, s.merged_id), s.survivor_id))
         for s in done
     ]
+
+
+def _applies_merges(client) -> None:
+    """MergeNotAllowed, with the connector's reason, for a CRM whose merges revreview
+    exports rather than sends (Salesforce: a SOAP call)."""
+    if not getattr(client, "applies_merges", True):
+        raise MergeNotAllowed(
+            getattr(client, "merges_refusal", "this CRM's merges are not applied")
+        )
 
 
 def staff_dataset(run: ReviewRun, user):

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from connectors import pulls, registry
 from connectors.merges import MergeNotAllowed, apply_merges, configured_client
+from connectors.merges import dry_run as merge_dry_run
 from connectors.models import SentTask
 from connectors.owner_tasks import dry_run, send_tasks
 from reviews.engine.fixes.fixplan import Merge
@@ -74,6 +75,8 @@ def test_tasks_go_to_salesforce_once_and_merges_are_exported_not_sent(
         salesforce = configured_client(run.batch.dataset)
         with pytest.raises(MergeNotAllowed, match="SOAP API's merge"):
             apply_merges(run, None, user=staff, client=salesforce)
+        with pytest.raises(MergeNotAllowed, match="Salesforce merge CSV"):
+            merge_dry_run(run, user=staff, client=salesforce)
         assert dry_run(run, user=staff) and not org.tasks
         sent = send_tasks(run, user=staff, client=salesforce)
         again = send_tasks(run, user=staff, client=salesforce)
