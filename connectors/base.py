@@ -10,7 +10,7 @@ The credentials are never part of a message."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -110,6 +110,9 @@ class Pulled:
     records: int  # in the document
     changed: int  # fetched by this pull (every record in a full pull)
     removed: int  # archived or merged away since the previous document
+    # The files the sync is stored as, by name, when the CRM's are not one JSON document
+    # (Salesforce: one CSV per object); empty: the document, as registry.snapshot_file.
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,9 @@ class CrmTask:
     owner_id: str | None  # the CRM's user id; None leaves the task unassigned
     due: datetime
     priority: str  # HIGH | MEDIUM | LOW
+    # The owner as the export names them, when not by id (Salesforce's export reader
+    # gives the User's name): a connector that can look the name up assigns the task.
+    owner_name: str = ""
 
 
 class Checkpoint(Protocol):
@@ -160,7 +166,8 @@ class Connector(Protocol):
         self, checkpoint: Checkpoint, *, previous: dict | None, since: datetime | None
     ) -> Pulled:
         """Every record (`previous` None: a full pull), or the records modified at or
-        after `since` put into `previous` (the last pull's document): incremental."""
+        after `since` put into `previous` (the last pull's document, or its files by
+        name for a connector that stores files): incremental."""
 
     def pipelines(self) -> list[Pipeline]:
         """The account's deal pipelines and their stages, as the review reads them."""

@@ -107,6 +107,8 @@ def dry_run(
     the CRM now, and `loses` lists, property by property, the values the survivor would
     not keep (its own win where it has one; see preflight.py)."""
     dataset = staff_dataset(run, user)
+    if client is not None:
+        _applies_merges(client)
     recorded = _recorded(dataset)
     refused = _refused(dataset)
     steps = []
@@ -188,6 +190,7 @@ def apply_merges(
     `interval` seconds apart (default HUBSPOT_MERGE_INTERVAL_SECONDS), under HubSpot's
     rate limit; one it refuses all the same (429) is `failed`: nothing merged."""
     dataset = staff_dataset(run, user)
+    _applies_merges(client)
     steps = steps_of(_selected(run, fingerprints))
     same_portal(dataset, client)
     interval = settings.HUBSPOT_MERGE_INTERVAL_SECONDS if interval is None else interval
@@ -226,6 +229,15 @@ def apply_merges(
     ]
 
 
+def _applies_merges(client) -> None:
+    """MergeNotAllowed, with the connector's reason, for a CRM whose merges revreview
+    exports rather than sends (Salesforce: a SOAP call)."""
+    if not getattr(client, "applies_merges", True):
+        raise MergeNotAllowed(
+            getattr(client, "merges_refusal", "this CRM's merges are not applied")
+        )
+
+
 def staff_dataset(run: ReviewRun, user):
     """The run's dataset, read afresh, when `user` is staff: what every write to the CRM
     (a merge, an undo, a task) checks first; MergeNotAllowed otherwise."""
@@ -244,10 +256,15 @@ def same_portal(dataset, client: MergeClient) -> None:
     tell which portal its token opens (check()), be that one. A token of another account
     would merge whatever records there carry the same ids."""
     field = getattr(client, "dataset_account_field", "hubspot_portal_id")
-    expected = getattr(dataset, field) if field else ""
+    if field:
+        expected = getattr(dataset, field)
+    else:  # no Dataset field names this CRM's account: the connection's does (its org id)
+        connection = Connection.objects.filter(dataset=dataset).first()
+        expected = connection.portal_id if connection else ""
+    crm = getattr(client, "crm", "HubSpot")
     if not expected:
         raise MergeNotAllowed(
-            f"dataset {dataset.name} has no HubSpot portal id: set it (admin, Datasets) "
+            f"dataset {dataset.name} has no {crm} portal id: set it (admin, Datasets) "
             "so merges go to the portal it syncs"
         )
     check = getattr(client, "check", None)
@@ -256,12 +273,10 @@ def same_portal(dataset, client: MergeClient) -> None:
     try:
         portal = check().id
     except ConnectorError as error:
-        raise MergeNotAllowed(
-            f"cannot tell which HubSpot portal the token opens: {error}"
-        ) from None
+        raise MergeNotAllowed(f"cannot tell which {crm} portal the token opens: {error}") from None
     if portal != expected:
         raise MergeNotAllowed(
-            f"the HubSpot token opens portal {portal}, dataset {dataset.name} syncs portal "
+            f"the {crm} token opens portal {portal}, dataset {dataset.name} syncs portal "
             f"{expected}: nothing sent"
         )
 

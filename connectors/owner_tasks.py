@@ -13,6 +13,7 @@ twice either, and a task whose finding a later sync no longer has says so."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,6 +32,7 @@ from reviews.reports.fixplan_export import for_owner
 
 logger = logging.getLogger(__name__)
 Status = SentTask.Status
+_SALESFORCE_USER = re.compile(r"005[0-9A-Za-z]{12}(?:[0-9A-Za-z]{3})?")
 PRIORITY = {"critical": "HIGH", "warning": "MEDIUM", "suggestion": "LOW"}
 
 
@@ -105,13 +107,17 @@ def crm_task(run: ReviewRun, task: Task, due) -> CrmTask:
         owner_id=_owner_id(task.owner),
         due=due,
         priority=PRIORITY.get(task.severity, "MEDIUM"),
+        owner_name="" if _owner_id(task.owner) else (task.owner or ""),
     )
 
 
 def _owner_id(owner: str | None) -> str | None:
     """The CRM's owner id, when the record names its owner by id (an API pull's
-    hubspot_owner_id); an export's owner name cannot assign a task and is written in it."""
-    return owner if owner and owner.isdigit() else None
+    hubspot_owner_id, a Salesforce User's 15- or 18-character id); an export's owner name
+    cannot assign a task and is written in it."""
+    if owner and (owner.isdigit() or _SALESFORCE_USER.fullmatch(owner)):
+        return owner
+    return None
 
 
 def _tasks(run: ReviewRun, owner: str | None) -> list[Task]:

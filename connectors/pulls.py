@@ -71,7 +71,10 @@ def connect(
     if every < 1:
         raise ConnectRefused("--every: at least 1 hour")
     # The call is outside any transaction: a slow CRM holds no database lock.
-    connector = registry.connector_with(provider, token)
+    try:
+        connector = registry.connector_with(provider, token)
+    except ConnectorError as error:  # credentials that are not even well formed
+        raise ConnectRefused(error.message) from None
     try:
         account = connector.check()
     except AccountUnknown as error:
@@ -83,7 +86,7 @@ def connect(
     values = {
         "provider": provider,
         "token_sealed": tokens.encrypt(token),
-        "token_hint": f"{token[:4]}…{token[-4:]}" if len(token) > 12 else "…",
+        "token_hint": registry.token_hint(provider, token),
         "portal_id": account.id,
         "company_currency": account.currency,
         "time_zone": account.time_zone,
@@ -234,17 +237,19 @@ def execute_pull(pull_id: int, *, dispatch: bool = True) -> tuple[Pull | None, S
 
 def _finish(pull: Pull, connector: Connector, result: Pulled, since, base, *, dispatch: bool):
     connection = pull.connection
-    name = registry.snapshot_file(connection.provider)
-    data = json.dumps(result.document, separators=(",", ":")).encode()
+    stored = result.files or {
+        registry.snapshot_file(connection.provider): json.dumps(
+            result.document, separators=(",", ":")
+        ).encode()
+    }
+    files = [UploadedFile(name=name, data=data) for name, data in stored.items()]
     # The dataset's workspace, not the default one: a pull is a sync of that dataset.
-    batch = store_upload(
-        [UploadedFile(name=name, data=data)], workspace=connection.dataset.workspace_id
-    )
+    batch = store_upload(files, workspace=connection.dataset.workspace_id)
     # Before the review: this sync's deal stages are read with the account's pipelines.
     remember_pipelines(connection, result)
     submission = review_stored(
         batch,
-        files=[UploadedFile(name=name, data=data)],
+        files=files,
         as_of=pull.started_at,
         dataset=connection.dataset.name,
         dispatch=dispatch,
@@ -273,8 +278,9 @@ def _finish(pull: Pull, connector: Connector, result: Pulled, since, base, *, di
         if pull.kind == Pull.Kind.FULL:
             updates["last_full_at"] = pull.started_at
         Connection.objects.filter(pk=connection.pk).update(**updates)
+    size = sum(len(data) for data in stored.values())
     logger.info(
-        "pull %s of %s: %d records, batch %s", pull.pk, connection.dataset.name, len(data), batch.pk
+        "pull %s of %s: %d bytes, batch %s", pull.pk, connection.dataset.name, size, batch.pk
     )
     return _reloaded(pull), submission
 
@@ -334,12 +340,14 @@ def _last_snapshot(connection: Connection) -> tuple[dict | None, object]:
     )
     if last is None:
         return None, None
-    name = registry.snapshot_file(connection.provider)
-    (stored,) = [f for f in stored_files(last.batch) if f.name == name] or [None]
-    if stored is None:
+    names = registry.stored_files(connection.provider)
+    kept = {f.name: f.data for f in stored_files(last.batch) if f.name in names}
+    if set(kept) != set(names):
         return None, None
     since = last.started_at - timedelta(minutes=settings.HUBSPOT_PULL_OVERLAP_MINUTES)
-    return json.loads(stored.data), since
+    if names == (registry.snapshot_file(connection.provider),):
+        return json.loads(kept[names[0]]), since
+    return kept, since  # the connector's own files, by name
 
 
 def remember_pipelines(connection: Connection, pulled: Pulled) -> None:

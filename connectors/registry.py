@@ -16,6 +16,7 @@ from connectors.tokens import decrypt
 
 CONNECTORS: dict[str, tuple[str, str]] = {
     "hubspot": ("HubSpot", "connectors.hubspot.connector.HubSpotConnector"),
+    "salesforce": ("Salesforce", "connectors.salesforce.connector.SalesforceConnector"),
 }
 DEFAULT_PROVIDER = "hubspot"
 
@@ -48,6 +49,29 @@ def snapshot_file(provider: str) -> str:
     """The name a pull's snapshot is stored under: hubspot-snapshot.json."""
     _entry(provider)
     return f"{provider}-snapshot.json"
+
+
+def stored_files(provider: str) -> tuple[str, ...]:
+    """The names a pull's sync is stored under: the connector's own files (Salesforce:
+    Account.csv, ...), else the one snapshot document."""
+    return tuple(getattr(connector_class(provider), "files", ())) or (snapshot_file(provider),)
+
+
+def credentials_from(provider: str, given: dict[str, str]) -> str:
+    """The one credential string a connection of `provider` keeps, from what a form or a
+    command was given: HubSpot's "token"; a connector with `credentials_from` (Salesforce:
+    "domain", "client_id", "client_secret") builds its own. Raises ConnectorError (a
+    credential that is not well formed) or KeyError."""
+    build = getattr(connector_class(provider), "credentials_from", None)
+    return build(given) if build is not None else given.get("token", "")
+
+
+def token_hint(provider: str, token: str) -> str:
+    """Which credentials, never them: "pat-…a1b2", or what the connector's `hint` says."""
+    hint = getattr(connector_class(provider), "hint", None)
+    if hint is not None:
+        return hint(token)[:16]
+    return f"{token[:4]}…{token[-4:]}" if len(token) > 12 else "…"
 
 
 def connector_class(provider: str) -> type:

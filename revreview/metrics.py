@@ -165,6 +165,16 @@ def pulls() -> Iterator[Metric]:
         "The portal's HubSpot API calls a day, as its last pull was told.",
         labels=["dataset", "portal"],
     )
+    sf_left = GaugeMetricFamily(
+        "revreview_salesforce_daily_requests_remaining",
+        "API requests the Salesforce org had left of its rolling day when its last pull asked.",
+        labels=["dataset", "org"],
+    )
+    sf_limit = GaugeMetricFamily(
+        "revreview_salesforce_daily_requests_limit",
+        "The Salesforce org's API requests a rolling day (Sforce-Limit-Info).",
+        labels=["dataset", "org"],
+    )
     connections = list(
         Connection.objects.filter(active=True)
         .select_related("dataset")
@@ -184,10 +194,12 @@ def pulls() -> Iterator[Metric]:
         if connection.last_ok:
             succeeded.add_metric([name], connection.last_ok.timestamp())
         if connection.pk in told:
-            left.add_metric([name, connection.portal_id], told[connection.pk]["left"])
+            # Each CRM's own gauges: their limits are counted differently.
+            pair = (sf_left, sf_limit) if connection.provider == "salesforce" else (left, limit)
+            pair[0].add_metric([name, connection.portal_id], told[connection.pk]["left"])
             if told[connection.pk]["limit"] is not None:
-                limit.add_metric([name, connection.portal_id], told[connection.pk]["limit"])
-    yield from (failed, succeeded, left, limit)
+                pair[1].add_metric([name, connection.portal_id], told[connection.pk]["limit"])
+    yield from (failed, succeeded, left, limit, sf_left, sf_limit)
 
 
 def webhooks() -> Iterator[Metric]:

@@ -406,6 +406,18 @@ HUBSPOT_MERGE_INTERVAL_SECONDS = float(envdecimal("HUBSPOT_MERGE_INTERVAL_SECOND
 # A task sent to an owner (connectors/owner_tasks.py) is due this many days after it is sent.
 HUBSPOT_TASK_DUE_DAYS = envint("HUBSPOT_TASK_DUE_DAYS", 7)
 
+# --- Salesforce connections (docs/connectors.md#salesforce) ------------------------------
+# Credentials are sealed with HUBSPOT_TOKEN_KEYS, pulls scheduled and retried by the
+# HUBSPOT_PULL_* settings, as a HubSpot connection's are.
+SALESFORCE_API_VERSION = env("SALESFORCE_API_VERSION", "v62.0")
+# A pull sends nothing more once the org's API requests left for its rolling day
+# (Sforce-Limit-Info: api-usage=USED/LIMIT) are at or under this many: the rest is the
+# org's other integrations'.
+SALESFORCE_DAILY_FLOOR = envint("SALESFORCE_DAILY_FLOOR", 5_000)
+SALESFORCE_TIMEOUT_SECONDS = float(envdecimal("SALESFORCE_TIMEOUT_SECONDS", "60"))
+SALESFORCE_MAX_RETRIES = envint("SALESFORCE_MAX_RETRIES", 5)
+SALESFORCE_BACKOFF_SECONDS = float(envdecimal("SALESFORCE_BACKOFF_SECONDS", "1"))
+
 # Tuning a dataset's policy (docs/history.md): proposals are replayed over this many of
 # the dataset's newest stored syncs.
 TUNE_REPLAY_SYNCS = envint("TUNE_REPLAY_SYNCS", 12)

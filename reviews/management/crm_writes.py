@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from connectors import registry
 from connectors.base import Connector
 from connectors.merges import MergeNotAllowed, configured_client
 from reviews.models import ReviewRun
@@ -36,7 +37,8 @@ def crm_client(run: ReviewRun) -> Iterator[Connector]:
     client = configured_client(run.batch.dataset)
     if client is None:
         raise MergeNotAllowed(
-            "the run's dataset has no HubSpot connection: manage.py hubspot_connect"
+            f"the run's dataset has no {registry.labels()} connection: manage.py "
+            "hubspot_connect or salesforce_connect"
         )
     try:
         yield client

@@ -10,9 +10,23 @@ from collections.abc import Iterator
 
 from reviews.engine.fixes.fixplan import FixPlan, Merge, plan_json
 from reviews.engine.fixes.fixtasks import Task
+from reviews.engine.fixes.salesforce_merges import MERGEABLE, MergeRequest, merge_requests
 from reviews.reports.exports import safe_cell
 
 KINDS = ("merges", "tasks")
+# CSV only: the merge plan as Salesforce's merge takes it (salesforce_merges.py).
+SALESFORCE_MERGES = "salesforce-merges"
+CSV_KINDS = (*KINDS, SALESFORCE_MERGES)
+NOT_MERGEABLE = "no: Salesforce merges Accounts, Contacts and Leads only"
+SALESFORCE_MERGE_COLUMNS = (
+    "MasterRecordId",
+    "RecordToMergeId1",
+    "RecordToMergeId2",
+    "ObjectType",
+    "merge_in_salesforce",
+    "reason",
+    "fingerprint",
+)
 RECORD_ID = "Record ID"  # HubSpot's own header for hs_object_id, in exports and imports
 MERGE_COLUMNS = (
     RECORD_ID,
@@ -52,9 +66,14 @@ class _Echo:
 
 def csv_lines(plan: FixPlan, kind: str) -> Iterator[str]:
     """One header line, then one line per merge (its survivor in `Record ID`, the
-    records merged into it in `merge`, joined by ";" as HubSpot joins ids) or per task."""
+    records merged into it in `merge`, joined by ";" as HubSpot joins ids), per task, or
+    (salesforce-merges) per Salesforce merge request: the master, then one or two ids."""
     writer = csv.writer(_Echo())
-    if kind == "merges":
+    if kind == SALESFORCE_MERGES:
+        yield writer.writerow(SALESFORCE_MERGE_COLUMNS)
+        for request in merge_requests(plan.merges):
+            yield writer.writerow(_salesforce_row(request))
+    elif kind == "merges":
         yield writer.writerow(MERGE_COLUMNS)
         for merge in plan.merges:
             yield writer.writerow(_merge_row(merge))
@@ -62,6 +81,18 @@ def csv_lines(plan: FixPlan, kind: str) -> Iterator[str]:
         yield writer.writerow(TASK_COLUMNS)
         for task in plan.tasks:
             yield writer.writerow(_task_row(task))
+
+
+def _salesforce_row(request: MergeRequest) -> list:
+    merged = [safe_cell(rid) for rid in request.merged] + [""] * (2 - len(request.merged))
+    return [
+        safe_cell(request.master),
+        *merged,
+        request.sobject,
+        "yes" if request.sobject in MERGEABLE else NOT_MERGEABLE,
+        safe_cell(request.reason),
+        request.fingerprint,
+    ]
 
 
 def _merge_row(merge: Merge) -> list:

@@ -13,6 +13,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from connectors import registry
+from connectors.base import ConnectorError
 from connectors.models import Connection
 from connectors.pulls import AlreadyPulling, ConnectRefused, connect, request_pull
 from connectors.tasks import send_pull
@@ -45,11 +46,24 @@ def _connection(request: HttpRequest, name: str) -> Connection | None:
 class ConnectForm(forms.Form):
     # Not sent by a page offering one CRM: the default one.
     provider = forms.ChoiceField(choices=registry.provider_choices, required=False)
-    token = forms.CharField(max_length=500, strip=True, widget=forms.PasswordInput)
+    token = forms.CharField(max_length=500, strip=True, required=False)  # HubSpot's
+    # Salesforce's External Client App: the org's My Domain, its consumer key and secret.
+    domain = forms.CharField(max_length=300, strip=True, required=False)
+    client_id = forms.CharField(max_length=500, strip=True, required=False)
+    client_secret = forms.CharField(max_length=500, strip=True, required=False)
     every_hours = forms.IntegerField(min_value=1, max_value=24 * 30, initial=24)
 
     def clean_provider(self) -> str:
         return self.cleaned_data["provider"] or registry.DEFAULT_PROVIDER
+
+    def credential(self) -> str:
+        """The provider's one credential string (registry.credentials_from). Raises
+        ConnectRefused naming what is wrong with it."""
+        given = {k: v for k, v in self.cleaned_data.items() if isinstance(v, str)}
+        try:
+            return registry.credentials_from(self.cleaned_data["provider"], given)
+        except ConnectorError as error:
+            raise ConnectRefused(error.message) from None
 
 
 class ScheduleForm(forms.Form):
@@ -64,13 +78,13 @@ def connect_dataset(request: HttpRequest, name: str) -> HttpResponse:
     form = ConnectForm(request.POST)
     if not form.is_valid():
         messages.error(
-            request, "A known CRM, a token and a number of hours (1 or more) are required."
+            request, "A known CRM, its credentials and a number of hours (1 or more) are required."
         )
         return redirect("reviews:dataset", dataset.name)
     try:
         connection = connect(
             dataset,
-            form.cleaned_data["token"],
+            form.credential(),
             provider=form.cleaned_data["provider"],
             every_hours=form.cleaned_data["every_hours"],
             user=request.user,

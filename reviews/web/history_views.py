@@ -110,5 +110,6 @@ def dataset_detail(request: HttpRequest, name: str) -> HttpResponse:
         "connection": connection_status(dataset),
         "crm_providers": registry.provider_choices(),  # the connect form's choice
         "crm_labels": registry.labels(),
+        "crm_keys": list(registry.CONNECTORS),  # Salesforce's form asks for more fields
     }
     return render(request, "reviews/dataset.html", context)

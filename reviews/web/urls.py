@@ -35,6 +35,12 @@ urlpatterns = [
         {"kind": "merges"},
         name="merges_csv",
     ),
+    path(
+        "runs/<int:run_id>/salesforce-merges.csv",
+        fixplan_views.fix_plan_csv,
+        {"kind": "salesforce-merges"},
+        name="salesforce_merges_csv",
+    ),
     path("runs/<int:run_id>/merges/apply/", merge_views.apply_run_merges, name="apply_merges"),
     path("runs/<int:run_id>/tasks/send/", task_views.send_run_tasks, name="send_tasks"),
     path(

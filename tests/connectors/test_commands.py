@@ -85,7 +85,7 @@ def test_a_dataset_name_in_two_workspaces_needs_workspace(postgres, hubspot):
     assert run("hubspot_connect", "--dataset", "acme", "--token", TOKEN)[0] == 0
     assert Connection.objects.get().dataset.workspace == default_workspace()  # one team
     code, _, err = run("hubspot_pull", "--dataset", "acme", "--workspace", "sales")
-    assert code == 2 and "'sales' has no HubSpot connection" in err
+    assert code == 2 and "'sales' has no HubSpot or Salesforce connection" in err
     in_sales = ("--dataset", "acme", "--workspace", "sales")
     assert run("hubspot_connect", *in_sales, "--token", TOKEN)[0] == 0
     assert sorted(Connection.objects.values_list("dataset__workspace__name", flat=True)) == sorted(

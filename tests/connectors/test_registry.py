@@ -14,6 +14,7 @@ from connectors import pulls, registry, tokens
 from connectors.hubspot.connector import HubSpotConnector
 from connectors.merges import MergeNotAllowed, configured_client
 from connectors.models import Connection, Pull
+from connectors.salesforce.connector import SalesforceConnector
 from reviews.models import Dataset
 from reviews.web.api.schemas import ConnectionOut
 from reviews.web.connection_views import ConnectForm
@@ -22,7 +23,7 @@ from tests.connectors.standin import serving
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
-SALESFORCE = ("Salesforce", "connectors.hubspot.connector.HubSpotConnector")
+ANOTHER = ("Pipedrive", "connectors.hubspot.connector.HubSpotConnector")  # a made-up line
 
 
 @pytest.fixture
@@ -36,33 +37,40 @@ def stored(dataset: Dataset) -> Connection:
     )
 
 
-def test_hubspot_is_the_one_registered_crm_and_the_default():
-    assert registry.CONNECTORS == {"hubspot": ("HubSpot", SALESFORCE[1])}
+def test_hubspot_and_salesforce_are_registered_and_hubspot_is_the_default():
+    assert registry.CONNECTORS == {
+        "hubspot": ("HubSpot", "connectors.hubspot.connector.HubSpotConnector"),
+        "salesforce": ("Salesforce", "connectors.salesforce.connector.SalesforceConnector"),
+    }
     assert registry.connector_class("hubspot") is HubSpotConnector
-    assert registry.provider_choices() == [("hubspot", "HubSpot")]
-    assert (registry.label("hubspot"), registry.labels()) == ("HubSpot", "HubSpot")
-    assert registry.snapshot_file("hubspot") == "hubspot-snapshot.json"
+    assert registry.connector_class("salesforce") is SalesforceConnector
+    assert registry.provider_choices() == [("hubspot", "HubSpot"), ("salesforce", "Salesforce")]
+    assert (registry.label("hubspot"), registry.labels()) == ("HubSpot", "HubSpot or Salesforce")
+    assert registry.stored_files("hubspot") == ("hubspot-snapshot.json",)
+    assert "Account.csv" in registry.stored_files("salesforce")
     assert Connection._meta.get_field("provider").default == registry.DEFAULT_PROVIDER
 
 
 def test_the_provider_choices_are_derived_from_the_registry(monkeypatch, dataset):
     field = Connection._meta.get_field("provider")
-    assert list(field.choices) == [("hubspot", "HubSpot")]
+    registered = [("hubspot", "HubSpot"), ("salesforce", "Salesforce")]
+    assert list(field.choices) == registered
     # The API's schema: the registry's keys, read when the schemas are built.
-    assert get_args(ConnectionOut.model_fields["provider"].annotation) == ("hubspot",)
-    monkeypatch.setitem(registry.CONNECTORS, "salesforce", SALESFORCE)
+    assert get_args(ConnectionOut.model_fields["provider"].annotation) == ("hubspot", "salesforce")
+    monkeypatch.setitem(registry.CONNECTORS, "pipedrive", ANOTHER)
     # A registry line is all it takes: the model's and the form's choices read it.
-    assert list(field.choices) == [("hubspot", "HubSpot"), ("salesforce", "Salesforce")]
+    assert list(field.choices) == [*registered, ("pipedrive", "Pipedrive")]
     assert [key for key, _ in ConnectForm().fields["provider"].choices] == [
         "hubspot",
         "salesforce",
+        "pipedrive",
     ]
-    connection = Connection(dataset=dataset, provider="salesforce", portal_id="1")
+    connection = Connection(dataset=dataset, provider="pipedrive", portal_id="1")
     connection.token_sealed = tokens.encrypt(TOKEN)
     connection.full_clean()  # a registered provider is a valid choice
-    assert str(connection) == "acme ← Salesforce portal 1"
-    monkeypatch.delitem(registry.CONNECTORS, "salesforce")
-    with pytest.raises(ValidationError, match="salesforce"):
+    assert str(connection) == "acme ← Pipedrive portal 1"
+    monkeypatch.delitem(registry.CONNECTORS, "pipedrive")
+    with pytest.raises(ValidationError, match="pipedrive"):
         connection.full_clean()
 
 
@@ -70,7 +78,7 @@ def test_a_connection_without_a_registered_provider_is_refused(dataset):
     with pytest.raises(
         registry.UnknownProvider,
         match=r"connection of dataset acme: provider 'nosuchcrm' is not a registered CRM "
-        r"\(hubspot\)",
+        r"\(hubspot, salesforce\)",
     ):
         Connection.objects.create(
             dataset=dataset, provider="nosuchcrm", token_sealed=b"", portal_id="1"

@@ -163,6 +163,29 @@ def test_a_failed_pull_and_the_calls_left_today(client, metrics_on, settings):
     assert samples["revreview_hubspot_daily_calls_limit"][portal_labels] == portal.daily
 
 
+def test_a_salesforce_orgs_requests_left_have_their_own_gauges(client, metrics_on, settings):
+    from connectors import registry
+    from tests.connectors.salesforce_org import small_org
+    from tests.connectors.salesforce_standin import credentials_for
+    from tests.connectors.salesforce_standin import serving as serving_salesforce
+
+    with serving_salesforce(small_org(), settings) as api:
+        api.state.used = 4000
+        sealed = registry.credentials_from("salesforce", credentials_for(api))
+        dataset = Dataset.objects.create(name="acme-sf")
+        connection = pulls.connect(dataset, sealed, provider="salesforce")
+        pulls.execute_pull(pulls.request_pull(connection, by="test").pk, dispatch=False)
+
+    samples = scrape(client)
+
+    labels = (("dataset", "acme-sf"), ("org", connection.portal_id))
+    assert samples["revreview_salesforce_daily_requests_limit"][labels] == 15_000
+    assert (
+        samples["revreview_salesforce_daily_requests_remaining"][labels] == 15_000 - api.state.used
+    )
+    assert "revreview_hubspot_daily_calls_remaining" not in samples
+
+
 def test_queue_lengths_are_read_from_the_redis_broker(client, metrics_on, redis_url):
     app.conf.task_always_eager = False
     with app.connection_for_write() as connection:  # as a worker declares them

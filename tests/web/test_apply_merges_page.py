@@ -91,5 +91,5 @@ def test_cli_dry_runs_by_default_and_applies_with_a_staff_user(run, hubspot, dja
 
 def test_cli_apply_needs_a_connection(run, settings, django_user_model):
     django_user_model.objects.create_user("ops", is_staff=True)
-    with pytest.raises(CommandError, match="no HubSpot connection"):
+    with pytest.raises(CommandError, match="no HubSpot or Salesforce connection"):
         apply_cli("--run", str(run.pk), "--user", "ops", "--apply")

@@ -37,7 +37,7 @@ def page(client) -> str:
 def test_connect_on_the_page_then_pull_now_shows_the_last_pull(
     postgres, hubspot, dataset, member_client, django_capture_on_commit_callbacks
 ):
-    assert "Connect a HubSpot portal" in page(member_client)
+    assert "Connect a HubSpot or Salesforce portal" in page(member_client)
     response = member_client.post(
         reverse("reviews:dataset_connect", args=["acme"]), {"token": TOKEN, "every_hours": 12}
     )
@@ -129,10 +129,11 @@ def test_outsiders_get_404_and_viewers_403(postgres, hubspot, django_user_model,
 
 def test_the_connect_form_offers_the_registrys_crms(monkeypatch, dataset, member_client):
     html = page(member_client)
-    assert '<input type="hidden" name="provider" value="hubspot">' in html
-    assert "<h2>HubSpot connection</h2>" in html and '<select name="provider">' not in html
-    salesforce = ("Salesforce", "connectors.hubspot.connector.HubSpotConnector")
-    monkeypatch.setitem(registry.CONNECTORS, "salesforce", salesforce)  # one more line
-    html = page(member_client)
     assert '<select name="provider">' in html and '<option value="salesforce">' in html
     assert "Connect a HubSpot or Salesforce portal" in html
+    assert 'name="client_secret"' in html and 'name="domain"' in html  # Salesforce's fields
+    monkeypatch.delitem(registry.CONNECTORS, "salesforce")  # one CRM: no choice to make
+    html = page(member_client)
+    assert '<input type="hidden" name="provider" value="hubspot">' in html
+    assert "<h2>HubSpot connection</h2>" in html and '<select name="provider">' not in html
+    assert 'name="client_secret"' not in html

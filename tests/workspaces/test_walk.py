@@ -130,6 +130,9 @@ ROUTES: dict[str, Route] = {
     "reviews:fix_plan_json": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/fix-plan.json"),
     "reviews:merges_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges.csv"),
     "reviews:tasks_csv": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks.csv"),
+    "reviews:salesforce_merges_csv": Route(
+        OBJECT, lambda w: f"/runs/{w.run_a.pk}/salesforce-merges.csv"
+    ),
     "reviews:apply_merges": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/merges/apply/"),
     "reviews:send_tasks": Route(OBJECT, lambda w: f"/runs/{w.run_a.pk}/tasks/send/"),
     "reviews:applied_merges": Route(OBJECT, lambda w: f"/datasets/{A_DATASET}/merges/"),

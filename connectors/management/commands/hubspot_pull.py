@@ -46,7 +46,7 @@ class Command(BaseCommand):
         if connection is None:
             raise CommandError(
                 f"dataset {dataset!r} of workspace {workspace.name!r} has no "
-                f"{registry.labels()} connection: run hubspot_connect first",
+                f"{registry.labels()} connection: run hubspot_connect or salesforce_connect first",
                 returncode=EXIT_BAD_INPUT,
             )
         try:

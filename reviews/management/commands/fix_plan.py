@@ -1,10 +1,11 @@
-"""manage.py fix_plan --run ID [--kind merges|tasks] [--format csv|json] [--owner NAME]: a finished
-run's merge plan and owners' to-do list (docs/output.md), the same as the run page's
-downloads and GET /api/v1/runs/{id}/fix-plan.
+"""manage.py fix_plan --run ID [--kind merges|tasks|salesforce-merges] [--format csv|json]
+[--owner NAME]: a finished run's merge plan and owners' to-do list (docs/output.md), the
+same as the run page's downloads and GET /api/v1/runs/{id}/fix-plan.
 
 JSON: {"merges": [{"object", "primary", "merge", "reason", "fingerprint", ...}],
 "tasks": [{"object", "record_id", "owner", "property", "problem", "amount", "currency",
-"url", ...}]}. CSV (needs --kind): one row per merge or task, HubSpot's Record ID first.
+"url", ...}]}. CSV (needs --kind): one row per merge or task, HubSpot's Record ID first;
+salesforce-merges (CSV only): a master id, then one or two ids to merge into it.
 
 Exit codes: 0 printed, 2 bad input (no such run), 3 no plan (the run is not done)."""
 
@@ -16,7 +17,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviews.models import ReviewRun
 from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run
-from reviews.reports.fixplan_export import KINDS, csv_lines, for_owner, plan_document
+from reviews.reports.fixplan_export import (
+    CSV_KINDS,
+    SALESFORCE_MERGES,
+    csv_lines,
+    for_owner,
+    plan_document,
+)
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_PLAN = 3
@@ -27,7 +34,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--run", type=int, required=True, help="the run's id")
-        parser.add_argument("--kind", choices=KINDS, help="only the merges or only the tasks")
+        parser.add_argument(
+            "--kind", choices=CSV_KINDS, help="only the merges, only the tasks (or, CSV only, "
+            "the merges as Salesforce's merge takes them)"
+        )  # fmt: skip
         parser.add_argument("--format", choices=("json", "csv"), default="json")
         parser.add_argument("--owner", help='only this owner\'s tasks ("" for the unowned)')
 
@@ -40,6 +50,10 @@ class Command(BaseCommand):
         if format == "csv" and kind is None:
             raise CommandError(
                 "--format csv needs --kind merges or --kind tasks", returncode=EXIT_BAD_INPUT
+            )
+        if format == "json" and kind == SALESFORCE_MERGES:
+            raise CommandError(
+                "--kind salesforce-merges is a CSV: add --format csv", returncode=EXIT_BAD_INPUT
             )
         try:
             plan = for_owner(plan_for_run(found), owner)

@@ -33,9 +33,9 @@ router = Router(tags=["datasets"])
     url_name="dataset_pull",
 )
 def pull_dataset(request: HttpRequest, name: str, full: bool = False):
-    """Pull the dataset's HubSpot portal now (`?full=true`: a full pull); a worker
-    pulls, stores and reviews it as the dataset's next sync. 409 while a pull of it is
-    queued or running."""
+    """Pull the dataset's HubSpot portal or Salesforce org now (`?full=true`: a full
+    pull); a worker pulls, stores and reviews it as the dataset's next sync. 409 while a
+    pull of it is queued or running."""
     if "\x00" in name:
         return Status(404, {"detail": "no such dataset"})
     # The token's workspace's dataset of that name (names are unique per workspace).
