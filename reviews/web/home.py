@@ -16,7 +16,9 @@ from django.db.models import Count, F, Max, OuterRef, Subquery, Window
 from django.db.models.functions import RowNumber
 from django.http import HttpRequest
 
+from connectors import registry
 from connectors.models import Connection, Pull
+from reviews.engine.vocabulary import crm_of
 from reviews.models import Batch, Dataset, ReviewRun
 from revreview import charts
 from workspaces.access import scope
@@ -60,6 +62,14 @@ class DatasetRow:
     trend: Spark | None = None
     connection: Connection | None = None
     amounts: dict[str, Decimal] = field(default_factory=dict)
+    crm: str = ""  # the CRM its newest sync came from (reviews.engine.vocabulary)
+
+    @property
+    def crm_label(self) -> str:
+        """HubSpot or Salesforce: the connection's, else the newest sync's."""
+        if self.connection is not None:
+            return self.connection.provider_label
+        return registry.label(self.crm) if self.crm else ""
 
     @property
     def health(self) -> Decimal | None:
@@ -132,10 +142,12 @@ def dataset_rows(request: HttpRequest) -> list[DatasetRow]:
             total=Window(Count("pk"), partition_by=F("dataset_id")),
         )
         .filter(newest__lte=TREND_SYNCS)
-        .values_list("dataset_id", "pk", "as_of", "newest", "total")
+        .values_list("dataset_id", "pk", "as_of", "newest", "total", "source")
     )
     synced: dict[int, list[tuple[int, int, datetime | None]]] = defaultdict(list)
-    for dataset_id, batch_id, as_of, newest, total in batches:
+    for dataset_id, batch_id, as_of, newest, total, source in batches:
+        if newest == 1:
+            rows[dataset_id].crm = crm_of(source)
         # Sync #1 is the dataset's oldest accepted batch, as on the dataset page.
         synced[dataset_id].append((total - newest + 1, batch_id, as_of))
     # Each batch's latest finished review (a re-run replaces the review it re-ran).

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -18,13 +19,17 @@ from django.test.utils import CaptureQueriesContext
 from connectors import tokens
 from connectors.models import Connection, Pull
 from reviews.engine.health import health_score
+from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset, ReviewRun, findings_of
 from reviews.orchestration.dataset.dismissals import dismiss
+from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.run.tasks import start_review
 from reviews.web.home import spark
 from tests.orchestration.test_dataset_history import reviewed, small_sync
 from tests.uploads import upload
 
 pytestmark = pytest.mark.django_db
+SALESFORCE = Path(__file__).resolve().parents[2] / "samples" / "salesforce"
 
 
 def clean_sync(as_of: str, dataset: str) -> dict:
@@ -196,3 +201,17 @@ def test_the_page_asks_the_same_queries_however_many_datasets_and_syncs(member_c
         page = member_client.get("/").content.decode()
     assert len(rows_of(page)) == 3 and page.count("<circle") == 5
     assert len(many) == len(few), [q["sql"][:120] for q in many]
+
+
+def test_one_team_two_crms_side_by_side(member_client, member):
+    # The same business as a HubSpot sync and as its Salesforce org's weekly export.
+    reviewed(small_sync("2026-08-01T09:00:00Z", 1000, dataset="acme-hubspot"), created_by=member)
+    salesforce = [UploadedFile(p.name, p.read_bytes()) for p in sorted(SALESFORCE.glob("*.csv"))]
+    submission = submit(salesforce, dispatch=False, dataset="acme-salesforce", created_by=member)
+    assert submission.accepted, submission.errors
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    page = member_client.get("/").content.decode()
+    assert sorted(rows_of(page)) == ["acme-hubspot", "acme-salesforce"]
+    assert '<span class="crm">HubSpot</span>' in row_html(page, "acme-hubspot")
+    sf = row_html(page, "acme-salesforce")
+    assert '<span class="crm">Salesforce</span>' in sf and 'class="badge sev-critical"' in sf
