@@ -44,6 +44,10 @@ def test_the_lead_findings_are_stored_and_are_tasks_on_the_lead(member_client, s
     tasks = list(csv.DictReader(io.StringIO(text.decode())))
     inactive = [t for t in tasks if "inactive user" in t["problem"]]
     assert inactive and inactive[0]["property"] == "OwnerId"
+    # Every task names the field by its Salesforce API name, not HubSpot's property.
+    won = [t for t in tasks if t["kind"] == "won_without_close_date"]
+    assert won and won[0]["property"] == "CloseDate" and won[0]["object"] == "deals"
+    assert not {t["property"] for t in tasks} & {"closedate", "amount", "dealstage"}
 
 
 def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them(postgres):

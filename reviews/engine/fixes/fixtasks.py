@@ -17,7 +17,7 @@ from reviews.engine.fixes.hubspot_names import (
     APP_URL,
     COMPANIES_ASSOCIATION,
     CONTACTS_ASSOCIATION,
-    property_name,
+    field_name,
     record_url,
 )
 from reviews.engine.specialists import KINDS
@@ -91,7 +91,7 @@ def task_of(
     if target.field is None:
         prop = _property(batch, finding, object_type, record)
     else:
-        prop = property_name(object_type, target.field) if target.field else ""
+        prop = field_name(object_type, target.field, batch.crm) if target.field else ""
     problem = finding.title
     if finding.kind == "unresolved_company_name" and len(finding.record_ids) > 1:
         problem += f" (also on {len(finding.record_ids) - 1} more records)"
@@ -171,7 +171,7 @@ def _property(batch: Batch, finding: PlanFinding, object_type: str, record: Reco
         fields = [
             f for t, f in _PATH.findall(f"{finding.title} {finding.detail}") if t == object_type
         ]
-        return ";".join(dict.fromkeys(property_name(object_type, f) for f in fields))
+        return ";".join(dict.fromkeys(field_name(object_type, f, batch.crm) for f in fields))
     if finding.kind == "dangling_reference":
         return _dangling_property(batch, object_type, record)
     if finding.kind == "unresolved_company_name":
@@ -184,5 +184,5 @@ def _dangling_property(batch: Batch, object_type: str, record: Record) -> str:
     index = records_by_type(batch)
     companies = [c for c in (record.company_id, *record.company_ids) if c]
     if any(c not in index["companies"] for c in companies):
-        return property_name(object_type, "companyId")
+        return field_name(object_type, "companyId", batch.crm)
     return CONTACTS_ASSOCIATION

@@ -44,6 +44,15 @@ def property_name(object_type: str, field: str) -> str:
     return field
 
 
+def field_name(object_type: str, field: str, crm: str = "hubspot") -> str:
+    """What the CRM calls a batch field: HubSpot's internal name (property_name), or for
+    a Salesforce batch the field's API name (`closeDate` -> `CloseDate`, a deal's
+    `companyId` -> `AccountId`), as an owner's task names the field to fix."""
+    if crm == "salesforce" and object_type in BY_LIST:
+        return BY_LIST[object_type].fields.get(field, (field,))[0]
+    return property_name(object_type, field)
+
+
 # The dataclass attribute each batch field fills, for the properties a merge compares.
 MERGE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "companies": (("name", "name"), ("domain", "domain")),
