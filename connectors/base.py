@@ -199,3 +199,29 @@ class Connector(Protocol):
         """What this connector has spent of the account's limits, and what is left."""
 
     def close(self) -> None: ...
+
+
+class ClientConnector:
+    """What every connector over one HTTP client shares: its usage of the account's
+    limits, read from the client's counters, and closing that client (also as a `with`
+    block)."""
+
+    client: Any  # requests, waited, in_flight, daily_left, daily_limit, close()
+
+    def usage(self) -> Usage:
+        return Usage(
+            requests=self.client.requests,
+            waited_seconds=self.client.waited,
+            in_flight_seconds=self.client.in_flight,
+            left_today=self.client.daily_left,
+            limit_today=self.client.daily_limit,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self):  # the connector itself, whichever it is
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -12,11 +12,11 @@ from connectors.base import (
     Account,
     AccountUnknown,
     Checkpoint,
+    ClientConnector,
     CrmTask,
     MergeRefused,
     MergeUnanswered,
     Pulled,
-    Usage,
     WriteRefused,
     WriteUnanswered,
 )
@@ -30,7 +30,7 @@ from reviews.engine.ingest import IngestError
 from reviews.engine.ingest.pipelines import pipelines_from_hubspot
 
 
-class HubSpotConnector:
+class HubSpotConnector(ClientConnector):
     # The Dataset field that names the portal: fix-plan links and the merges' check.
     dataset_account_field = "hubspot_portal_id"
 
@@ -123,24 +123,6 @@ class HubSpotConnector:
         """The new task's id; HubSpotError (its status) when HubSpot refused or did not
         answer (connectors/owner_tasks.py tells the two apart)."""
         return str(self.client.create_task(task_body(task))["id"])
-
-    def usage(self) -> Usage:
-        return Usage(
-            requests=self.client.requests,
-            waited_seconds=self.client.waited,
-            in_flight_seconds=self.client.in_flight,
-            left_today=self.client.daily_left,
-            limit_today=self.client.daily_limit,
-        )
-
-    def close(self) -> None:
-        self.client.close()
-
-    def __enter__(self) -> HubSpotConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _merge_error(error: HubSpotError) -> Exception:

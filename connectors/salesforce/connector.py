@@ -21,11 +21,11 @@ from connectors.base import (
     Account,
     AccountUnknown,
     Checkpoint,
+    ClientConnector,
     CredentialsRefused,
     CrmTask,
     NotSupported,
     Pulled,
-    Usage,
 )
 from connectors.salesforce import export
 from connectors.salesforce.client import Credentials, Limits, SalesforceClient, SalesforceError
@@ -80,7 +80,7 @@ def read_credentials(sealed_text: str) -> Credentials:
         ) from None
 
 
-class SalesforceConnector:
+class SalesforceConnector(ClientConnector):
     # No Dataset field names the org: the connection's portal_id (the org id) is checked.
     dataset_account_field = None
     crm = "Salesforce"
@@ -195,21 +195,3 @@ class SalesforceConnector:
                 found = []
             self._users[name] = str(found[0]["Id"]) if len(found) == 1 else None
         return self._users[name]
-
-    def usage(self) -> Usage:
-        return Usage(
-            requests=self.client.requests,
-            waited_seconds=self.client.waited,
-            in_flight_seconds=self.client.in_flight,
-            left_today=self.client.daily_left,
-            limit_today=self.client.daily_limit,
-        )
-
-    def close(self) -> None:
-        self.client.close()
-
-    def __enter__(self) -> SalesforceConnector:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
