@@ -6,17 +6,10 @@ with HubSpot's message."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.core.management.base import BaseCommand
 
-from connectors.pulls import ConnectRefused, connect
-from reviews.models import Dataset
-from reviews.orchestration.intake.submit import dataset_name
+from connectors.management.connect_command import checked_name, connect_dataset, connected_line
 from workspaces.cli import HELP as workspace_help
-from workspaces.cli import workspace_holding
-from workspaces.models import Workspace
-
-EXIT_REFUSED = 2
 
 
 class Command(BaseCommand):
@@ -29,25 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--every", type=int, help="hours between pulls (default 24)")
 
     def handle(self, *args, dataset: str, token: str, every: int | None, **options) -> None:
-        try:
-            name = dataset_name(dataset)
-        except Exception as error:  # IngestError: the name's problem
-            raise CommandError(str(error), returncode=EXIT_REFUSED) from None
-        workspace = workspace_holding(
-            options.get("workspace"),
-            Workspace.objects.filter(pk__in=Dataset.objects.filter(name=name).values("workspace")),
-            f"dataset {name!r}",
-            returncode=EXIT_REFUSED,
+        connection = connect_dataset(
+            checked_name(dataset),
+            token,
+            provider="hubspot",
+            every=every,
+            workspace=options.get("workspace"),
         )
-        with transaction.atomic():
-            target, _ = Dataset.objects.get_or_create(name=name, workspace=workspace)
-        try:
-            connection = connect(target, token, provider="hubspot", every_hours=every)
-        except ConnectRefused as error:
-            raise CommandError(str(error), returncode=EXIT_REFUSED) from None
-        self.stdout.write(
-            f"dataset {target.name} connected to {connection.provider_label} portal "
-            f"{connection.portal_id} "
-            f"({connection.company_currency or '-'}, {connection.time_zone or '-'}); "
-            f"pulled every {connection.every_hours} h, the first pull is due now"
-        )
+        self.stdout.write(connected_line(connection, "portal"))

@@ -12,18 +12,16 @@ from __future__ import annotations
 import os
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from connectors import registry
 from connectors.base import ConnectorError
-from connectors.pulls import ConnectRefused, connect
-from reviews.models import Dataset
-from reviews.orchestration.intake.submit import dataset_name
+from connectors.management.connect_command import (
+    EXIT_REFUSED,
+    checked_name,
+    connect_dataset,
+    connected_line,
+)
 from workspaces.cli import HELP as workspace_help
-from workspaces.cli import workspace_holding
-from workspaces.models import Workspace
-
-EXIT_REFUSED = 2
 
 
 class Command(BaseCommand):
@@ -43,28 +41,16 @@ class Command(BaseCommand):
         secret = options.get("client_secret") or os.environ.get("SALESFORCE_CLIENT_SECRET", "")
         given = {"domain": options["domain"], "client_id": options["client_id"],
                  "client_secret": secret}  # fmt: skip
+        name = checked_name(dataset)
         try:
-            name = dataset_name(dataset)
             credentials = registry.credentials_from("salesforce", given)
         except ConnectorError as error:
             raise CommandError(error.message, returncode=EXIT_REFUSED) from None
-        except Exception as error:  # IngestError: the name's problem
-            raise CommandError(str(error), returncode=EXIT_REFUSED) from None
-        workspace = workspace_holding(
-            options.get("workspace"),
-            Workspace.objects.filter(pk__in=Dataset.objects.filter(name=name).values("workspace")),
-            f"dataset {name!r}",
-            returncode=EXIT_REFUSED,
+        connection = connect_dataset(
+            name,
+            credentials,
+            provider="salesforce",
+            every=every,
+            workspace=options.get("workspace"),
         )
-        with transaction.atomic():
-            target, _ = Dataset.objects.get_or_create(name=name, workspace=workspace)
-        try:
-            connection = connect(target, credentials, provider="salesforce", every_hours=every)
-        except ConnectRefused as error:
-            raise CommandError(str(error), returncode=EXIT_REFUSED) from None
-        self.stdout.write(
-            f"dataset {target.name} connected to {connection.provider_label} org "
-            f"{connection.portal_id} "
-            f"({connection.company_currency or '-'}, {connection.time_zone or '-'}); "
-            f"pulled every {connection.every_hours} h, the first pull is due now"
-        )
+        self.stdout.write(connected_line(connection, "org"))
