@@ -24,7 +24,11 @@ def write_parquet(tables: Tables, folder: Path) -> None:
     try:
         for name in OBJECTS:
             tables.connection.table(name).write_parquet(str(work / f"{name}.parquet"))
-        meta = {"aliases": tables.aliases, "left_out": tables.left_out}
+        meta = {
+            "aliases": tables.aliases,
+            "left_out": tables.left_out,
+            "currency": tables.currency,
+        }
         (work / META).write_text(json.dumps(meta, ensure_ascii=False))
         try:
             os.rename(work, folder)
@@ -44,4 +48,9 @@ def read_parquet(folder: Path) -> Tables | None:
     connection = duckdb.connect(":memory:")
     for name in OBJECTS:
         connection.read_parquet(str(folder / f"{name}.parquet")).create(name)
-    return Tables(connection, aliases=meta["aliases"], left_out=meta["left_out"])
+    return Tables(
+        connection,
+        aliases=meta["aliases"],
+        left_out=meta["left_out"],
+        currency=meta.get("currency"),
+    )

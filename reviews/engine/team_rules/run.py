@@ -1,0 +1,171 @@
+"""Running a team's rules over a batch's tables: one query per rule, its SQL generated
+from the checked tree, on a connection locked first (no file or network access, the
+configuration fixed, a memory ceiling) and each under a deadline. Python touches only the
+rows that match.
+
+A rule that cannot run on this batch (a property the export lacks, a value its types
+cannot compare, the deadline) is reported as such in its outcome, never as a crash and
+never as "nothing found"."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import duckdb
+
+from reviews.engine.batch import DEFAULT_CURRENCY
+from reviews.engine.findings import RawFinding
+from reviews.engine.tables.build import Tables, quote
+from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
+from reviews.engine.team_rules import language
+from reviews.engine.team_rules.rulefile import TeamRule
+
+CATEGORY = "team_rules"  # the findings' category: the team's, beside the specialists'
+RAN = "ran"
+COULD_NOT_RUN = "could_not_run"
+SAMPLE = 20  # record ids a preview shows per rule
+_ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
+
+# A record's name, per object, as SQL over its documented columns.
+_NAME_SQL = {
+    "companies": '"name"',
+    "contacts": "coalesce(nullif(trim(concat_ws(' ', \"first_name\", \"last_name\")), ''), "
+    '"email")',
+    "deals": '"name"',
+}
+
+
+@dataclass(slots=True)
+class Match:
+    id: str
+    name: str | None
+    owner: str | None
+    source: str | None
+    amount: Decimal | None = None
+    currency: str | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one rule did on one batch: RAN with its matches, or COULD_NOT_RUN and why."""
+
+    rule: TeamRule
+    status: str
+    matches: list[Match] = field(default_factory=list)
+    why: str = ""
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.rule.id,
+            "object": self.rule.object,
+            "severity": self.rule.severity,
+            "status": self.status,
+            "count": len(self.matches) if self.status == RAN else None,
+            "why": self.why,
+        }
+
+
+def lock_tables(tables: Tables, *, memory_mb: int) -> None:
+    """The tables' connection, from here on reading only what it holds."""
+    lock(tables.connection, memory_mb=memory_mb)
+
+
+def run_rule(tables: Tables, rule: TeamRule, as_of: dt.date, *, seconds: float) -> Outcome:
+    """One rule over `tables` (already locked by lock_tables)."""
+    tree = rule.tree
+    columns = tables.columns(rule.object)
+    aliases = tables.aliases.get(rule.object, {})
+    names = language.column_names(tree)
+    owner = [rule.owner_from] if rule.owner_from else []
+    found, missing = language.resolve(names + owner, columns, aliases)
+    if missing:
+        lacks = ", ".join(f'"{name}"' for name in missing)
+        return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
+    condition = language.to_sql(tree, found, as_of)
+    owner_sql = quote(found[rule.owner_from]) if rule.owner_from else '"owner"'
+    money = '"amount", "currency"' if rule.object == "deals" else "NULL, NULL"
+    # Every name below is quoted (quote) or fixed; `condition` is generated from the
+    # checked tree (language.to_sql), never the rule's own text.
+    query = (
+        f'SELECT "id", {_NAME_SQL[rule.object]}, CAST({owner_sql} AS VARCHAR), '  # noqa: S608
+        "nullif(concat_ws(' / ', \"record_source\", \"record_source_detail\"), ''), "
+        f'{money} FROM {quote(rule.object)} WHERE ({condition}) ORDER BY "id"'
+    )
+    try:
+        with deadline(tables.connection, seconds):
+            rows = tables.connection.execute(query).fetchall()
+    except RuleTimeout as error:
+        return Outcome(rule, COULD_NOT_RUN, why=f"the rule {error}")
+    except duckdb.Error as error:
+        return Outcome(rule, COULD_NOT_RUN, why=_duckdb_reason(error))
+    return Outcome(rule, RAN, [Match(*row) for row in rows])
+
+
+def _duckdb_reason(error: duckdb.Error) -> str:
+    """DuckDB's message, first line, without its internal context."""
+    return str(error).split("\n", 1)[0].strip()[:300]
+
+
+def run_rules(
+    tables: Tables,
+    rules: Iterable[TeamRule],
+    as_of: dt.date,
+    *,
+    seconds: float,
+    memory_mb: int,
+) -> list[Outcome]:
+    """Every rule over `tables`, which are locked first (irreversibly)."""
+    rules = list(rules)
+    if not rules:
+        return []
+    lock_tables(tables, memory_mb=memory_mb)
+    return [run_rule(tables, rule, as_of, seconds=seconds) for rule in rules]
+
+
+def findings_of(outcome: Outcome, currency: str | None) -> list[RawFinding]:
+    """A finding per matching record, like any other kind's: its kind the rule's id,
+    its severity, title and fix the rule's; a deal's amount is what it puts at risk."""
+    rule = outcome.rule
+    one = _ONE[rule.object]
+    found = []
+    for match in outcome.matches:
+        exposure, currencies = {}, {}
+        if match.amount is not None and match.amount > 0:
+            exposure = {match.id: Decimal(match.amount)}
+            currencies = {match.id: match.currency or currency or DEFAULT_CURRENCY}
+        label = f'"{match.name}"' if match.name else "(no name)"
+        found.append(
+            RawFinding(
+                category=CATEGORY,
+                kind=rule.id,
+                severity=rule.severity,
+                title=f"{rule.title}: {match.name or match.id}",
+                detail=f"{one.capitalize()} {match.id} {label} matches the team's rule "
+                f"{rule.id}: {rule.when}",
+                record_ids=[match.id],
+                suggested_fix=rule.fix,
+                exposure=exposure,
+                deal_currencies=currencies,
+                owners=[match.owner] if match.owner else [],
+                record_sources=[match.source] if match.source else [],
+            )
+        )
+    return found
+
+
+def team_findings(
+    tables: Tables,
+    rules: Iterable[TeamRule],
+    as_of: dt.date,
+    *,
+    seconds: float,
+    memory_mb: int,
+) -> tuple[list[RawFinding], list[dict]]:
+    """The findings of every rule that ran, and each rule's outcome (ran, with its
+    count, or could not run, with why) for the run's report."""
+    outcomes = run_rules(tables, rules, as_of, seconds=seconds, memory_mb=memory_mb)
+    findings = [f for outcome in outcomes for f in findings_of(outcome, tables.currency)]
+    return findings, [outcome.as_dict() for outcome in outcomes]
