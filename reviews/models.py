@@ -237,6 +237,9 @@ class ReviewRun(models.Model):
     # The batch's health score (reviews.engine.health: 0.0 to 100.0, None for an empty
     # batch or a run that did not finish), kept so the home page's trends read one column.
     health = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
+    # What each of the policy's team rules did: [{"id", "object", "severity", "status"
+    # ("ran" or "could_not_run"), "count", "why"}] (reviews.engine.team_rules.run).
+    team_rules = models.JSONField(default=list, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True

@@ -1,5 +1,9 @@
 """A dataset's review policy as data (docs/history.md): overrides of the engine's Rules,
-kinds switched off, a kind's severity changed, the verdict scope. Plain Python, no Django.
+kinds switched off, a kind's severity changed, the verdict scope, and the team's own
+rules (reviews.engine.team_rules). Plain Python, no Django.
+
+The kinds a run can report are the registry's and its policy's team rules': `kinds_of`
+is the one lookup for both.
 
 The policy is applied in two pure steps: `rules_for(base, policy)` gives the Rules the
 detectors run with (Rules.with_overrides, validated), and `apply(findings, policy)` is the
@@ -11,7 +15,7 @@ critical kind reads, needs a staff member's break-glass reason (`check`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +23,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import Kind
+from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules
 
 VERDICT_SCOPES = ("", "new", "all")  # "": the dataset's own setting (models.Dataset)
 
@@ -34,24 +39,35 @@ class Policy:
     severity: Mapping[str, str] = field(default_factory=dict)
     verdict_scope: str = ""
     break_glass: str = ""  # a staff member's reason for making a critical kind quieter
+    team_rules: tuple[TeamRule, ...] = ()  # the team's own rules, in their order
 
     # --- as JSON --------------------------------------------------------------------
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data = {
             "rules": {name: str(value) for name, value in sorted(self.rules.items())},
             "off": sorted(self.off),
             "severity": dict(sorted(self.severity.items())),
             "verdict_scope": self.verdict_scope,
             "break_glass": self.break_glass,
         }
+        if self.team_rules:  # absent rather than empty: versions stored before keep their key
+            data["team_rules"] = [rule.as_data() for rule in self.team_rules]
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None) -> Policy:
         """The policy `data` describes, its rule values coerced and checked (PolicyError
         naming the field)."""
         data = data or {}
-        unknown = set(data) - {"rules", "off", "severity", "verdict_scope", "break_glass"}
+        unknown = set(data) - {
+            "rules",
+            "off",
+            "severity",
+            "verdict_scope",
+            "break_glass",
+            "team_rules",
+        }
         if unknown:
             raise PolicyError(f"unknown policy field(s): {', '.join(sorted(unknown))}")
         try:
@@ -59,12 +75,17 @@ class Policy:
         except ValueError as error:
             raise PolicyError(str(error)) from None
         rules = {name: getattr(checked, name) for name in data.get("rules") or {}}
+        try:
+            team_rules = tuple(check_rules(data.get("team_rules") or ()))
+        except RuleFileError as error:
+            raise PolicyError("; ".join(error.problems)) from None
         return cls(
             rules=rules,
             off=frozenset(data.get("off") or ()),
             severity=dict(data.get("severity") or {}),
             verdict_scope=str(data.get("verdict_scope") or ""),
             break_glass=str(data.get("break_glass") or "").strip(),
+            team_rules=team_rules,
         )
 
     def merged(self, other: Policy) -> Policy:
@@ -78,7 +99,16 @@ class Policy:
             },
             verdict_scope=other.verdict_scope or self.verdict_scope,
             break_glass=other.break_glass or self.break_glass,
+            team_rules=other.team_rules or self.team_rules,
         )
+
+    def with_team_rules(self, team_rules: Iterable[TeamRule]) -> Policy:
+        """This policy with its team rules replaced by `team_rules`."""
+        return replace(self, team_rules=tuple(team_rules))
+
+    @property
+    def kinds(self) -> Mapping[str, Kind]:
+        return kinds_of(self)
 
     def severities_of(self, kind: Kind) -> tuple[str, ...]:
         """What `kind` can report under this policy: nothing when it is off, the
@@ -90,10 +120,21 @@ class Policy:
 
     @property
     def empty(self) -> bool:
-        return not (self.rules or self.off or self.severity or self.verdict_scope)
+        return not (
+            self.rules or self.off or self.severity or self.verdict_scope or self.team_rules
+        )
 
 
 EMPTY = Policy()
+
+
+def kinds_of(policy: Policy | None) -> Mapping[str, Kind]:
+    """Every kind a run under `policy` can report, by name: the registry's, and the
+    team's rules' (whose ids never clash with the registry's: rulefile refuses them).
+    The one lookup for a kind: pages, the fix plan, tuning and checks go through it."""
+    if policy is None or not policy.team_rules:
+        return KINDS
+    return {**KINDS, **{rule.id: rule.kind for rule in policy.team_rules}}
 
 
 def critical_kinds() -> frozenset[str]:
@@ -122,9 +163,10 @@ def quieter_criticals(policy: Policy) -> list[str]:
 def check(policy: Policy) -> None:
     """PolicyError if the policy names an unknown kind or severity, a kind's severity it
     never has, or makes a critical kind quieter without a break-glass reason."""
+    kinds = kinds_of(policy)
     for kind in sorted(policy.off | set(policy.severity)):
-        if kind not in KINDS:
-            raise PolicyError(f"unknown kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+        if kind not in kinds:
+            raise PolicyError(f"unknown kind {kind!r}; known: {', '.join(sorted(kinds))}")
     for kind, severity in sorted(policy.severity.items()):
         if severity not in {s.value for s in Severity}:
             raise PolicyError(f"kind {kind}: unknown severity {severity!r}")
@@ -180,7 +222,25 @@ def diff(before: Policy, after: Policy) -> list[dict[str, str]]:
     for key in ("verdict_scope", "break_glass"):
         if a[key] != b[key]:
             rows.append(_row(key.replace("_", " "), a[key], b[key]))
+    rows += team_rules_diff(before.team_rules, after.team_rules)
     return rows
+
+
+def team_rules_diff(before: Iterable[TeamRule], after: Iterable[TeamRule]) -> list[dict]:
+    """Each team rule added, changed or removed, as a diff row (its `when` and severity)."""
+    old = {rule.id: rule for rule in before}
+    new = {rule.id: rule for rule in after}
+    rows = []
+    for rule_id in [*old, *(i for i in new if i not in old)]:
+        if old.get(rule_id) != new.get(rule_id):
+            rows.append(
+                _row(f"team rule {rule_id}", _said(old.get(rule_id)), _said(new.get(rule_id)))
+            )
+    return rows
+
+
+def _said(rule: TeamRule | None) -> str:
+    return f"{rule.severity} on {rule.object} when {rule.when}" if rule else ""
 
 
 def _on(kind: str, data: dict) -> str:

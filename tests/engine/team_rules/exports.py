@@ -17,15 +17,16 @@ AS_OF = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 
 COMPANIES = [
     ["Record ID", "Company name", "Company Domain Name", "Country/Region", "VAT Number",
-     "Lifecycle Stage", "Company owner", "Phone Number", "Website URL"],
+     "Lifecycle Stage", "Company owner", "Phone Number", "Website URL", "Last Modified Date"],
     ["9001", "Vertex Robotics", "vertexrobotics.example", "Germany", "DE123456789",
-     "Customer", "Ana Ortiz", "+4930123456", "https://vertexrobotics.example"],
+     "Customer", "Ana Ortiz", "+4930123456", "https://vertexrobotics.example",
+     "2026-07-30 10:11"],
     ["9002", "Granite Packaging", "granitepackaging.example", "France", "",
-     "Customer", "Ben Li", "030 1234 567", "granitepackaging.example"],
+     "Customer", "Ben Li", "030 1234 567", "granitepackaging.example", "2026-07-12 08:00"],
     ["9003", "Harbor Analytics", "", "United States", "",
-     "Opportunity", "", "+1 415 555 0100", ""],
+     "Opportunity", "", "+1 415 555 0100", "", "2026-07-20 16:45"],
     ["9004", "Nordlicht AG", "nordlicht.example", "DE", "",
-     "Lead", "Ana Ortiz", "", "nordlicht"],
+     "Lead", "Ana Ortiz", "", "nordlicht", "2026-06-02 11:30"],
 ]  # fmt: skip
 
 CONTACTS = [
