@@ -34,6 +34,8 @@ from reviews.engine.history.policy import (
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, REGISTRY, SPECIALISTS
 from reviews.engine.specialists.spec import Measure
+from reviews.engine.tables.build import build_tables
+from reviews.engine.team_rules import run as team_run
 
 # Thresholds of tuning itself (docs/history.md), Rules-like constants.
 MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
@@ -104,12 +106,36 @@ class Proposal:
 
 
 def detect(batch: Batch, rules: Rules, policy: Policy, categories: Iterable[str]) -> list:
-    """The findings of `categories`' detectors on `batch` under `policy`."""
+    """The findings of `categories`' detectors on `batch` under `policy` (the team's
+    rules under their category, team_run.CATEGORY)."""
     effective = rules_for(rules, policy)
     found: list[RawFinding] = []
     for category in categories:
-        found += SPECIALISTS[category].detect(batch, effective)
+        if category == team_run.CATEGORY:
+            found += team_detect(batch, policy)
+        else:
+            found += SPECIALISTS[category].detect(batch, effective)
     return apply(found, policy)
+
+
+def team_detect(batch: Batch, policy: Policy) -> list[RawFinding]:
+    """The findings of the policy's team rules on `batch` (a rule that cannot run on it
+    finds nothing here: the review reports it, tuning only counts what was found)."""
+    if not policy.team_rules:
+        return []
+    findings, _report = team_run.team_findings(
+        build_tables(batch),
+        policy.team_rules,
+        batch.as_of.date(),
+        seconds=team_run.SECONDS,
+        memory_mb=team_run.MEMORY_MB,
+    )
+    return findings
+
+
+def all_categories(policy: Policy) -> list[str]:
+    """Every specialist's category, and the team rules' when the policy has some."""
+    return [*SPECIALISTS, *([team_run.CATEGORY] if policy.team_rules else [])]
 
 
 def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
@@ -117,7 +143,7 @@ def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
     effective = rules_for(rules, policy)
     measured = {kind: m.values(batch, effective) for kind, m in MEASURES.items()}
     seen = []
-    for finding in detect(batch, rules, policy, SPECIALISTS):
+    for finding in detect(batch, rules, policy, all_categories(policy)):
         values = measured.get(finding.kind, {})
         group = ",".join(sorted(finding.record_ids))
         if group in values:
@@ -269,11 +295,13 @@ def kinds_of(policy: Policy) -> set[str]:
 
 
 def categories_of(policy: Policy) -> list[str]:
-    """The specialists whose findings `policy` can change."""
+    """The specialists whose findings `policy` can change, and the team rules' category
+    when it changes a kind the registry does not declare (a team rule's)."""
     kinds = kinds_of(policy)
-    return [
+    found = [
         category for category, spec in REGISTRY.items() if any(k.name in kinds for k in spec.kinds)
     ]
+    return found + ([team_run.CATEGORY] if kinds - set(KINDS) else [])
 
 
 def replay(

@@ -22,7 +22,7 @@ REQUIRED = ("id", "object", "when", "severity", "title", "fix")
 SLUG = re.compile(r"^[a-z][a-z0-9_]{1,63}$")  # a finding's kind holds 64 characters
 MAX_BYTES = 256 * 1024
 MAX_RULES = 200
-TEXT_MAX = {"title": 300, "fix": 2000, "when": 4000, "owner_from": 200}
+TEXT_MAX = {"title": 300, "fix": 2000, "when": 20000, "owner_from": 200}
 _ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
 
 

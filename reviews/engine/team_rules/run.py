@@ -27,6 +27,10 @@ CATEGORY = "team_rules"  # the findings' category: the team's, beside the specia
 RAN = "ran"
 COULD_NOT_RUN = "could_not_run"
 SAMPLE = 20  # record ids a preview shows per rule
+# The sandbox's limits where no setting gives them (tuning's replay, the bench): the
+# defaults of settings.TEAM_RULE_SECONDS and TEAM_RULE_MEMORY_MB.
+SECONDS = 20
+MEMORY_MB = 1024
 _ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
 
 # A record's name, per object, as SQL over its documented columns.
@@ -66,6 +70,59 @@ class Outcome:
             "count": len(self.matches) if self.status == RAN else None,
             "why": self.why,
         }
+
+
+# Helper columns a rule may read to see a record's associated deals (a rule is one
+# record's condition, so joins are made here, once, in SQL): name -> what it counts.
+HELPERS: dict[str, dict[str, str]] = {
+    "companies": {
+        "deals": "the company's deals (by `company_id` or `company_ids`)",
+        "won_deals": "the company's closed-won deals",
+    },
+    "contacts": {
+        "deals": "deals listing the contact, or of its company (`company_id`)",
+        "won_deals": "of those, the closed-won ones",
+    },
+}
+_DEAL_COMPANIES = """
+    SELECT DISTINCT "id" AS deal, company, "is_won" AS won FROM (
+        SELECT "id", "is_won",
+               unnest(list_append(coalesce("company_ids", []), "company_id")) AS company
+        FROM deals) WHERE company IS NOT NULL"""
+# Fixed SQL, no name or value from a rule or the batch in it.
+_LINKS = {
+    "companies": f"SELECT deal, company AS record, won FROM ({_DEAL_COMPANIES})",  # noqa: S608
+    "contacts": f"""
+        SELECT DISTINCT "id" AS deal, unnest("contact_ids") AS record, "is_won" AS won
+        FROM deals
+        UNION
+        SELECT dc.deal, c."id", dc.won FROM ({_DEAL_COMPANIES}) dc
+        JOIN contacts c ON c."company_id" = dc.company""",  # noqa: S608
+}
+
+
+def add_helpers(tables: Tables, rules: Iterable[TeamRule]) -> None:
+    """The helper columns (HELPERS) the rules name, on the tables that lack a column of
+    that name (a property of the batch's own keeps its name)."""
+    for name, helpers in HELPERS.items():
+        columns = {c.casefold() for c in tables.columns(name)}
+        wanted = {
+            n.casefold()
+            for rule in rules
+            if rule.object == name
+            for n in language.column_names(rule.tree)
+        }
+        if not (wanted & set(helpers)) or set(helpers) & columns:
+            continue
+        # Fixed SQL: no name or value in it comes from a rule or the batch.
+        tables.connection.execute(
+            f"""CREATE OR REPLACE TABLE {name} AS
+            SELECT t.*, coalesce(n.deals, 0) AS deals, coalesce(n.won_deals, 0) AS won_deals
+            FROM {name} t LEFT JOIN (
+                SELECT record, count(*) AS deals, count(*) FILTER (WHERE won) AS won_deals
+                FROM ({_LINKS[name]}) GROUP BY record
+            ) n ON n.record = t."id" """  # noqa: S608
+        )
 
 
 def lock_tables(tables: Tables, *, memory_mb: int) -> None:
@@ -121,6 +178,7 @@ def run_rules(
     rules = list(rules)
     if not rules:
         return []
+    add_helpers(tables, rules)
     lock_tables(tables, memory_mb=memory_mb)
     return [run_rule(tables, rule, as_of, seconds=seconds) for rule in rules]
 
