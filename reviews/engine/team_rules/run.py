@@ -18,6 +18,7 @@ import duckdb
 
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.findings import RawFinding
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.tables.build import Tables, quote
 from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
 from reviews.engine.team_rules import language
@@ -31,6 +32,7 @@ SAMPLE = 20  # record ids a preview shows per rule
 # defaults of settings.TEAM_RULE_SECONDS and TEAM_RULE_MEMORY_MB.
 SECONDS = 20
 MEMORY_MB = 1024
+THREADS = 2  # DuckDB's threads for the rules' queries (a worker has a core or two)
 _ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
 
 # A record's name, per object, as SQL over its documented columns.
@@ -125,9 +127,9 @@ def add_helpers(tables: Tables, rules: Iterable[TeamRule]) -> None:
         )
 
 
-def lock_tables(tables: Tables, *, memory_mb: int) -> None:
+def lock_tables(tables: Tables, *, memory_mb: int, threads: int = THREADS) -> None:
     """The tables' connection, from here on reading only what it holds."""
-    lock(tables.connection, memory_mb=memory_mb)
+    lock(tables.connection, memory_mb=memory_mb, threads=threads)
 
 
 def run_rule(tables: Tables, rule: TeamRule, as_of: dt.date, *, seconds: float) -> Outcome:
@@ -180,7 +182,9 @@ def run_rules(
         return []
     add_helpers(tables, rules)
     lock_tables(tables, memory_mb=memory_mb)
-    return [run_rule(tables, rule, as_of, seconds=seconds) for rule in rules]
+    # The matches make no reference cycles: the collector's passes over them are cost.
+    with no_cyclic_gc():
+        return [run_rule(tables, rule, as_of, seconds=seconds) for rule in rules]
 
 
 def findings_of(outcome: Outcome, currency: str | None) -> list[RawFinding]:
@@ -225,5 +229,6 @@ def team_findings(
     """The findings of every rule that ran, and each rule's outcome (ran, with its
     count, or could not run, with why) for the run's report."""
     outcomes = run_rules(tables, rules, as_of, seconds=seconds, memory_mb=memory_mb)
-    findings = [f for outcome in outcomes for f in findings_of(outcome, tables.currency)]
+    with no_cyclic_gc():
+        findings = [f for o in outcomes for f in findings_of(o, tables.currency)]
     return findings, [outcome.as_dict() for outcome in outcomes]
