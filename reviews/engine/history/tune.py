@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from reviews.engine.batch import Batch
@@ -199,8 +199,11 @@ def propose(
 def _threshold(
     kind: str, gone: list[Seen], kept: list[Seen], measures: Mapping[str, list]
 ) -> Proposal | None:
-    """The largest measured value of a dismissed finding below every kept finding's (in
-    every sync): findings measuring at most it are hidden, no kept one is."""
+    """A value separating the dismissed findings from the kept ones with the widest
+    margin it can: the roundest number near the midpoint between the largest dismissed
+    measure (below every kept one, in every sync) and the smallest kept one; for an age,
+    after allowing for the records ageing until the next sync. Findings measuring at most
+    the largest dismissed are hidden, no kept one is."""
     measure = MEASURES.get(kind)
     if measure is None or measure.rule in critical_rules():
         return None
@@ -217,10 +220,27 @@ def _threshold(
     hidden = sum(1 for s in gone if min(measures.get(s.fingerprint, [limit + 1])) <= limit)
     above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
     whole = isinstance(getattr(Rules(), measure.rule), int)
+    low, ageing = Decimal(limit), Decimal(0)
+    if measure.ages:  # a dismissed record is older at the next sync: leave it room
+        ageing = ageing_per_sync(measures.get(s.fingerprint, ()) for s in [*gone, *kept])
+        if above is None or low + ageing < above:
+            low += ageing
+        else:
+            ageing = Decimal(0)  # no room between the dismissed and the kept for it
     # A finding when value >= rule (inclusive): the rule goes past the limit, up to the
-    # smallest kept; else (value > rule) from the limit to below the smallest kept. The
-    # roundest number there, as a person would set it (350 days, not 347).
-    value = roundest(Decimal(limit), above, past_low=measure.inclusive, whole=whole)
+    # smallest kept; else (value > rule) from the limit to below the smallest kept.
+    dismissed = f"the largest dismissed ({limit}" + (
+        f", plus {_number(ageing)} for the records' ageing until the next sync)" if ageing else ")"
+    )
+    if above is None:  # nothing kept above: the roundest number just past the dismissed
+        value = roundest(low, None, past_low=measure.inclusive, whole=whole)
+        how = f"the roundest number just past {dismissed}"
+    else:
+        value = midpoint(low, above, past_low=measure.inclusive, whole=whole)
+        how = (
+            f"the roundest number near the midpoint {_number((low + above) / 2)} between "
+            f"{dismissed} and the smallest kept ({kept_values[0]}), so both keep a margin"
+        )
     if value is None:  # kept and dismissed too close for a whole number or a hundredth
         return None
     try:
@@ -228,14 +248,66 @@ def _threshold(
     except ValueError:
         return None
     why = (
-        f"{hidden} of {len(gone)} dismissed {kind} findings measure "
-        f"{'below' if measure.inclusive else 'at most'} {value} "
+        f"{hidden} of {len(gone)} dismissed {kind} findings measure at most {limit} "
         f"({measure.rule}); of the {len(kept)} kept, "
         + (f"the smallest measures {kept_values[0]}" if kept_values else "none is measured")
+        + f". {value} is {how}"
     )
     return Proposal(
         kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept)
     )
+
+
+# When the syncs do not show how fast a measured age grows (one sync), a week's.
+AGEING_DAYS_UNSEEN = 7
+
+
+def ageing_per_sync(series: Iterable[Sequence[int | Decimal]]) -> Decimal:
+    """How much an age grows from one sync to the next, as the syncs show it: the
+    largest average step of any finding measured in several syncs (a week's, unseen)."""
+    steps = [
+        (Decimal(values[-1]) - Decimal(values[0])) / (len(values) - 1)
+        for values in series
+        if len(values) > 1
+    ]
+    growing = [step for step in steps if step > 0]
+    if not growing:
+        return Decimal(AGEING_DAYS_UNSEEN)
+    return max(growing).to_integral_value(rounding=ROUND_CEILING)
+
+
+def midpoint(low: Decimal, high: Decimal, *, past_low: bool, whole: bool) -> Decimal | int | None:
+    """The roundest number in the middle half between `low` and `high` (the nearest to
+    their midpoint among the equally round), else the roundest between them at all: a
+    threshold with a margin on both sides, as a person would set it (300, not 347)."""
+    quarter = (high - low) / 4
+    inner = roundest_near((low + high) / 2, low + quarter, high - quarter, whole=whole)
+    if inner is not None:
+        return inner
+    return roundest(low, high, past_low=past_low, whole=whole)
+
+
+def roundest_near(
+    target: Decimal, low: Decimal, high: Decimal, *, whole: bool
+) -> Decimal | int | None:
+    """The multiple of the coarsest STEP within [low, high], the nearest to `target`."""
+    for step in STEPS:
+        if whole and step < 1:
+            break
+        first = (low / step).to_integral_value(rounding=ROUND_CEILING) * step
+        if first > high:
+            continue
+        below = (target / step).to_integral_value(rounding=ROUND_FLOOR) * step
+        options = [v for v in (below, below + step) if low <= v <= high] or [first]
+        value = min(options, key=lambda v: (abs(v - target), v))
+        if whole:
+            return int(value)
+        return value.quantize(Decimal(1)) if value == int(value) else value.normalize()
+    return None
+
+
+def _number(value: Decimal) -> str:
+    return str(value.quantize(Decimal(1)) if value == int(value) else value.normalize())
 
 
 STEPS = tuple(Decimal(step) for step in ("1000", "500", "100", "50", "10", "5", "1", "0.5",
