@@ -172,7 +172,7 @@ def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
 
 
 def test_a_proposal_is_the_roundest_number_that_splits_dismissed_from_kept():
-    from reviews.engine.history.tune import roundest
+    from reviews.engine.history.thresholds import roundest
 
     # stale_enrichment_days (a finding past it): from the dismissed 347 to below 475.
     assert roundest(Decimal(347), Decimal(475), past_low=False, whole=True) == 400
@@ -186,7 +186,7 @@ def test_a_proposal_is_the_roundest_number_that_splits_dismissed_from_kept():
 
 
 def test_a_proposal_keeps_a_margin_on_both_sides_and_room_for_ageing():
-    from reviews.engine.history.tune import ageing_per_sync, midpoint
+    from reviews.engine.history.thresholds import ageing_per_sync, midpoint
 
     # the middle half of 347..475 is 379..443: 400 is there; not 350 near the dismissed
     assert midpoint(Decimal(347), Decimal(475), past_low=False, whole=True) == 400
