@@ -13,12 +13,14 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from alerts.payloads import message
 from reviews.models import Dataset, Finding, PolicyVersion, ReviewRun
 from reviews.orchestration.dataset import policies
 from reviews.orchestration.dataset.dismissals import dismiss
 from reviews.orchestration.fixes.fixplan import plan_for_run
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from reviews.reports.exports import findings_csv_lines
 from tests.engine.team_rules.exports import AS_OF, DEALS, export_files
 
 pytestmark = pytest.mark.django_db
@@ -142,6 +144,11 @@ def test_preview_add_list_and_the_next_review_flag_exactly_the_described_records
     assert finding.owners == ["Ana Ortiz"]
     assert finding.suggested_fix == "Write the next step on the deal"
     assert finding.status == Finding.Status.NEW
+    # the webhook and the CSV carry them like any other kind's
+    assert message(second, ["request_changes"])["run"]["team_rules"] == second.team_rules
+    assert message(second, [])["counts"]["critical"] >= 1
+    csv = "".join(findings_csv_lines(Finding.objects.filter(run=second)))
+    assert "contract_sent_no_next_step" in csv and "Write the next step on the deal" in csv
 
 
 def test_team_findings_go_through_history_dismissals_and_the_fix_plan(rule_file, django_user_model):
