@@ -204,6 +204,18 @@ def test_a_rule_naming_a_property_the_batch_lacks_is_reported_could_not_run(tmp_
     assert run.verdict.decision == "request_changes"  # unknown, not passed
 
 
+def test_the_run_page_says_which_team_rule_could_not_run(tmp_path, client, django_user_model):
+    test_a_rule_naming_a_property_the_batch_lacks_is_reported_could_not_run(tmp_path)
+    run = ReviewRun.objects.order_by("-pk").first()
+    client.force_login(django_user_model.objects.create_user("boss", is_staff=True))
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-rule="forecast_commit_unowned" data-status="could_not_run"' in page
+    assert (
+        "could not run</strong>: the batch&#x27;s deals have no &quot;Forecast Category&quot;"
+        in page
+    )
+
+
 GOOD_RULE = "{id: fine, object: deals, severity: warning, title: t, fix: f, when: 'true'}"
 HOSTILE = {
     "reads a file": (
