@@ -21,6 +21,7 @@ from reviews.orchestration.fixes.fixplan import plan_for_run
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
 from reviews.reports.exports import findings_csv_lines
+from reviews.search import search_findings
 from tests.engine.team_rules.exports import AS_OF, DEALS, export_files
 
 pytestmark = pytest.mark.django_db
@@ -149,6 +150,9 @@ def test_preview_add_list_and_the_next_review_flag_exactly_the_described_records
     assert message(second, [])["counts"]["critical"] >= 1
     csv = "".join(findings_csv_lines(Finding.objects.filter(run=second)))
     assert "contract_sent_no_next_step" in csv and "Write the next step on the deal" in csv
+    # and search finds them by their kind, as it finds a built-in kind
+    found = search_findings(Finding.objects.filter(run=second), "next_step")
+    assert {f.kind for f in found} == {"contract_sent_no_next_step"}
 
 
 def test_team_findings_go_through_history_dismissals_and_the_fix_plan(rule_file, django_user_model):
