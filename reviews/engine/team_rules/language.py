@@ -65,6 +65,9 @@ TYPES = frozenset(
     {"INT", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TEXT", "VARCHAR", "BOOLEAN"}
 )
 UNITS = frozenset({"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"})
+# Past these the SQL generator's recursion would fail: refused in words instead.
+MAX_DEPTH = 200
+MAX_NODES = 5000
 
 
 def _function_nodes() -> tuple[dict[type[exp.Expression], str], frozenset[str]]:
@@ -113,25 +116,36 @@ def parse(when: str) -> tuple[exp.Expression | None, list[Problem]]:
         ]
     except TokenError as error:
         return None, [Problem(f"not an expression: {error}")]
+    except RecursionError:
+        return None, [Problem(f"the expression is nested more than {MAX_DEPTH} deep")]
     except Exception as error:  # sqlglot on hostile text: a refusal, never a crash
         return None, [Problem(f"not an expression ({type(error).__name__})")]
     if len(statements) != 1:
         return None, [Problem(f"one expression only, not {len(statements)} statements")]
     tree = statements[0]
-    problems: list[Problem] = []
-    _check(tree, problems)
+    problems = _check(tree)
     return (None if problems else tree), problems
 
 
-def _check(node: exp.Expression, problems: list[Problem]) -> None:
+def _check(tree: exp.Expression) -> list[Problem]:
     """Every refusal in the tree, in the source's order; a refused node's inside is
-    not looked into (a subquery is one problem, not one per part of it)."""
-    problem = _refusal(node)
-    if problem is not None:
-        problems.append(problem)
-        return
-    for child in node.iter_expressions():
-        _check(child, problems)
+    not looked into (a subquery is one problem, not one per part of it). A tree too big
+    or too deep to generate SQL from is refused as such (the walk is iterative)."""
+    problems: list[Problem] = []
+    stack = [(tree, 1)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if depth > MAX_DEPTH or seen > MAX_NODES:
+            limit = f"nested more than {MAX_DEPTH} deep" if depth > MAX_DEPTH else "too long"
+            return [*problems, Problem(f"the expression is {limit}", position(node))]
+        problem = _refusal(node)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        stack.extend((child, depth + 1) for child in reversed(list(node.iter_expressions())))
+    return problems
 
 
 def _parse_problem(source: str, error: Mapping) -> Problem:
@@ -145,40 +159,45 @@ def _parse_problem(source: str, error: Mapping) -> Problem:
 
 
 def _refusal(node: exp.Expression) -> Problem | None:
-    # A refused root (SET, PRAGMA: a statement, not an expression) is the whole text.
-    where = position(node) if node.parent is not None else 0
     if isinstance(node, NODES) and not isinstance(node, (exp.Column, exp.In)):
         return None
+    message = _refused(node)
+    if message is None:
+        return None
+    # A refused root (SET, PRAGMA: a statement, not an expression) is the whole text.
+    return Problem(message, position(node) if node.parent is not None else 0)
+
+
+def _refused(node: exp.Expression) -> str | None:
+    """Why `node` is not allowed (its place is added by _refusal), or None."""
     if isinstance(node, exp.Func):
         name = node.name.lower() if isinstance(node, exp.Anonymous) else None
         if (name in _ANONYMOUS) if name else type(node) in _FUNCTION_NODES:
             return None
         called = name or node.sql_name().lower()
-        return Problem(
-            f"function {called}() is not allowed (docs/rules.md lists those that are)", where
-        )
+        return f"function {called}() is not allowed (docs/rules.md lists those that are)"
     if isinstance(node, exp.Column):
         if node.table or node.args.get("db") or node.args.get("catalog"):
-            return Problem(f"{node.sql(DIALECT)}: name a column of the record alone", where)
+            return f"{node.sql(DIALECT)}: name a column of the record alone"
         if not isinstance(node.this, exp.Identifier):
-            return Problem(f"{node.sql(DIALECT)} is not a column name", where)
+            return f"{node.sql(DIALECT)} is not a column name"
         return None
     if isinstance(node, exp.DataType):
         if isinstance(node.parent, (exp.Cast, exp.TryCast)) and node.this.name in TYPES:
             return None
         allowed = ", ".join(sorted(TYPES))
-        return Problem(f"type {node.sql(DIALECT)} is not allowed; use one of {allowed}", where)
+        return f"type {node.sql(DIALECT)} is not allowed; use one of {allowed}"
     if isinstance(node, exp.Var):
         if isinstance(node.parent, (exp.DateDiff, exp.Interval)) and node.name.upper() in UNITS:
             return None
-        return Problem(f"{node.name}: not a unit ({', '.join(sorted(UNITS))})", where)
+        return f"{node.name}: not a unit ({', '.join(sorted(UNITS))})"
     if isinstance(node, exp.In) and (node.args.get("query") or node.args.get("unnest")):
-        return Problem("IN takes a list of values, not a query", where)
+        return "IN takes a list of values, not a query"
     if isinstance(node, exp.In):
         return None
     if isinstance(node, (exp.Select, exp.Subquery, exp.Query)):
-        return Problem("a subquery is not allowed", where)
-    return Problem(f"{_what(node)} is not allowed in a rule", where)
+        return "a subquery is not allowed"
+    return f"{_what(node)} is not allowed in a rule"
 
 
 def _what(node: exp.Expression) -> str:
@@ -192,7 +211,12 @@ def position(node: exp.Expression) -> int | None:
     starts = [n.meta["start"] for n in node.walk() if n.meta and "start" in n.meta]
     if starts:
         return min(starts)
-    return position(node.parent) if node.parent is not None else None
+    parent = node.parent
+    while parent is not None:
+        if parent.meta and "start" in parent.meta:
+            return parent.meta["start"]
+        parent = parent.parent
+    return None
 
 
 def column_names(tree: exp.Expression) -> list[str]:

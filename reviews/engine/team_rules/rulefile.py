@@ -82,6 +82,9 @@ def load(text: str | bytes) -> list[TeamRule]:
             raise RuleFileError([f"the file is not UTF-8 (byte {error.start})"]) from None
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise RuleFileError([f"the file is larger than {MAX_BYTES:,} bytes"])
+    if "\x00" in text or _has_surrogate(text):
+        where = "a NUL byte" if "\x00" in text else "a lone surrogate"
+        raise RuleFileError([f"the file holds {where}: a rule file is text"])
     try:
         if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text)):
             raise RuleFileError(["YAML aliases (*name) are not allowed in a rule file"])

@@ -106,3 +106,27 @@ def test_files_that_are_not_rule_files_are_refused(text, expected):
 def test_braces_in_a_title_are_text_in_the_heading():
     [rule] = load(json.dumps({"rules": [{**GOOD, "title": "no {next} step"}]}))
     assert rule.kind.heading(1, Rules()) == "1 deal: no {next} step"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rules: []\x00", "the file holds a NUL byte"),
+        ("rules: [{id: r1, when: '\ud800'}]", "the file holds a lone surrogate"),
+        ("rules: " + "[" * 5000, "not YAML or JSON at line 1"),
+    ],
+)
+def test_files_with_what_no_text_holds_are_refused_in_words(text, expected):
+    assert problems_of(text)[0].startswith(expected)
+
+
+def test_an_expression_too_deep_or_too_long_is_refused_in_words():
+    deep = "(" * 3000 + "1" + ")" * 3000 + " = 1"
+    chain = " AND ".join(["amount = 1"] * 1000)
+    for when in (deep, chain):
+        [problem] = problems_of(json.dumps({"rules": [{**GOOD, "when": when}]}))
+        assert problem.startswith("rule contract_sent_no_next_step: when: ")
+        assert "nested more than 200 deep" in problem
+    # a long flat list is fine: the library's country list holds 923 values
+    values = ", ".join(f"'{n}'" for n in range(2000))
+    assert load(json.dumps({"rules": [{**GOOD, "when": f"name IN ({values})"}]}))

@@ -181,3 +181,16 @@ def test_a_slow_rule_is_stopped_and_said_so():
     outcome = run_rule(tables, rule, AS_OF, seconds=0.05)
     assert outcome.status == COULD_NOT_RUN
     assert outcome.why == "the rule took longer than 0.05 s"
+
+
+def test_a_5000_digit_number_or_a_broken_pattern_could_not_run():
+    tables = export_tables()
+    lock(tables.connection, memory_mb=256)
+    big, broken, chain = rules(
+        {"id": "r1", "object": "deals", "when": f"amount > {'9' * 5000}"},
+        {"id": "r2", "object": "deals", "when": "regexp_matches(name, '(')"},
+        {"id": "r3", "object": "deals", "when": " AND ".join(["amount > 0"] * 190)},
+    )
+    assert run_rule(tables, big, AS_OF, seconds=10).status == COULD_NOT_RUN
+    assert "missing )" in run_rule(tables, broken, AS_OF, seconds=10).why
+    assert len(run_rule(tables, chain, AS_OF, seconds=10).matches) == 4  # deep, generated
