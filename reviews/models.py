@@ -529,6 +529,35 @@ class PolicyVersion(models.Model):
         return f"{self.dataset_id} policy v{self.number}"
 
 
+class RuleSet(models.Model):
+    """One version of a workspace's shared rule set (docs/rules.md#workspace-rule-sets):
+    team rules many datasets use. A dataset's policy holds a copy of the version it uses,
+    so saving a new version makes a new policy version for each dataset using the set."""
+
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="rule_sets"
+    )
+    name = models.CharField(max_length=64)
+    number = models.PositiveIntegerField()
+    rules = models.JSONField(default=list)  # [TeamRule.as_data(), ...]
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "name", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "name", "number"], name="one_rule_set_version_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"rule set {self.name} v{self.number}"
+
+
 class DismissedProposal(models.Model):
     """A tuning proposal the team turned down: not proposed again for its dataset."""
 

@@ -33,6 +33,23 @@ class PolicyError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class SharedRules:
+    """A workspace rule set a dataset uses, as of one of its versions (copied into the
+    dataset's policy, so a run, its cache key and its kinds follow the version)."""
+
+    name: str
+    version: int
+    rules: tuple[TeamRule, ...]
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "rules": [rule.as_data() for rule in self.rules],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     rules: Mapping[str, int | Decimal] = field(default_factory=dict)
     off: frozenset[str] = frozenset()
@@ -40,6 +57,7 @@ class Policy:
     verdict_scope: str = ""
     break_glass: str = ""  # a staff member's reason for making a critical kind quieter
     team_rules: tuple[TeamRule, ...] = ()  # the team's own rules, in their order
+    rule_sets: tuple[SharedRules, ...] = ()  # workspace rule sets it uses
 
     # --- as JSON --------------------------------------------------------------------
 
@@ -53,6 +71,8 @@ class Policy:
         }
         if self.team_rules:  # absent rather than empty: versions stored before keep their key
             data["team_rules"] = [rule.as_data() for rule in self.team_rules]
+        if self.rule_sets:
+            data["rule_sets"] = [shared.as_data() for shared in self.rule_sets]
         return data
 
     @classmethod
@@ -67,6 +87,7 @@ class Policy:
             "verdict_scope",
             "break_glass",
             "team_rules",
+            "rule_sets",
         }
         if unknown:
             raise PolicyError(f"unknown policy field(s): {', '.join(sorted(unknown))}")
@@ -77,8 +98,14 @@ class Policy:
         rules = {name: getattr(checked, name) for name in data.get("rules") or {}}
         try:
             team_rules = tuple(check_rules(data.get("team_rules") or ()))
+            rule_sets = tuple(
+                SharedRules(str(s["name"]), int(s["version"]), tuple(check_rules(s["rules"])))
+                for s in data.get("rule_sets") or ()
+            )
         except RuleFileError as error:
             raise PolicyError("; ".join(error.problems)) from None
+        except (KeyError, TypeError, ValueError):
+            raise PolicyError("rule_sets: each is {name, version, rules}") from None
         return cls(
             rules=rules,
             off=frozenset(data.get("off") or ()),
@@ -86,6 +113,7 @@ class Policy:
             verdict_scope=str(data.get("verdict_scope") or ""),
             break_glass=str(data.get("break_glass") or "").strip(),
             team_rules=team_rules,
+            rule_sets=rule_sets,
         )
 
     def merged(self, other: Policy) -> Policy:
@@ -100,11 +128,25 @@ class Policy:
             verdict_scope=other.verdict_scope or self.verdict_scope,
             break_glass=other.break_glass or self.break_glass,
             team_rules=other.team_rules or self.team_rules,
+            rule_sets=other.rule_sets or self.rule_sets,
         )
 
     def with_team_rules(self, team_rules: Iterable[TeamRule]) -> Policy:
         """This policy with its team rules replaced by `team_rules`."""
         return replace(self, team_rules=tuple(team_rules))
+
+    def with_rule_set(self, shared: SharedRules) -> Policy:
+        """This policy using `shared` (in place of another version of the same set)."""
+        kept = [s for s in self.rule_sets if s.name != shared.name]
+        return replace(self, rule_sets=(*kept, shared))
+
+    def without_rule_set(self, name: str) -> Policy:
+        return replace(self, rule_sets=tuple(s for s in self.rule_sets if s.name != name))
+
+    @property
+    def all_team_rules(self) -> tuple[TeamRule, ...]:
+        """The rules a run under this policy runs: the dataset's own, then its sets'."""
+        return (*self.team_rules, *(rule for shared in self.rule_sets for rule in shared.rules))
 
     @property
     def kinds(self) -> Mapping[str, Kind]:
@@ -121,7 +163,12 @@ class Policy:
     @property
     def empty(self) -> bool:
         return not (
-            self.rules or self.off or self.severity or self.verdict_scope or self.team_rules
+            self.rules
+            or self.off
+            or self.severity
+            or self.verdict_scope
+            or self.team_rules
+            or self.rule_sets
         )
 
 
@@ -132,9 +179,9 @@ def kinds_of(policy: Policy | None) -> Mapping[str, Kind]:
     """Every kind a run under `policy` can report, by name: the registry's, and the
     team's rules' (whose ids never clash with the registry's: rulefile refuses them).
     The one lookup for a kind: pages, the fix plan, tuning and checks go through it."""
-    if policy is None or not policy.team_rules:
+    if policy is None or not policy.all_team_rules:
         return KINDS
-    return {**KINDS, **{rule.id: rule.kind for rule in policy.team_rules}}
+    return {**KINDS, **{rule.id: rule.kind for rule in policy.all_team_rules}}
 
 
 def critical_kinds() -> frozenset[str]:
@@ -163,6 +210,14 @@ def quieter_criticals(policy: Policy) -> list[str]:
 def check(policy: Policy) -> None:
     """PolicyError if the policy names an unknown kind or severity, a kind's severity it
     never has, or makes a critical kind quieter without a break-glass reason."""
+    ids = [rule.id for rule in policy.all_team_rules]
+    twice = sorted({rule_id for rule_id in ids if ids.count(rule_id) > 1})
+    if twice:
+        where = ", ".join(f"{s.name} (version {s.version})" for s in policy.rule_sets)
+        raise PolicyError(
+            f"team rule id(s) {', '.join(twice)} used twice: in the dataset's own rules "
+            f"and its rule sets {where or '(none)'}; rename one"
+        )
     kinds = kinds_of(policy)
     for kind in sorted(policy.off | set(policy.severity)):
         if kind not in kinds:
@@ -222,8 +277,17 @@ def diff(before: Policy, after: Policy) -> list[dict[str, str]]:
     for key in ("verdict_scope", "break_glass"):
         if a[key] != b[key]:
             rows.append(_row(key.replace("_", " "), a[key], b[key]))
-    rows += team_rules_diff(before.team_rules, after.team_rules)
+    rows += team_rules_diff(before.all_team_rules, after.all_team_rules)
+    old = {s.name: s.version for s in before.rule_sets}
+    new = {s.name: s.version for s in after.rule_sets}
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) != new.get(name):
+            rows.append(_row(f"rule set {name}", _version(old.get(name)), _version(new.get(name))))
     return rows
+
+
+def _version(number: int | None) -> str:
+    return f"version {number}" if number else ""
 
 
 def team_rules_diff(before: Iterable[TeamRule], after: Iterable[TeamRule]) -> list[dict]:

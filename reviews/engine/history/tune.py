@@ -122,11 +122,11 @@ def detect(batch: Batch, rules: Rules, policy: Policy, categories: Iterable[str]
 def team_detect(batch: Batch, policy: Policy) -> list[RawFinding]:
     """The findings of the policy's team rules on `batch` (a rule that cannot run on it
     finds nothing here: the review reports it, tuning only counts what was found)."""
-    if not policy.team_rules:
+    if not policy.all_team_rules:
         return []
     findings, _report = team_run.team_findings(
         build_tables(batch),
-        policy.team_rules,
+        policy.all_team_rules,
         batch.as_of.date(),
         seconds=team_run.SECONDS,
         memory_mb=team_run.MEMORY_MB,
@@ -136,7 +136,7 @@ def team_detect(batch: Batch, policy: Policy) -> list[RawFinding]:
 
 def all_categories(policy: Policy) -> list[str]:
     """Every specialist's category, and the team rules' when the policy has some."""
-    return [*SPECIALISTS, *([team_run.CATEGORY] if policy.team_rules else [])]
+    return [*SPECIALISTS, *([team_run.CATEGORY] if policy.all_team_rules else [])]
 
 
 def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:

@@ -5,6 +5,12 @@
   rules list --dataset NAME [--format json]
   rules remove --dataset NAME --id ID [--reason TEXT]
 
+Workspace rule sets (docs/rules.md#workspace-rule-sets), team rules many datasets use:
+
+  rules set-add --set NAME --file RULES.yaml [--reason TEXT]   a new version of the set
+  rules use --dataset NAME --set NAME / rules unuse --dataset NAME --set NAME
+  rules sets [--format json]
+
 The same code as the API and the dataset page (reviews.orchestration.dataset.team_rules).
 Exit codes: 0 done, 2 bad input (every problem of a rule file listed, one a line)."""
 
@@ -19,7 +25,7 @@ from reviews.engine.history.policy import PolicyError
 from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, load
 from reviews.management.commands.dismiss import _user
 from reviews.models import Dataset
-from reviews.orchestration.dataset import team_rules
+from reviews.orchestration.dataset import policies, rule_sets, team_rules
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 
@@ -31,23 +37,43 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
-        for name in ("add", "preview", "list", "remove"):
+        for name in ("add", "preview", "list", "remove", "use", "unuse", "set-add", "sets"):
             action = actions.add_parser(name)
-            action.add_argument("--dataset", required=True)
             action.add_argument("--workspace", help=workspace_help)
-            if name in ("add", "preview"):
+            if name not in ("set-add", "sets"):
+                action.add_argument("--dataset", required=True)
+            if name in ("use", "unuse", "set-add"):
+                action.add_argument("--set", required=True, dest="rule_set")
+            if name in ("add", "preview", "set-add"):
                 action.add_argument("--file", required=True, help="a rule file (YAML or JSON)")
             if name == "remove":
                 action.add_argument("--id", required=True, dest="rule_id")
-            if name in ("add", "remove"):
+            if name in ("add", "remove", "use", "unuse", "set-add"):
                 action.add_argument("--reason", default="", help="why (recorded)")
                 action.add_argument("--user", help="the username recorded (default: login)")
-            if name in ("preview", "list"):
+            if name in ("preview", "list", "sets"):
                 action.add_argument("--format", choices=("text", "json"), default="text")
 
     def handle(self, *args, action: str, **options) -> None:
+        if action in ("set-add", "sets"):
+            workspace = workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT)
+            try:
+                self._sets(action, workspace.pk, options)
+            except PolicyError as error:
+                raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
+            return
         dataset = _dataset(options["dataset"], options.get("workspace"))
         try:
+            if action in ("use", "unuse"):
+                change = rule_sets.use if action == "use" else rule_sets.stop_using
+                version = change(
+                    dataset,
+                    options["rule_set"],
+                    reason=options["reason"],
+                    user=_user(options["user"]),
+                )
+                self.stdout.write(f"policy version {version.number}: {version.reason}")
+                return
             if action == "add":
                 rules = _read(options["file"])
                 reason = options["reason"] or f"team rules added from {Path(options['file']).name}"
@@ -61,7 +87,7 @@ class Command(BaseCommand):
                 )
                 self.stdout.write(f"policy version {version.number}: removed {options['rule_id']}")
             elif action == "list":
-                self._list(team_rules.rules_of(dataset), options["format"])
+                self._list(dataset, options["format"])
             else:
                 self._preview(
                     team_rules.preview(dataset, _read(options["file"])), options["format"]
@@ -69,14 +95,51 @@ class Command(BaseCommand):
         except PolicyError as error:
             raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
 
-    def _list(self, rules: list[TeamRule], form: str) -> None:
+    def _list(self, dataset: Dataset, form: str) -> None:
+        _, policy = policies.current(dataset)
         if form == "json":
-            self.stdout.write(json.dumps({"rules": [r.as_data() for r in rules]}, indent=2))
+            data = {
+                "rules": [r.as_data() for r in policy.team_rules],
+                "rule_sets": [s.as_data() for s in policy.rule_sets],
+            }
+            self.stdout.write(json.dumps(data, indent=2, ensure_ascii=False))
             return
-        for rule in rules:
+        for rule in policy.team_rules:
             self.stdout.write(f"{rule.id} ({rule.severity}, {rule.object}): {rule.when}")
-        if not rules:
+        for shared in policy.rule_sets:
+            for rule in shared.rules:
+                self.stdout.write(
+                    f"{rule.id} ({rule.severity}, {rule.object}, rule set {shared.name} "
+                    f"version {shared.version}): {rule.when}"
+                )
+        if not policy.all_team_rules:
             self.stdout.write("no team rules")
+
+    def _sets(self, action: str, workspace_id: int, options: dict) -> None:
+        if action == "sets":
+            found = rule_sets.sets_of(workspace_id)
+            if options["format"] == "json":
+                self.stdout.write(json.dumps({"rule_sets": found}, indent=2, ensure_ascii=False))
+                return
+            for item in found:
+                used = ", ".join(item["datasets"]) or "no dataset"
+                self.stdout.write(
+                    f"{item['name']} version {item['version']}: {len(item['rules'])} rules, "
+                    f"used by {used}"
+                )
+            if not found:
+                self.stdout.write("no rule sets")
+            return
+        rules = _read(options["file"])
+        version, made = rule_sets.save_set(
+            workspace_id,
+            options["rule_set"],
+            rules,
+            reason=options["reason"] or f"rules from {Path(options['file']).name}",
+            user=_user(options["user"]),
+        )
+        datasets = ", ".join(v.dataset.name for v in made) or "no dataset uses it yet"
+        self.stdout.write(f"rule set {version.name} version {version.number}: {datasets}")
 
     def _preview(self, result: dict, form: str) -> None:
         if form == "json":

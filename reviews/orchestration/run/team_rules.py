@@ -34,13 +34,13 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
     """The team rules' findings on the run's batch, under the policy's filter (a team
     kind switched off or given another severity). Never raises for a rule: a batch whose
     tables cannot be read reports every rule as could not run, with why."""
-    if not policy.team_rules:
+    if not policy.all_team_rules:
         return TeamReview()
     try:
         tables = tables_for(run.batch)
         findings, report = team_run.team_findings(
             tables,
-            policy.team_rules,
+            policy.all_team_rules,
             run.as_of.date(),
             seconds=settings.TEAM_RULE_SECONDS,
             memory_mb=settings.TEAM_RULE_MEMORY_MB,
@@ -50,7 +50,7 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
         why = f"the batch's tables could not be read ({type(error).__name__})"
         report = [
             {**team_run.Outcome(rule, team_run.COULD_NOT_RUN).as_dict(), "why": why}
-            for rule in policy.team_rules
+            for rule in policy.all_team_rules
         ]
         return TeamReview(report=report)
     return TeamReview(apply_policy(findings, policy), report)
