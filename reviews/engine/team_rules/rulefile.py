@@ -23,7 +23,8 @@ SLUG = re.compile(r"^[a-z][a-z0-9_]{1,63}$")  # a finding's kind holds 64 charac
 MAX_BYTES = 256 * 1024
 MAX_RULES = 200
 TEXT_MAX = {"title": 300, "fix": 2000, "when": 20000, "owner_from": 200}
-_ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
+# An object's record in words (leads too: the tables of a CRM that has them keep them).
+ONE = {"companies": "company", "contacts": "contact", "deals": "deal", "leads": "lead"}
 
 
 class RuleFileError(ValueError):
@@ -64,7 +65,7 @@ class TeamRule:
             self.id,
             (Severity(self.severity),),
             # the label is a format string (Kind.heading): the team's braces are text
-            (_ONE[self.object], self.object, self.title.replace("{", "{{").replace("}", "}}")),
+            (ONE[self.object], self.object, self.title.replace("{", "{{").replace("}", "}}")),
             Match.EXACT,
             finds=f"the team's rule: `{self.when}`",
             fix=FixTarget(self.object, ""),

@@ -22,7 +22,7 @@ from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.tables.build import Tables, quote
 from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
 from reviews.engine.team_rules import language
-from reviews.engine.team_rules.rulefile import TeamRule
+from reviews.engine.team_rules.rulefile import ONE, TeamRule
 
 CATEGORY = "team_rules"  # the findings' category: the team's, beside the specialists'
 RAN = "ran"
@@ -33,7 +33,6 @@ SAMPLE = 20  # record ids a preview shows per rule
 SECONDS = 20
 MEMORY_MB = 1024
 THREADS = 2  # DuckDB's threads for the rules' queries (a worker has a core or two)
-_ONE = {"companies": "company", "contacts": "contact", "deals": "deal"}
 
 # A record's name, per object, as SQL over its documented columns.
 _NAME_SQL = {
@@ -42,6 +41,7 @@ _NAME_SQL = {
     '"email")',
     "deals": '"name"',
 }
+_NAME_SQL["leads"] = _NAME_SQL["contacts"]
 
 
 @dataclass(slots=True)
@@ -191,7 +191,7 @@ def findings_of(outcome: Outcome, currency: str | None) -> list[RawFinding]:
     """A finding per matching record, like any other kind's: its kind the rule's id,
     its severity, title and fix the rule's; a deal's amount is what it puts at risk."""
     rule = outcome.rule
-    one = _ONE[rule.object]
+    one = ONE[rule.object]
     found = []
     for match in outcome.matches:
         exposure, currencies = {}, {}
