@@ -97,8 +97,9 @@ def load(text: str | bytes) -> list[TeamRule]:
         raise RuleFileError([f"not YAML or JSON{where}: {problem}"]) from None
     if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
         raise RuleFileError(['the file must hold {"rules": [...]}, a list of rules'])
-    if set(document) - {"rules"}:
-        raise RuleFileError([f"unknown top-level key(s): {', '.join(sorted(map(str, document)))}"])
+    unknown = sorted(repr(key)[:60] for key in set(document) - {"rules"})
+    if unknown:
+        raise RuleFileError([f"unknown top-level key(s): {', '.join(unknown)}"])
     return check_rules(document["rules"])
 
 
@@ -125,8 +126,10 @@ def _problems(item: Any, number: int, seen: set[str]) -> list[str]:
     if not isinstance(item, Mapping):
         return [f"rule {number}: must be a mapping of {', '.join(REQUIRED)}"]
     rule_id = item.get("id")
-    name = f"rule {rule_id}" if isinstance(rule_id, str) and rule_id else f"rule {number}"
-    problems = [f"{name}: unknown field {key!r}" for key in item if key not in FIELDS]
+    name = f"rule {number}"
+    if isinstance(rule_id, str) and rule_id:  # a rule is named by its id, shown safely
+        name = f"rule {rule_id}" if SLUG.fullmatch(rule_id) else f"rule {rule_id[:64]!r}"
+    problems = [f"{name}: unknown field {repr(key)[:60]}" for key in item if key not in FIELDS]
     problems += [f"{name}: {key} is missing" for key in REQUIRED if key not in item]
     for key, value in item.items():
         if key in FIELDS and not isinstance(value, str):
@@ -139,7 +142,7 @@ def _problems(item: Any, number: int, seen: set[str]) -> list[str]:
             )
     if problems:
         return problems
-    if not SLUG.match(rule_id):
+    if not SLUG.fullmatch(rule_id):
         problems.append(
             f"{name}: id must be a slug: a lowercase letter, then lowercase letters, digits "
             "or _ (2 to 64 characters)"

@@ -39,7 +39,7 @@ def save_set(
     workspace_id: int, name: str, rules: list[TeamRule], *, reason: str, user=None
 ) -> tuple[RuleSet, list[PolicyVersion]]:
     """A new version of the set, and a new policy version for each dataset using it."""
-    if not SLUG.match(name):
+    if not SLUG.fullmatch(name):
         raise PolicyError(f"rule set name {name!r} must be a slug (a-z, 0-9, _)")
     if not rules:
         raise PolicyError("the file holds no rules")

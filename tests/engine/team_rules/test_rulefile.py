@@ -48,7 +48,7 @@ def test_json_and_yaml_read_the_same_and_dump_reads_back():
         ({"object": "tickets"}, "rule second: unknown object 'tickets'; one of companies, contacts, deals"),  # noqa: E501
         ({"severity": "blocker"}, "rule second: unknown severity 'blocker'; one of critical, warning, suggestion"),  # noqa: E501
         ({"id": "won_without_amount"}, "rule won_without_amount: id 'won_without_amount' is a built-in kind; choose another"),  # noqa: E501
-        ({"id": "Bad Slug!"}, "rule Bad Slug!: id must be a slug"),
+        ({"id": "Bad Slug!"}, "rule 'Bad Slug!': id must be a slug"),
         ({"id": "contract_sent_no_next_step"}, "rule contract_sent_no_next_step: id 'contract_sent_no_next_step' is used twice"),  # noqa: E501
         ({"colour": "red"}, "rule second: unknown field 'colour'"),
         ({"title": 5}, "rule second: title must be text, not int"),
@@ -94,7 +94,7 @@ def test_a_file_lists_every_problem_of_every_rule():
         ("rules: {}", 'the file must hold {"rules": [...]}'),
         ("a: &x [1]\nrules: *x", "YAML aliases"),
         (b"\xff\xfe rules", "the file is not UTF-8"),
-        ("rules: []\nother: 1", "unknown top-level key(s)"),
+        ("rules: []\nother: 1", "unknown top-level key(s): 'other'"),
         ("rules:\n  - 5", "rule 1: must be a mapping"),
         ("!!python/object:os.system {}", "not YAML or JSON"),
     ],
