@@ -22,7 +22,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.engine.history.policy import PolicyError
-from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, load
+from reviews.engine.team_rules.rulefile import MAX_BYTES, RuleFileError, TeamRule, load
 from reviews.management.commands.dismiss import _user
 from reviews.models import Dataset
 from reviews.orchestration.dataset import policies, rule_sets, team_rules
@@ -169,6 +169,11 @@ def _dataset(name: str, workspace: str | None) -> Dataset:
 
 def _read(path: str) -> list[TeamRule]:
     try:
+        if Path(path).stat().st_size > MAX_BYTES:  # refused before it is read
+            raise CommandError(
+                f"{path} refused, nothing stored: larger than {MAX_BYTES:,} bytes",
+                returncode=EXIT_BAD_INPUT,
+            )
         data = Path(path).read_bytes()
     except OSError as error:
         raise CommandError(f"{path}: {error.strerror}", returncode=EXIT_BAD_INPUT) from None
