@@ -33,11 +33,14 @@ class RulesOut(Schema):
 
 
 class RefusedOut(Schema):
-    detail: str
-    problems: list[str]
+    """A refused rule file: `problems` lists every one (a body that is not JSON at all
+    gets ninja's own 400, `detail` alone)."""
+
+    detail: str | list[dict[str, Any]]
+    problems: list[str] = []
 
 
-class VersionOut(Schema):
+class RulesVersionOut(Schema):
     number: int
     reason: str
     rules: list[dict[str, Any]]
@@ -93,7 +96,7 @@ def list_rules(request: HttpRequest, name: str):
 @router.post(
     "/datasets/{dataset_name:name}/rules",
     auth=UPLOAD,
-    response={201: VersionOut, **ERRORS},
+    response={201: RulesVersionOut, **ERRORS},
     url_name="dataset_rules_add",
 )
 def add_rules(request: HttpRequest, name: str, payload: RulesIn):
@@ -134,7 +137,7 @@ def preview_rules(request: HttpRequest, name: str, payload: RulesIn):
 @router.delete(
     "/datasets/{dataset_name:name}/rules/{rule_id}",
     auth=UPLOAD,
-    response={200: VersionOut, **ERRORS},
+    response={200: RulesVersionOut, **ERRORS},
     url_name="dataset_rules_remove",
 )
 def remove_rule(request: HttpRequest, name: str, rule_id: str, reason: str = ""):
