@@ -148,10 +148,6 @@ class Policy:
         """The rules a run under this policy runs: the dataset's own, then its sets'."""
         return (*self.team_rules, *(rule for shared in self.rule_sets for rule in shared.rules))
 
-    @property
-    def kinds(self) -> Mapping[str, Kind]:
-        return kinds_of(self)
-
     def severities_of(self, kind: Kind) -> tuple[str, ...]:
         """What `kind` can report under this policy: nothing when it is off, the
         changed severity, else the kind's own."""
