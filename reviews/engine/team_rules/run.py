@@ -10,6 +10,7 @@ never as "nothing found"."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -175,16 +176,30 @@ def run_rules(
     *,
     seconds: float,
     memory_mb: int,
+    total_seconds: float | None = None,
 ) -> list[Outcome]:
-    """Every rule over `tables`, which are locked first (irreversibly)."""
+    """Every rule over `tables`, which are locked first (irreversibly): each within
+    `seconds`, and all within `total_seconds` (a rule left when it is spent could not
+    run, and says so)."""
     rules = list(rules)
     if not rules:
         return []
+    began = time.monotonic()
     add_helpers(tables, rules)
     lock_tables(tables, memory_mb=memory_mb)
+    outcomes = []
     # The matches make no reference cycles: the collector's passes over them are cost.
     with no_cyclic_gc():
-        return [run_rule(tables, rule, as_of, seconds=seconds) for rule in rules]
+        for rule in rules:
+            left = seconds
+            if total_seconds is not None:
+                left = min(seconds, total_seconds - (time.monotonic() - began))
+            if left <= 0:
+                why = f"the run's time for team rules ({total_seconds:g} s) was spent before it"
+                outcomes.append(Outcome(rule, COULD_NOT_RUN, why=why))
+            else:
+                outcomes.append(run_rule(tables, rule, as_of, seconds=left))
+    return outcomes
 
 
 def findings_of(outcome: Outcome, currency: str | None) -> list[RawFinding]:
@@ -225,10 +240,18 @@ def team_findings(
     *,
     seconds: float,
     memory_mb: int,
+    total_seconds: float | None = None,
 ) -> tuple[list[RawFinding], list[dict]]:
     """The findings of every rule that ran, and each rule's outcome (ran, with its
     count, or could not run, with why) for the run's report."""
-    outcomes = run_rules(tables, rules, as_of, seconds=seconds, memory_mb=memory_mb)
+    outcomes = run_rules(
+        tables,
+        rules,
+        as_of,
+        seconds=seconds,
+        memory_mb=memory_mb,
+        total_seconds=total_seconds,
+    )
     with no_cyclic_gc():
         findings = [f for o in outcomes for f in findings_of(o, tables.currency)]
     return findings, [outcome.as_dict() for outcome in outcomes]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from reviews.engine.findings import RawFinding
@@ -44,7 +45,12 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
             run.as_of.date(),
             seconds=settings.TEAM_RULE_SECONDS,
             memory_mb=settings.TEAM_RULE_MEMORY_MB,
+            # The coordinator fuses, compares and writes after them, in the same task:
+            # the rules get a third of its soft limit, whatever their number.
+            total_seconds=settings.COORDINATOR_SOFT_TIME_LIMIT / 3,
         )
+    except SoftTimeLimitExceeded:  # the task's own limit: not a rule's, not the tables'
+        raise
     except Exception as error:  # the tables, not a rule: every rule is unanswered
         logger.exception("run %s: the team rules' tables could not be read", run.pk)
         why = f"the batch's tables could not be read ({type(error).__name__})"

@@ -194,3 +194,22 @@ def test_a_5000_digit_number_or_a_broken_pattern_could_not_run():
     assert run_rule(tables, big, AS_OF, seconds=10).status == COULD_NOT_RUN
     assert "missing )" in run_rule(tables, broken, AS_OF, seconds=10).why
     assert len(run_rule(tables, chain, AS_OF, seconds=10).matches) == 4  # deep, generated
+
+
+def test_rules_past_the_run_s_total_time_could_not_run():
+    tables = export_tables()
+    found, report = team_findings(
+        tables,
+        rules(
+            {"id": "r1", "object": "deals", "when": "true"},
+            {"id": "r2", "object": "deals", "when": "true"},
+        ),
+        AS_OF,
+        seconds=10,
+        memory_mb=256,
+        total_seconds=0,
+    )
+    assert found == []
+    assert [r["why"] for r in report] == [
+        "the run's time for team rules (0 s) was spent before it"
+    ] * 2
