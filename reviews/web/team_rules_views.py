@@ -84,7 +84,10 @@ def rules_preview(request: HttpRequest, name: str) -> HttpResponse:
     try:
         rule = rule_from_form(request.POST)
         context["rule"] = rule
-        context["preview"] = team_rules.preview(dataset, [rule])["rules"][0]
+        # As the form is typed, the last sync alone; the Preview button replays too.
+        replay = request.POST.get("replay") == "1"
+        context["preview"] = team_rules.preview(dataset, [rule], replay=replay)["rules"][0]
+        context["replayed"] = replay
     except RuleFileError as error:
         context["problems"] = error.problems
     except PolicyError as error:

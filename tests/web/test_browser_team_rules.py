@@ -45,6 +45,8 @@ def test_a_rule_written_previewed_saved_and_one_switched_on(page):  # noqa: F811
     expect(preview.locator(".rule-problems")).to_contain_text("function getenv() is not allowed")
     expression.fill("")
     expect(preview.locator(".rule-preview-result")).to_have_attribute("data-count", "1")
+    page.click("#preview-replay")  # the stored syncs too: one here
+    expect(preview.locator(".replay-count")).to_have_text(["1"])
     screenshot(page, "rule-editor.png")
 
     form.locator("input[name=reason]").fill("our stage rule")

@@ -56,6 +56,9 @@ def test_the_rows_previewed_saved_and_removed(client, staff):
 
     preview = client.post("/datasets/acme/rules/preview/", FORM).content.decode()
     assert 'data-count="1"' in preview and "<code>5001</code> Vertex — cell automation" in preview
+    assert "replay-count" not in preview  # as the form is typed: the last sync alone
+    replayed = client.post("/datasets/acme/rules/preview/", {**FORM, "replay": "1"})
+    assert '<span class="replay-count"' in replayed.content.decode()
     assert not PolicyVersion.objects.exists()
 
     bad = client.post("/datasets/acme/rules/preview/", {**FORM, "when": "getenv('HOME') = 1"})

@@ -66,15 +66,16 @@ def history(dataset: Dataset, rule_id: str | None = None) -> list[dict[str, Any]
 # --- preview ---------------------------------------------------------------------------
 
 
-def preview(dataset: Dataset, rules: list[TeamRule]) -> dict[str, Any]:
+def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> dict[str, Any]:
     """Each rule run on the dataset's last sync and replayed over its stored syncs,
     nothing saved: {"sync", "rules": [{"id", "status", "count", "record_ids", "records"
     (up to 20, with names), "already_flagged", "why", "replay": [{"sync", "as_of",
-    "status", "count"}]}]}."""
+    "status", "count"}]}]}. Without `replay` (the editor's preview as a person types),
+    the last sync alone."""
     batches = list(
         Batch.objects.filter(dataset=dataset, status=Batch.Status.ACCEPTED).order_by(
             "-as_of", "-pk"
-        )[: settings.TUNE_REPLAY_SYNCS]
+        )[: settings.TUNE_REPLAY_SYNCS if replay else 1]
     )
     if not batches:
         raise PolicyError(f"dataset {dataset.name} has no sync to preview the rules on")
