@@ -27,7 +27,8 @@ class RulesIn(Schema):
 
 
 class RulesOut(Schema):
-    rules: list[dict[str, Any]]
+    rules: list[dict[str, Any]]  # the dataset's own
+    rule_sets: list[dict[str, Any]]  # the workspace rule sets it uses: {name, version, rules}
     version: int  # 0: no policy version yet
     history: list[dict[str, Any]]
 
@@ -87,6 +88,7 @@ def list_rules(request: HttpRequest, name: str):
         200,
         {
             "rules": [rule.as_data() for rule in policy.team_rules],
+            "rule_sets": [shared.as_data() for shared in policy.rule_sets],
             "version": version.number if version else 0,
             "history": team_rules.history(dataset),
         },

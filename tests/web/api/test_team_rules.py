@@ -63,7 +63,7 @@ def test_rules_previewed_added_run_listed_and_removed(http):
     assert added.status_code == 201, added.text
     assert added.json() == {"number": 1, "reason": "our check", "rules": [RULE]}
     listed = http.get("/datasets/acme/rules").json()
-    assert listed["rules"] == [RULE] and listed["version"] == 1
+    assert listed["rules"] == [RULE] and listed["version"] == 1 and listed["rule_sets"] == []
     assert listed["history"][0]["diff"][0]["what"] == "team rule contract_sent_no_next_step"
     assert listed["history"][0]["by"] == "robot"
 
