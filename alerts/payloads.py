@@ -54,6 +54,8 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
             "missing_lists": run.batch.partial,
             "missing_columns": run.batch.missing_columns,
             "switched_off": switched_off_of(run.batch.missing_columns),
+            # What each of the dataset's own rules did (docs/rules.md#a-teams-own-rules).
+            "team_rules": run.team_rules,
             "verdict": verdict.decision if verdict else None,
             "url": site_url(reverse("reviews:run", kwargs={"run_id": run.pk})),
             "api_url": site_url(reverse("api:run", kwargs={"run_id": run.pk})),

@@ -240,6 +240,9 @@ class ReviewRun(models.Model):
     # The batch's health score (reviews.engine.health: 0.0 to 100.0, None for an empty
     # batch or a run that did not finish), kept so the home page's trends read one column.
     health = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
+    # What each of the policy's team rules did: [{"id", "object", "severity", "status"
+    # ("ran" or "could_not_run"), "count", "why"}] (reviews.engine.team_rules.run).
+    team_rules = models.JSONField(default=list, blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
@@ -527,6 +530,35 @@ class PolicyVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset_id} policy v{self.number}"
+
+
+class RuleSet(models.Model):
+    """One version of a workspace's shared rule set (docs/rules.md#workspace-rule-sets):
+    team rules many datasets use. A dataset's policy holds a copy of the version it uses,
+    so saving a new version makes a new policy version for each dataset using the set."""
+
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="rule_sets"
+    )
+    name = models.CharField(max_length=64)
+    number = models.PositiveIntegerField()
+    rules = models.JSONField(default=list)  # [TeamRule.as_data(), ...]
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "name", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "name", "number"], name="one_rule_set_version_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"rule set {self.name} v{self.number}"
 
 
 class DismissedProposal(models.Model):

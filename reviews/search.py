@@ -14,7 +14,7 @@ from django.db.models import Q, QuerySet
 from django.utils.text import smart_split, unescape_string_literal
 
 from reviews.engine.specialists import KINDS
-from reviews.models import Finding, ReviewRun
+from reviews.models import Finding, PolicyVersion, ReviewRun
 
 RUN_LOOKUPS: tuple[str, ...] = (
     "batch__external_id__icontains",
@@ -87,10 +87,20 @@ def search_runs(runs: QuerySet[ReviewRun], text: str) -> QuerySet[ReviewRun]:
 
 def kind_matches(word: str) -> Q | None:
     """Findings of the kinds whose name holds the word ("same_email"), or None: the
-    specialists' declared kinds are searched, not the findings (no index holds kinds,
-    and a record id such as co_77000 must stay an index look-up)."""
-    kinds = [kind for kind in KINDS if word.lower() in kind]
+    declared kinds are searched, not the findings (no index holds kinds, and a record id
+    such as co_77000 must stay an index look-up): the specialists' and the teams' own
+    rules' (their ids, in the policy versions)."""
+    kinds = [kind for kind in [*KINDS, *team_kinds()] if word.lower() in kind]
     return Q(kind__in=kinds) if kinds else None
+
+
+def team_kinds() -> set[str]:
+    """Every team rule id any dataset's policy has held (a few rows: policy versions)."""
+    return {
+        rule["id"]
+        for policy in PolicyVersion.objects.values_list("policy", flat=True)
+        for rule in (policy or {}).get("team_rules", ())
+    }
 
 
 def search_findings(findings: QuerySet[Finding], text: str) -> QuerySet[Finding]:

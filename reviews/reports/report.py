@@ -74,6 +74,9 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             "missing_lists": batch.partial,
             "missing_columns": batch.missing_columns,
             "switched_off": switched_off_of(batch.missing_columns),
+            # What each of the dataset's own rules did: ran (with its count) or could
+            # not run, and why (docs/rules.md#a-teams-own-rules).
+            "team_rules": run.team_rules,
         },
         "verdict": verdict.effective_decision if verdict else None,
         "summary": verdict.summary if verdict else "",

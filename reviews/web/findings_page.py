@@ -10,6 +10,7 @@ time in the coordinator's order (position: most severe first)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -17,9 +18,10 @@ from django.core.paginator import Paginator
 from django.db.models import Count, QuerySet
 from django.http import QueryDict
 
-from reviews.engine.specialists import KINDS
+from reviews.engine.specialists.spec import Kind
 from reviews.engine.vocabulary import HUBSPOT, crm_of, in_words
 from reviews.models import Finding, ReviewRun, Severity, findings_of
+from reviews.orchestration.dataset.policies import kinds_of_run
 from reviews.web.forms import DismissForm
 from reviews.web.history_views import mark_dismissed
 
@@ -72,7 +74,9 @@ def findings_context(run: ReviewRun, params: QueryDict) -> dict:
         ),
         "findings_total": sum(totals["category"].values()),
         "findings_shown": shown,
-        "kind_groups": kind_groups([(c, k, s, n) for c, s, k, _status, n in chosen], crm),
+        "kind_groups": kind_groups(
+            [(c, k, s, n) for c, s, k, _status, n in chosen], kinds_of_run(run), crm
+        ),
         "crm": crm,
         "findings_page": page,
     }
@@ -114,7 +118,9 @@ def _choice(params: QueryDict, name: str, present: set[str]) -> str:
     return value if value in present else ""
 
 
-def kind_groups(tally: list[tuple[str, str, str, int]], crm: str = HUBSPOT) -> list[KindGroup]:
+def kind_groups(
+    tally: list[tuple[str, str, str, int]], kinds: Mapping[str, Kind], crm: str = HUBSPOT
+) -> list[KindGroup]:
     """One group per kind, the most severe first, then the biggest; headed in the words
     of the run's CRM (reviews.engine.vocabulary)."""
     by_kind: dict[tuple[str, str], Counter[str]] = {}
@@ -126,7 +132,7 @@ def kind_groups(tally: list[tuple[str, str, str, int]], crm: str = HUBSPOT) -> l
             kind=kind,
             total=sum(counts.values()),
             severities=[(s, counts[s]) for s in Severity.values if counts[s]],
-            label=in_words(kind_label(kind, sum(counts.values())), crm),
+            label=in_words(kind_label(kind, sum(counts.values()), kinds), crm),
         )
         for (category, kind), counts in by_kind.items()
     ]
@@ -134,10 +140,10 @@ def kind_groups(tally: list[tuple[str, str, str, int]], crm: str = HUBSPOT) -> l
     return sorted(groups, key=lambda g: (rank[g.severities[0][0]], -g.total, g.kind))
 
 
-def kind_label(kind: str, n: int) -> str:
+def kind_label(kind: str, n: int, kinds: Mapping[str, Kind]) -> str:
     """e.g. "164,977 companies: enrichment older than 180 days" (the kind's label in
     its specialist's declaration, reviews.engine.specialists)."""
-    declared = KINDS.get(kind)  # a kind only a model made has no declaration
+    declared = kinds.get(kind)  # a kind only a model made has no declaration
     if declared is None:
         return f"{n:,} × {kind.replace('_', ' ')}"
     return declared.heading(n, settings.REVIEW_RULES)

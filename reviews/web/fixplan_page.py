@@ -6,6 +6,7 @@ reviews/reports/fixplan_export.py's, filtered the same way (`for_owner`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -14,7 +15,8 @@ from django.core.paginator import Paginator
 from reviews.engine.findings import Severity
 from reviews.engine.fixes.fixplan import FixPlan, Merge, Task
 from reviews.engine.fixes.hubspot_names import record_url
-from reviews.engine.specialists import KINDS
+from reviews.engine.history.policy import kinds_of
+from reviews.engine.specialists.spec import Kind
 from reviews.reports.fixplan_export import for_owner
 
 # An export of 300k records may give 180k tasks: the overview shows each owner's most
@@ -55,10 +57,10 @@ class OwnerGroup:
     rows: list[TaskRow]  # the ones shown, in fix-first order
 
 
-def kind_label(kind: str) -> str:
+def kind_label(kind: str, kinds: Mapping[str, Kind]) -> str:
     """A kind by its label ("deal: won without an amount"); a kind with no declaration
     (a model's own) by its name in words."""
-    declared = KINDS.get(kind)
+    declared = kinds.get(kind)
     return declared.phrase(settings.REVIEW_RULES) if declared else kind.replace("_", " ")
 
 
@@ -74,11 +76,13 @@ def page_context(
     portal_id: str | None,
     owner: str | None,
     page_number: str | None = None,
+    kinds: Mapping[str, Kind] | None = None,
 ) -> dict:
     """What the page shows: every owner with a count (in the order their most urgent
     task comes), the merges, and the tasks grouped by owner; only `owner`'s when given
     ("" : the tasks nobody owns), a page at a time."""
     app_url = settings.HUBSPOT_APP_URL
+    kinds = kinds if kinds is not None else kinds_of(None)
 
     def link(object_type: str, record_id: str) -> RecordLink:
         return RecordLink(record_id, record_url(object_type, record_id, portal_id, app_url))
@@ -91,7 +95,7 @@ def page_context(
             rank=ranks[id(task)],
             record=RecordLink(task.record_id, task.url),
             survivor=link(task.object, task.merged_into) if task.merged_into else None,
-            kind_label=kind_label(task.kind),
+            kind_label=kind_label(task.kind, kinds),
             severity_label=severity_label(task.severity),
         )
 
@@ -113,7 +117,7 @@ def page_context(
             merge=merge,
             primary=link(merge.object, merge.primary),
             merged=[link(merge.object, record_id) for record_id in merge.merge],
-            kind_label=kind_label(merge.kind),
+            kind_label=kind_label(merge.kind, kinds),
         )
         for merge in plan.merges[:MERGES_SHOWN]
     ]

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from reviews.engine.fixes.fixplan import FixPlan
+from reviews.orchestration.dataset.policies import kinds_of_run
 from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run, portal_of
 from reviews.reports.fixplan_export import csv_lines, for_owner, plan_document
 from reviews.web.access import get_run_for_user
@@ -37,7 +38,9 @@ def fix_plan_page(request: HttpRequest, run_id: int) -> HttpResponse:
         context["error"] = str(error)
         return render(request, "reviews/fix_plan.html", context, status=409)
     owner = request.GET.get("owner")
-    context.update(page_context(plan, portal_of(run), owner, request.GET.get("page")))
+    context.update(
+        page_context(plan, portal_of(run), owner, request.GET.get("page"), kinds_of_run(run))
+    )
     template = "reviews/fix_plan.html"
     if request.htmx:
         template += "#tasks"

@@ -9,6 +9,7 @@ from reviews.web import (
     merge_views,
     pipelines_views,
     task_views,
+    team_rules_views,
     tokens,
     tuning_views,
     uploads,
@@ -90,6 +91,20 @@ urlpatterns = [
         "datasets/<dataset:name>/pipelines/",
         pipelines_views.upload_pipelines,
         name="dataset_pipelines",
+    ),
+    path("datasets/<dataset:name>/rules/", team_rules_views.rules_section, name="dataset_rules"),
+    path(
+        "datasets/<dataset:name>/rules/preview/",
+        team_rules_views.rules_preview,
+        name="dataset_rules_preview",
+    ),
+    path(
+        "datasets/<dataset:name>/rules/add/", team_rules_views.rules_add, name="dataset_rules_add"
+    ),
+    path(
+        "datasets/<dataset:name>/rules/remove/",
+        team_rules_views.rules_remove,
+        name="dataset_rules_remove",
     ),
     path("datasets/<dataset:name>/", history_views.dataset_detail, name="dataset"),
     path("settings/tokens/", tokens.token_list, name="tokens"),

@@ -204,9 +204,9 @@ def test_the_findings_page_labels_every_kind_from_its_declaration(settings):
     from reviews.web.findings_page import kind_label
 
     for kind in KINDS.values():
-        assert kind_label(kind.name, 3) == kind.heading(3, settings.REVIEW_RULES)
-    assert kind_label("stale_enrichment", 1) == "1 company: enrichment older than 180 days"
-    assert kind_label("made_up_by_a_model", 2) == "2 × made up by a model"
+        assert kind_label(kind.name, 3, KINDS) == kind.heading(3, settings.REVIEW_RULES)
+    assert kind_label("stale_enrichment", 1, KINDS) == "1 company: enrichment older than 180 days"
+    assert kind_label("made_up_by_a_model", 2, KINDS) == "2 × made up by a model"
 
 
 # --- the documents and the samples --------------------------------------------------------

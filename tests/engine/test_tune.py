@@ -68,6 +68,8 @@ def test_a_threshold_explains_the_dismissals_and_replay_proves_it(weeks, history
     assert proposal.kind == "stale_enrichment"
     value = proposal.policy.rules["stale_enrichment_days"]
     assert Rules().stale_enrichment_days < value <= YEARLY + 10  # aged, rounded
+    # the dismissed age a day a sync here: the number leaves the next sync's day too
+    assert "plus 1 for the records' ageing until the next sync" in proposal.why
     result = replay(weeks[:5], Rules(), EMPTY, proposal.policy, dismissed)
     assert result["syncs"] == 5 and len(result["per_sync"]) == 5
     assert result["dismissed_hidden"] >= 0.9 * result["dismissed_total"]
@@ -161,11 +163,16 @@ def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
     [proposal] = propose([dismissed + kept], {s.fingerprint for s in dismissed})
     factor = proposal.policy.rules["amount_typo_factor"]
     assert Decimal("199") < factor < Decimal("400")
-    assert str(factor) == "200"  # the roundest between, as a person would set it
+    # the roundest number near the midpoint (299.5) of 199 and 400: a margin both sides
+    assert str(factor) == "300"
+    assert proposal.why.endswith(
+        "300 is the roundest number near the midpoint 299.5 between the largest dismissed "
+        "(199) and the smallest kept (400), so both keep a margin"
+    )
 
 
 def test_a_proposal_is_the_roundest_number_that_splits_dismissed_from_kept():
-    from reviews.engine.history.tune import roundest
+    from reviews.engine.history.thresholds import roundest
 
     # stale_enrichment_days (a finding past it): from the dismissed 347 to below 475.
     assert roundest(Decimal(347), Decimal(475), past_low=False, whole=True) == 400
@@ -176,6 +183,21 @@ def test_a_proposal_is_the_roundest_number_that_splits_dismissed_from_kept():
     assert str(roundest(Decimal("0.91"), Decimal("0.93"), past_low=True, whole=False)) == "0.92"
     assert roundest(Decimal("0.91"), Decimal("0.91"), past_low=True, whole=False) is None
     assert roundest(Decimal(564), None, past_low=False, whole=True) == 600  # nothing kept
+
+
+def test_a_proposal_keeps_a_margin_on_both_sides_and_room_for_ageing():
+    from reviews.engine.history.thresholds import ageing_per_sync, midpoint
+
+    # the middle half of 347..475 is 379..443: 400 is there; not 350 near the dismissed
+    assert midpoint(Decimal(347), Decimal(475), past_low=False, whole=True) == 400
+    # 338 dismissed, 900 kept: the midpoint is 619, and 500 the roundest in 478..759
+    assert midpoint(Decimal(338), Decimal(900), past_low=False, whole=True) == 500
+    # too close for a middle half of whole numbers: the roundest between them at all
+    assert midpoint(Decimal(347), Decimal(349), past_low=False, whole=True) == 348
+    assert str(midpoint(Decimal("0.91"), Decimal("0.99"), past_low=True, whole=False)) == "0.95"
+    # ages measured in several syncs: the largest step per sync (a week here)
+    assert ageing_per_sync([[338, 345, 352], [400, 403], [10]]) == 7
+    assert ageing_per_sync([[338]]) == 7  # one sync: a week is assumed
 
 
 def test_record_fields_join_the_source_and_its_detail():

@@ -32,6 +32,17 @@ PUBLIC = "public"  # holds no workspace data (sign-in, the API schema)
 UPLOAD = "upload"  # adds a batch: it lands in the actor's own workspace
 
 
+# A team rule the walk previews, adds and removes (docs/rules.md#a-teams-own-rules).
+WALK_RULE = {
+    "id": "walk_rule",
+    "object": "deals",
+    "severity": "warning",
+    "title": "walk",
+    "fix": "walk",
+    "when": "amount IS NULL",
+}
+
+
 @dataclass(frozen=True)
 class Route:
     kind: str
@@ -96,6 +107,19 @@ ROUTES: dict[str, Route] = {
         lambda w: f"/datasets/{A_DATASET}/policy/restore/",
         "post",
         data=lambda w: {"version": "0", "reason": "walk"},
+    ),
+    "reviews:dataset_rules": Route(OBJECT, lambda w: f"/datasets/{A_DATASET}/rules/"),
+    "reviews:dataset_rules_preview": Route(
+        ACTION, lambda w: f"/datasets/{A_DATASET}/rules/preview/", "post", data=lambda w: WALK_RULE
+    ),
+    "reviews:dataset_rules_add": Route(
+        ACTION, lambda w: f"/datasets/{A_DATASET}/rules/add/", "post", data=lambda w: WALK_RULE
+    ),
+    "reviews:dataset_rules_remove": Route(
+        ACTION,
+        lambda w: f"/datasets/{A_DATASET}/rules/remove/",
+        "post",
+        data=lambda w: {"id": "walk_rule"},
     ),
     "reviews:dataset_connect": Route(
         ACTION,
@@ -197,6 +221,26 @@ ROUTES: dict[str, Route] = {
         lambda w: f"/api/v1/datasets/{A_DATASET}/policy/restore",
         "post",
         data=lambda w: {"version": 0, "reason": "walk"},
+    ),
+    "api:dataset_rules": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}/rules"),
+    "api:dataset_rules_add": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/rules",
+        "post",
+        data=lambda w: {"rules": [WALK_RULE], "reason": "walk"},
+    ),
+    "api:dataset_rules_preview": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/rules/preview",
+        "post",
+        data=lambda w: {"rules": [WALK_RULE]},
+        reached=(200, 400),  # 400 when A's dataset has no sync to preview on
+    ),
+    "api:dataset_rules_remove": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/rules/walk_rule",
+        "delete",
+        reached=(200, 400),  # 400 when the walk has not added it
     ),
     "api:dataset_pipelines": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}/pipelines"),
     "api:dataset_pipelines_put": Route(

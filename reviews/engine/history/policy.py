@@ -1,5 +1,9 @@
 """A dataset's review policy as data (docs/history.md): overrides of the engine's Rules,
-kinds switched off, a kind's severity changed, the verdict scope. Plain Python, no Django.
+kinds switched off, a kind's severity changed, the verdict scope, and the team's own
+rules (reviews.engine.team_rules). Plain Python, no Django.
+
+The kinds a run can report are the registry's and its policy's team rules': `kinds_of`
+is the one lookup for both.
 
 The policy is applied in two pure steps: `rules_for(base, policy)` gives the Rules the
 detectors run with (Rules.with_overrides, validated), and `apply(findings, policy)` is the
@@ -11,7 +15,7 @@ critical kind reads, needs a staff member's break-glass reason (`check`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +23,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import Kind
+from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules
 
 VERDICT_SCOPES = ("", "new", "all")  # "": the dataset's own setting (models.Dataset)
 
@@ -28,30 +33,62 @@ class PolicyError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class SharedRules:
+    """A workspace rule set a dataset uses, as of one of its versions (copied into the
+    dataset's policy, so a run, its cache key and its kinds follow the version)."""
+
+    name: str
+    version: int
+    rules: tuple[TeamRule, ...]
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "rules": [rule.as_data() for rule in self.rules],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     rules: Mapping[str, int | Decimal] = field(default_factory=dict)
     off: frozenset[str] = frozenset()
     severity: Mapping[str, str] = field(default_factory=dict)
     verdict_scope: str = ""
     break_glass: str = ""  # a staff member's reason for making a critical kind quieter
+    team_rules: tuple[TeamRule, ...] = ()  # the team's own rules, in their order
+    rule_sets: tuple[SharedRules, ...] = ()  # workspace rule sets it uses
 
     # --- as JSON --------------------------------------------------------------------
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data = {
             "rules": {name: str(value) for name, value in sorted(self.rules.items())},
             "off": sorted(self.off),
             "severity": dict(sorted(self.severity.items())),
             "verdict_scope": self.verdict_scope,
             "break_glass": self.break_glass,
         }
+        if self.team_rules:  # absent rather than empty: versions stored before keep their key
+            data["team_rules"] = [rule.as_data() for rule in self.team_rules]
+        if self.rule_sets:
+            data["rule_sets"] = [shared.as_data() for shared in self.rule_sets]
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any] | None) -> Policy:
         """The policy `data` describes, its rule values coerced and checked (PolicyError
         naming the field)."""
         data = data or {}
-        unknown = set(data) - {"rules", "off", "severity", "verdict_scope", "break_glass"}
+        unknown = set(data) - {
+            "rules",
+            "off",
+            "severity",
+            "verdict_scope",
+            "break_glass",
+            "team_rules",
+            "rule_sets",
+        }
         if unknown:
             raise PolicyError(f"unknown policy field(s): {', '.join(sorted(unknown))}")
         try:
@@ -59,12 +96,24 @@ class Policy:
         except ValueError as error:
             raise PolicyError(str(error)) from None
         rules = {name: getattr(checked, name) for name in data.get("rules") or {}}
+        try:
+            team_rules = tuple(check_rules(data.get("team_rules") or ()))
+            rule_sets = tuple(
+                SharedRules(str(s["name"]), int(s["version"]), tuple(check_rules(s["rules"])))
+                for s in data.get("rule_sets") or ()
+            )
+        except RuleFileError as error:
+            raise PolicyError("; ".join(error.problems)) from None
+        except (KeyError, TypeError, ValueError):
+            raise PolicyError("rule_sets: each is {name, version, rules}") from None
         return cls(
             rules=rules,
             off=frozenset(data.get("off") or ()),
             severity=dict(data.get("severity") or {}),
             verdict_scope=str(data.get("verdict_scope") or ""),
             break_glass=str(data.get("break_glass") or "").strip(),
+            team_rules=team_rules,
+            rule_sets=rule_sets,
         )
 
     def merged(self, other: Policy) -> Policy:
@@ -78,7 +127,26 @@ class Policy:
             },
             verdict_scope=other.verdict_scope or self.verdict_scope,
             break_glass=other.break_glass or self.break_glass,
+            team_rules=other.team_rules or self.team_rules,
+            rule_sets=other.rule_sets or self.rule_sets,
         )
+
+    def with_team_rules(self, team_rules: Iterable[TeamRule]) -> Policy:
+        """This policy with its team rules replaced by `team_rules`."""
+        return replace(self, team_rules=tuple(team_rules))
+
+    def with_rule_set(self, shared: SharedRules) -> Policy:
+        """This policy using `shared` (in place of another version of the same set)."""
+        kept = [s for s in self.rule_sets if s.name != shared.name]
+        return replace(self, rule_sets=(*kept, shared))
+
+    def without_rule_set(self, name: str) -> Policy:
+        return replace(self, rule_sets=tuple(s for s in self.rule_sets if s.name != name))
+
+    @property
+    def all_team_rules(self) -> tuple[TeamRule, ...]:
+        """The rules a run under this policy runs: the dataset's own, then its sets'."""
+        return (*self.team_rules, *(rule for shared in self.rule_sets for rule in shared.rules))
 
     def severities_of(self, kind: Kind) -> tuple[str, ...]:
         """What `kind` can report under this policy: nothing when it is off, the
@@ -90,10 +158,26 @@ class Policy:
 
     @property
     def empty(self) -> bool:
-        return not (self.rules or self.off or self.severity or self.verdict_scope)
+        return not (
+            self.rules
+            or self.off
+            or self.severity
+            or self.verdict_scope
+            or self.team_rules
+            or self.rule_sets
+        )
 
 
 EMPTY = Policy()
+
+
+def kinds_of(policy: Policy | None) -> Mapping[str, Kind]:
+    """Every kind a run under `policy` can report, by name: the registry's, and the
+    team's rules' (whose ids never clash with the registry's: rulefile refuses them).
+    The one lookup for a kind: pages, the fix plan, tuning and checks go through it."""
+    if policy is None or not policy.all_team_rules:
+        return KINDS
+    return {**KINDS, **{rule.id: rule.kind for rule in policy.all_team_rules}}
 
 
 def critical_kinds() -> frozenset[str]:
@@ -122,9 +206,18 @@ def quieter_criticals(policy: Policy) -> list[str]:
 def check(policy: Policy) -> None:
     """PolicyError if the policy names an unknown kind or severity, a kind's severity it
     never has, or makes a critical kind quieter without a break-glass reason."""
+    ids = [rule.id for rule in policy.all_team_rules]
+    twice = sorted({rule_id for rule_id in ids if ids.count(rule_id) > 1})
+    if twice:
+        where = ", ".join(f"{s.name} (version {s.version})" for s in policy.rule_sets)
+        raise PolicyError(
+            f"team rule id(s) {', '.join(twice)} used twice: in the dataset's own rules "
+            f"and its rule sets {where or '(none)'}; rename one"
+        )
+    kinds = kinds_of(policy)
     for kind in sorted(policy.off | set(policy.severity)):
-        if kind not in KINDS:
-            raise PolicyError(f"unknown kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+        if kind not in kinds:
+            raise PolicyError(f"unknown kind {kind!r}; known: {', '.join(sorted(kinds))}")
     for kind, severity in sorted(policy.severity.items()):
         if severity not in {s.value for s in Severity}:
             raise PolicyError(f"kind {kind}: unknown severity {severity!r}")
@@ -180,7 +273,34 @@ def diff(before: Policy, after: Policy) -> list[dict[str, str]]:
     for key in ("verdict_scope", "break_glass"):
         if a[key] != b[key]:
             rows.append(_row(key.replace("_", " "), a[key], b[key]))
+    rows += team_rules_diff(before.all_team_rules, after.all_team_rules)
+    old = {s.name: s.version for s in before.rule_sets}
+    new = {s.name: s.version for s in after.rule_sets}
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) != new.get(name):
+            rows.append(_row(f"rule set {name}", _version(old.get(name)), _version(new.get(name))))
     return rows
+
+
+def _version(number: int | None) -> str:
+    return f"version {number}" if number else ""
+
+
+def team_rules_diff(before: Iterable[TeamRule], after: Iterable[TeamRule]) -> list[dict]:
+    """Each team rule added, changed or removed, as a diff row (its `when` and severity)."""
+    old = {rule.id: rule for rule in before}
+    new = {rule.id: rule for rule in after}
+    rows = []
+    for rule_id in [*old, *(i for i in new if i not in old)]:
+        if old.get(rule_id) != new.get(rule_id):
+            rows.append(
+                _row(f"team rule {rule_id}", _said(old.get(rule_id)), _said(new.get(rule_id)))
+            )
+    return rows
+
+
+def _said(rule: TeamRule | None) -> str:
+    return f"{rule.severity} on {rule.object} when {rule.when}" if rule else ""
 
 
 def _on(kind: str, data: dict) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from decimal import Decimal
 from typing import Any
 
 from reviews.engine.batch import Batch
@@ -31,9 +31,12 @@ from reviews.engine.history.policy import (
     critical_rules,
     rules_for,
 )
+from reviews.engine.history.thresholds import ageing_per_sync, as_text, midpoint, roundest
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, REGISTRY, SPECIALISTS
 from reviews.engine.specialists.spec import Measure
+from reviews.engine.tables.build import build_tables
+from reviews.engine.team_rules import run as team_run
 
 # Thresholds of tuning itself (docs/history.md), Rules-like constants.
 MIN_DISMISSALS = 5  # a kind needs at least this many dismissed findings for a proposal
@@ -104,12 +107,36 @@ class Proposal:
 
 
 def detect(batch: Batch, rules: Rules, policy: Policy, categories: Iterable[str]) -> list:
-    """The findings of `categories`' detectors on `batch` under `policy`."""
+    """The findings of `categories`' detectors on `batch` under `policy` (the team's
+    rules under their category, team_run.CATEGORY)."""
     effective = rules_for(rules, policy)
     found: list[RawFinding] = []
     for category in categories:
-        found += SPECIALISTS[category].detect(batch, effective)
+        if category == team_run.CATEGORY:
+            found += team_detect(batch, policy)
+        else:
+            found += SPECIALISTS[category].detect(batch, effective)
     return apply(found, policy)
+
+
+def team_detect(batch: Batch, policy: Policy) -> list[RawFinding]:
+    """The findings of the policy's team rules on `batch` (a rule that cannot run on it
+    finds nothing here: the review reports it, tuning only counts what was found)."""
+    if not policy.all_team_rules:
+        return []
+    findings, _report = team_run.team_findings(
+        build_tables(batch),
+        policy.all_team_rules,
+        batch.as_of.date(),
+        seconds=team_run.SECONDS,
+        memory_mb=team_run.MEMORY_MB,
+    )
+    return findings
+
+
+def all_categories(policy: Policy) -> list[str]:
+    """Every specialist's category, and the team rules' when the policy has some."""
+    return [*SPECIALISTS, *([team_run.CATEGORY] if policy.all_team_rules else [])]
 
 
 def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
@@ -117,7 +144,7 @@ def observe(batch: Batch, rules: Rules, policy: Policy) -> list[Seen]:
     effective = rules_for(rules, policy)
     measured = {kind: m.values(batch, effective) for kind, m in MEASURES.items()}
     seen = []
-    for finding in detect(batch, rules, policy, SPECIALISTS):
+    for finding in detect(batch, rules, policy, all_categories(policy)):
         values = measured.get(finding.kind, {})
         group = ",".join(sorted(finding.record_ids))
         if group in values:
@@ -173,8 +200,11 @@ def propose(
 def _threshold(
     kind: str, gone: list[Seen], kept: list[Seen], measures: Mapping[str, list]
 ) -> Proposal | None:
-    """The largest measured value of a dismissed finding below every kept finding's (in
-    every sync): findings measuring at most it are hidden, no kept one is."""
+    """A value separating the dismissed findings from the kept ones with the widest
+    margin it can: the roundest number near the midpoint between the largest dismissed
+    measure (below every kept one, in every sync) and the smallest kept one; for an age,
+    after allowing for the records ageing until the next sync. Findings measuring at most
+    the largest dismissed are hidden, no kept one is."""
     measure = MEASURES.get(kind)
     if measure is None or measure.rule in critical_rules():
         return None
@@ -191,10 +221,27 @@ def _threshold(
     hidden = sum(1 for s in gone if min(measures.get(s.fingerprint, [limit + 1])) <= limit)
     above = Decimal(kept_values[0]) if kept_values and kept_values[0] > limit else None
     whole = isinstance(getattr(Rules(), measure.rule), int)
+    low, ageing = Decimal(limit), Decimal(0)
+    if measure.ages:  # a dismissed record is older at the next sync: leave it room
+        ageing = ageing_per_sync(measures.get(s.fingerprint, ()) for s in [*gone, *kept])
+        if above is None or low + ageing < above:
+            low += ageing
+        else:
+            ageing = Decimal(0)  # no room between the dismissed and the kept for it
     # A finding when value >= rule (inclusive): the rule goes past the limit, up to the
-    # smallest kept; else (value > rule) from the limit to below the smallest kept. The
-    # roundest number there, as a person would set it (350 days, not 347).
-    value = roundest(Decimal(limit), above, past_low=measure.inclusive, whole=whole)
+    # smallest kept; else (value > rule) from the limit to below the smallest kept.
+    dismissed = f"the largest dismissed ({limit}" + (
+        f", plus {as_text(ageing)} for the records' ageing until the next sync)" if ageing else ")"
+    )
+    if above is None:  # nothing kept above: the roundest number just past the dismissed
+        value = roundest(low, None, past_low=measure.inclusive, whole=whole)
+        how = f"the roundest number just past {dismissed}"
+    else:
+        value = midpoint(low, above, past_low=measure.inclusive, whole=whole)
+        how = (
+            f"the roundest number near the midpoint {as_text((low + above) / 2)} between "
+            f"{dismissed} and the smallest kept ({kept_values[0]}), so both keep a margin"
+        )
     if value is None:  # kept and dismissed too close for a whole number or a hundredth
         return None
     try:
@@ -202,38 +249,14 @@ def _threshold(
     except ValueError:
         return None
     why = (
-        f"{hidden} of {len(gone)} dismissed {kind} findings measure "
-        f"{'below' if measure.inclusive else 'at most'} {value} "
+        f"{hidden} of {len(gone)} dismissed {kind} findings measure at most {limit} "
         f"({measure.rule}); of the {len(kept)} kept, "
         + (f"the smallest measures {kept_values[0]}" if kept_values else "none is measured")
+        + f". {value} is {how}"
     )
     return Proposal(
         kind, Policy(rules={measure.rule: value}), why, len(gone), len(gone) + len(kept)
     )
-
-
-STEPS = tuple(Decimal(step) for step in ("1000", "500", "100", "50", "10", "5", "1", "0.5",
-                                          "0.1", "0.05", "0.01"))  # fmt: skip
-
-
-def roundest(
-    low: Decimal, high: Decimal | None, *, past_low: bool, whole: bool
-) -> Decimal | int | None:
-    """The number with the fewest significant digits from `low` (excluded when
-    `past_low`) up to `high` (included when `past_low`, else excluded; no bound: within a
-    tenth above `low`); None when none fits at a hundredth (a whole number for `whole`)."""
-    top = high if high is not None else low + max(abs(low) / 10, Decimal(1))
-    for step in STEPS:
-        if whole and step < 1:
-            break
-        value = (low / step).to_integral_value(rounding=ROUND_CEILING) * step
-        if value == low and past_low:
-            value += step
-        if value < top or (value == top and past_low):
-            if whole:
-                return int(value)
-            return value.quantize(Decimal(1)) if value == int(value) else value.normalize()
-    return None
 
 
 def _quieter(kind: str, gone: list[Seen], kept: list[Seen], current: Policy) -> Proposal | None:
@@ -269,11 +292,13 @@ def kinds_of(policy: Policy) -> set[str]:
 
 
 def categories_of(policy: Policy) -> list[str]:
-    """The specialists whose findings `policy` can change."""
+    """The specialists whose findings `policy` can change, and the team rules' category
+    when it changes a kind the registry does not declare (a team rule's)."""
     kinds = kinds_of(policy)
-    return [
+    found = [
         category for category, spec in REGISTRY.items() if any(k.name in kinds for k in spec.kinds)
     ]
+    return found + ([team_run.CATEGORY] if kinds - set(KINDS) else [])
 
 
 def replay(

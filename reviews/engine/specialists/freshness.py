@@ -66,7 +66,7 @@ SPEC = Specialist(
             "suggestion",
             reads=(DATED,),
             fix=FixTarget("companies", ""),  # re-enriched as a whole
-            measure=Measure("stale_enrichment_days", ages),
+            measure=Measure("stale_enrichment_days", ages, ages=True),
         ),
         Kind(
             "never_enriched",

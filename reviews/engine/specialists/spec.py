@@ -86,11 +86,14 @@ class Measure:
     when value > rule (or >= with `inclusive`), so raising the rule hides the findings
     measuring at most the new value (below it, when inclusive). A finding with no value
     (an exact duplicate no ratio hides) is never counted as hidden. Tuning
-    (reviews.engine.history.tune) proposes a new value of the rule from it."""
+    (reviews.engine.history.tune) proposes a new value of the rule from it. `ages`: the
+    value is an age that grows between syncs (days since enrichment), so a proposal
+    leaves room for the next sync's ageing."""
 
     rule: str
     values: Callable[[Batch, Rules], Mapping[str, int | Decimal]]
     inclusive: bool = False
+    ages: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,8 @@ class Tables:
     headers: dict[str, dict[str, str]] = field(default_factory=dict)
     # object -> property names left out because their name folds to a taken one
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    # the currency of amounts that name none (Batch.currency; None: DEFAULT_CURRENCY)
+    currency: str | None = None
 
     def columns(self, name: str) -> list[str]:
         return [row[0] for row in self.connection.execute(f'DESCRIBE "{name}"').fetchall()]
@@ -102,7 +104,7 @@ class Tables:
 def build_tables(batch: Batch) -> Tables:
     """The batch's records as DuckDB tables in a new in-memory database."""
     connection = duckdb.connect(":memory:")
-    tables = Tables(connection)
+    tables = Tables(connection, currency=batch.currency)
     for name in OBJECTS:
         load_object(tables, name, batch)
     return tables

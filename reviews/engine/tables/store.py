@@ -25,7 +25,11 @@ def write_parquet(tables: Tables, folder: Path) -> None:
     try:
         for name in OBJECTS:
             tables.connection.table(name).write_parquet(str(work / f"{name}.parquet"))
-        meta = {"headers": tables.headers, "left_out": tables.left_out}
+        meta = {
+            "headers": tables.headers,
+            "left_out": tables.left_out,
+            "currency": tables.currency,
+        }
         (work / META).write_text(json.dumps(meta, ensure_ascii=False))
         try:
             os.rename(work, folder)
@@ -52,4 +56,9 @@ def read_parquet(folder: Path, *, load: bool = True) -> Tables | None:
         else:  # kept before the object was read (leads): an empty table of its columns
             columns = ", ".join(f'"{c}" {t}' for c, t in typed_columns(name).items())
             connection.execute(f'CREATE TABLE "{name}" ({columns})')
-    return Tables(connection, headers=meta["headers"], left_out=meta["left_out"])
+    return Tables(
+        connection,
+        headers=meta["headers"],
+        left_out=meta["left_out"],
+        currency=meta.get("currency"),
+    )

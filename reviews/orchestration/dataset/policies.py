@@ -4,6 +4,7 @@ The numbers come from the engine's pure functions (reviews.engine.history.policy
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -13,6 +14,7 @@ from reviews.engine.history import policy as engine_policy
 from reviews.engine.history import tune
 from reviews.engine.history.policy import Policy, PolicyError
 from reviews.engine.rules import Rules
+from reviews.engine.specialists.spec import Kind
 from reviews.engine.storable import is_storable
 from reviews.models import Batch, Dataset, DismissedProposal, PolicyVersion
 from reviews.orchestration.dataset.dismissals import active_dismissals
@@ -33,6 +35,12 @@ def current(dataset: Dataset | None) -> tuple[PolicyVersion | None, Policy]:
 
 def of_version(version: PolicyVersion | None) -> Policy:
     return Policy.from_data(version.policy) if version else engine_policy.EMPTY
+
+
+def kinds_of_run(run) -> Mapping[str, Kind]:
+    """Every kind the run can report (the registry's and its policy's team rules'):
+    the one lookup the pages, the fix plan and the exports use (policy.kinds_of)."""
+    return engine_policy.kinds_of(of_version(run.policy_version))
 
 
 def rules_of(version: PolicyVersion | None) -> Rules:

@@ -11,6 +11,7 @@ from reviews.engine.fixes import fixplan, survivor
 from reviews.engine.ingest import IngestError
 from reviews.models import ReviewRun, findings_of
 from reviews.orchestration.dataset.dismissals import active_dismissals
+from reviews.orchestration.dataset.policies import kinds_of_run
 from reviews.orchestration.store.parsed import parse_stored
 
 _COLUMNS = (
@@ -57,6 +58,7 @@ def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
         order=survivor.parse_order(settings.REVIEW_RULES.merge_survivor_order),
         portal_id=portal_of(run),
         app_url=settings.HUBSPOT_APP_URL,
+        kinds=kinds_of_run(run),
     )
 
 

@@ -185,6 +185,7 @@ def reuse_run(
             suppressed=source.suppressed,
             standing=source.standing,
             health=source.health,
+            team_rules=source.team_rules,
             status=ReviewRun.Status.DONE,
             as_of=batch.as_of or source.as_of,
             created_by=created_by,

@@ -56,6 +56,7 @@ from reviews.orchestration.dataset.dismissals import prompt_dismissals
 from reviews.orchestration.run import handoff, limits
 from reviews.orchestration.run.findings_store import storable_amount, write_findings
 from reviews.orchestration.run.heartbeat import beating
+from reviews.orchestration.run.team_rules import review_team_rules, summary_sentence
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.store import tables
 from reviews.orchestration.store.parsed import forget_parsed, load_parsed
@@ -278,6 +279,9 @@ def coordinate(run_id: int) -> None:
 
 def _coordinate(run: ReviewRun) -> None:
     run_id = run.pk
+    # The team's rules: one sandboxed query each over the batch's tables (read before the
+    # parsed batch goes: tables not kept yet are built from it).
+    team = review_team_rules(run, policies.of_version(run.policy_version))
     if not models_allowed(run):
         # The rules coordinator reads no record: the run's parsed batch, kept for its
         # specialists, goes before their findings are unpacked, fused and written.
@@ -289,7 +293,7 @@ def _coordinate(run: ReviewRun) -> None:
         for name in NAMES
         if agents[name].status == AgentRun.Status.DONE
         for finding in handoff.received_findings(run_id, name, agents[name].packed_findings)
-    ]
+    ] + team.findings
     counts = run.batch.counts
     crm = crm_of(run.batch.source)  # the summary in its words: Accounts, Opportunities
     review = coordinator.fuse(findings, counts, failed, crm)
@@ -339,6 +343,10 @@ def _coordinate(run: ReviewRun) -> None:
     # without a specialist is never `approve`, and one without a column a rule reads is
     # never more lenient than that rule could have made it.
     review.decision = coordinator.not_clean_when_degraded(review.decision, failed)
+    if team.could_not_run:  # what a rule would find is unknown, not passed
+        unknown = {entry["severity"] for entry in team.could_not_run}
+        review.decision = coordinator.not_greener_when_partial(review.decision, unknown)
+        review.summary = f"{review.summary} {summary_sentence(team.report)}"
     if switched:
         policy = policies.of_version(run.policy_version)
         coverage.partial_review(review, run.batch.missing_columns, policy, settings.REVIEW_RULES)
@@ -350,6 +358,7 @@ def _coordinate(run: ReviewRun) -> None:
         coordinator_model=model,
         coordinator_note=note,
         coordinator_refused=refused,
+        team_rules=team.report,
     )
 
 
@@ -397,6 +406,7 @@ def save_review(
     coordinator_model: str = RULES_ONLY,
     coordinator_note: str = "",
     coordinator_refused: list[str] | None = None,
+    team_rules: list[dict] | None = None,
 ) -> None:
     # What the tables say beside the findings: the dataset page's stages and fill rates.
     deal_stages = tables.profile_of(run.batch)
@@ -431,6 +441,7 @@ def save_review(
                 0
             ],
             standing=baselines.standing_of(run, comparison, deal_stages),
+            team_rules=storable_tree(team_rules or [])[0],
             health=health_score(
                 sum(run.batch.counts.values()), (m.finding for m in comparison.findings)
             ),

@@ -92,6 +92,17 @@ class MissingColumn(Document):
     switched_off: list[str]  # the kinds it switched off
 
 
+class TeamRuleRan(Document):
+    """What one of the dataset's own rules did on the run (docs/rules.md)."""
+
+    id: str
+    object: str
+    severity: str
+    status: str  # ran or could_not_run
+    count: int | None  # the records it flagged; null when it could not run
+    why: str  # why it could not run; "" when it ran
+
+
 class RunInfo(Document):
     id: int
     mode: str
@@ -107,6 +118,7 @@ class RunInfo(Document):
     missing_lists: list[str] = []
     missing_columns: list[MissingColumn] = []
     switched_off: list[str] = []
+    team_rules: list[TeamRuleRan] = []
 
 
 class FindingInfo(Document):

@@ -29,6 +29,10 @@ ENDPOINTS = {
     ("GET", "/api/v1/datasets/{name}/tuning"),
     ("POST", "/api/v1/datasets/{name}/policy/apply"),
     ("POST", "/api/v1/datasets/{name}/policy/restore"),
+    ("GET", "/api/v1/datasets/{name}/rules"),
+    ("POST", "/api/v1/datasets/{name}/rules"),
+    ("POST", "/api/v1/datasets/{name}/rules/preview"),
+    ("DELETE", "/api/v1/datasets/{name}/rules/{rule_id}"),
     ("GET", "/api/v1/datasets/{name}/pipelines"),
     ("PUT", "/api/v1/datasets/{name}/pipelines"),
 }

@@ -1,0 +1,143 @@
+"""A dataset's own rules (docs/rules.md#a-teams-own-rules): kept in its versioned policy
+(each change a new version, with who, when and why), and previewed before they are
+saved, on the last sync and replayed over the stored ones. The one code path for the
+CLI (`manage.py rules`), the API and the dataset page's rule editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from reviews.engine.history.policy import PolicyError
+from reviews.engine.team_rules import run as team_run
+from reviews.engine.team_rules.rulefile import TeamRule
+from reviews.models import Batch, Dataset, PolicyVersion, ReviewRun, findings_of
+from reviews.orchestration.dataset import policies
+from reviews.orchestration.store.tables import tables_for
+
+
+def rules_of(dataset: Dataset) -> list[TeamRule]:
+    """The dataset's team rules, in their order, as its newest policy version holds them."""
+    return list(policies.current(dataset)[1].team_rules)
+
+
+def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> PolicyVersion:
+    """A new policy version with `rules` added (a rule with an id already there replaces
+    it, in its place)."""
+    if not rules:
+        raise PolicyError("the file holds no rules")
+    _, policy = policies.current(dataset)
+    by_id = {rule.id: rule for rule in policy.team_rules}
+    by_id.update({rule.id: rule for rule in rules})
+    return policies.save(dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user)
+
+
+def remove(dataset: Dataset, rule_id: str, *, reason: str, user=None) -> PolicyVersion:
+    """A new policy version without rule `rule_id` (PolicyError if it has none)."""
+    _, policy = policies.current(dataset)
+    kept = [rule for rule in policy.team_rules if rule.id != rule_id]
+    if len(kept) == len(policy.team_rules):
+        known = ", ".join(rule.id for rule in policy.team_rules) or "none"
+        raise PolicyError(
+            f"dataset {dataset.name} has no team rule {rule_id!r} (its rules: {known})"
+        )
+    return policies.save(dataset, policy.with_team_rules(kept), reason=reason, user=user)
+
+
+def history(dataset: Dataset, rule_id: str | None = None) -> list[dict[str, Any]]:
+    """The policy versions that changed a team rule (`rule_id`'s only, when given),
+    newest first, each with its who, when, why and what changed."""
+    rows = []
+    for version in policies.history(dataset):
+        changes = [
+            row
+            for row in version["diff"]
+            if row["what"].startswith("team rule ")
+            and (rule_id is None or row["what"] == f"team rule {rule_id}")
+        ]
+        if changes:
+            rows.append(
+                {**{k: version[k] for k in ("number", "reason", "by", "at")}, "diff": changes}
+            )
+    return rows
+
+
+# --- preview ---------------------------------------------------------------------------
+
+
+def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> dict[str, Any]:
+    """Each rule run on the dataset's last sync and replayed over its stored syncs,
+    nothing saved: {"sync", "rules": [{"id", "status", "count", "record_ids", "records"
+    (up to 20, with names), "already_flagged", "why", "replay": [{"sync", "as_of",
+    "status", "count"}]}]}. Without `replay` (the editor's preview as a person types),
+    the last sync alone."""
+    batches = list(
+        Batch.objects.filter(dataset=dataset, status=Batch.Status.ACCEPTED).order_by(
+            "-as_of", "-pk"
+        )[: settings.TUNE_REPLAY_SYNCS if replay else 1]
+    )
+    if not batches:
+        raise PolicyError(f"dataset {dataset.name} has no sync to preview the rules on")
+    last, replayed = batches[0], batches[::-1]
+    outcomes = {batch.pk: _outcomes(batch, rules) for batch in replayed}
+    flagged = _flagged_by_built_in(last)
+    out = []
+    for index in range(len(rules)):
+        outcome = outcomes[last.pk][index]
+        ids = [match.id for match in outcome.matches]
+        out.append(
+            {
+                **outcome.as_dict(),
+                "record_ids": ids[: team_run.SAMPLE],
+                "records": [
+                    {"id": m.id, "name": m.name} for m in outcome.matches[: team_run.SAMPLE]
+                ],
+                "already_flagged": sum(1 for i in ids if i in flagged)
+                if outcome.status == team_run.RAN
+                else None,
+                "replay": [
+                    {
+                        "sync": batch.pk,
+                        "as_of": batch.as_of.isoformat() if batch.as_of else None,
+                        "status": outcomes[batch.pk][index].status,
+                        "count": outcomes[batch.pk][index].as_dict()["count"],
+                    }
+                    for batch in replayed
+                ],
+            }
+        )
+    return {"sync": last.pk, "rules": out}
+
+
+def _outcomes(batch: Batch, rules: list[TeamRule]) -> list[team_run.Outcome]:
+    tables = tables_for(batch)
+    as_of = batch.as_of or batch.created_at
+    return team_run.run_rules(
+        tables,
+        rules,
+        as_of.date(),
+        seconds=settings.TEAM_RULE_SECONDS,
+        memory_mb=settings.TEAM_RULE_MEMORY_MB,
+    )
+
+
+def _flagged_by_built_in(batch: Batch) -> set[str]:
+    """The record ids the batch's last finished run flagged with a built-in kind."""
+    run = (
+        ReviewRun.objects.filter(batch=batch, status=ReviewRun.Status.DONE)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    if run is None:
+        return set()
+    ids: set[str] = set()
+    rows = (
+        findings_of(run)
+        .exclude(category=team_run.CATEGORY)
+        .values_list("record_ids", flat=True)
+        .iterator(chunk_size=5000)
+    )
+    for record_ids in rows:
+        ids.update(record_ids)
+    return ids

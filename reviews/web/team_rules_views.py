@@ -1,0 +1,152 @@
+"""The dataset page's rule editor (docs/rules.md#a-teams-own-rules): the team's rules,
+a form for the common shape (property, operator, value, joined by AND) or an expression
+box, a live preview (htmx, as the form is typed), the library switched on with one click,
+and each rule's history. Thin views over reviews.orchestration.dataset.team_rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from reviews.engine.findings import Severity
+from reviews.engine.history.policy import PolicyError
+from reviews.engine.specialists.spec import OBJECTS
+from reviews.engine.team_rules.builder import OPERATORS, BuilderError, condition
+from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules, load
+from reviews.models import Dataset
+from reviews.orchestration.dataset import team_rules
+from reviews.web.access import get_dataset_for_user, require_role
+from workspaces.models import Role
+
+LIBRARY = Path(__file__).resolve().parents[1] / "engine" / "team_rules" / "library"
+ROWS = 3  # the form's property / operator / value rows
+
+
+def library() -> list[dict]:
+    """The library's files, each with its rules, for the one-click buttons."""
+    return [
+        {"file": path.name, "rules": load(path.read_bytes())}
+        for path in sorted(LIBRARY.glob("*.yaml"))
+    ]
+
+
+def _context(dataset: Dataset) -> dict:
+    return {
+        "dataset": dataset,
+        "rules": team_rules.rules_of(dataset),
+        "history": team_rules.history(dataset),
+        "library": library(),
+        "objects": OBJECTS,
+        "severities": [s.value for s in Severity],
+        "operators": [(name, words) for name, (words, _sql) in OPERATORS.items()],
+        "rows": range(1, ROWS + 1),
+    }
+
+
+@login_required
+@require_GET
+def rules_section(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = get_dataset_for_user(request, name)
+    template = "reviews/_team_rules.html" if request.htmx else "reviews/team_rules.html"
+    return render(request, template, _context(dataset))
+
+
+def rule_from_form(data: QueryDict) -> TeamRule:
+    """The one rule the editor's form describes: its `when` from the expression box, else
+    from the rows. RuleFileError with every problem (the builder's too)."""
+    when = data.get("when", "").strip()
+    if not when:
+        rows = [
+            (data.get(f"prop_{n}", ""), data.get(f"op_{n}", ""), data.get(f"value_{n}", ""))
+            for n in range(1, ROWS + 1)
+        ]
+        try:
+            when = condition(rows)
+        except BuilderError as error:
+            raise RuleFileError([f"rule {data.get('id', '') or 1}: {error}"]) from None
+    item = {key: data.get(key, "") for key in ("id", "object", "severity", "title", "fix")}
+    [rule] = check_rules([{**item, "when": when}])
+    return rule
+
+
+@login_required
+@require_POST
+def rules_preview(request: HttpRequest, name: str) -> HttpResponse:
+    """The form's rule run on the last sync and replayed over the stored ones; nothing
+    saved. Answered as the preview's partial (htmx swaps it in as the form is typed)."""
+    dataset = get_dataset_for_user(request, name)
+    context: dict = {"dataset": dataset}
+    try:
+        rule = rule_from_form(request.POST)
+        context["rule"] = rule
+        # As the form is typed, the last sync alone; the Preview button replays too.
+        replay = request.POST.get("replay") == "1"
+        context["preview"] = team_rules.preview(dataset, [rule], replay=replay)["rules"][0]
+        context["replayed"] = replay
+    except RuleFileError as error:
+        context["problems"] = error.problems
+    except PolicyError as error:
+        context["problems"] = [str(error)]
+    return render(request, "reviews/_rule_preview.html", context)
+
+
+def _acting(request: HttpRequest, name: str) -> Dataset:
+    """Changing the rules is the reviewer's, as changing the policy is (403 otherwise)."""
+    dataset = get_dataset_for_user(request, name)
+    require_role(request, dataset.workspace_id, Role.REVIEWER)
+    return dataset
+
+
+def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "") -> HttpResponse:
+    if error:
+        messages.error(request, error)
+    elif note:
+        messages.success(request, note)
+    url = redirect("reviews:dataset", dataset.name).url
+    return redirect(f"{url}?workspace={dataset.workspace_id}#team-rules")
+
+
+@login_required
+@require_POST
+def rules_add(request: HttpRequest, name: str) -> HttpResponse:
+    """The form's rule, or a library file's rules (`library`), as a new policy version."""
+    dataset = _acting(request, name)
+    chosen = request.POST.get("library", "")
+    try:
+        if chosen:
+            files = {item["file"]: item["rules"] for item in library()}
+            if chosen not in files:
+                return _done(request, dataset, error=f"no library file {chosen!r}")
+            rules, reason = files[chosen], f"library rules switched on: {chosen}"
+        else:
+            rules = [rule_from_form(request.POST)]
+            reason = request.POST.get("reason", "") or f"team rule {rules[0].id} saved"
+        version = team_rules.add(dataset, rules, reason=reason, user=request.user)
+    except RuleFileError as error:
+        return _done(request, dataset, error="; ".join(error.problems))
+    except PolicyError as error:
+        return _done(request, dataset, error=str(error))
+    ids = ", ".join(rule.id for rule in rules)
+    return _done(request, dataset, note=f"Policy version {version.number}: {ids} saved.")
+
+
+@login_required
+@require_POST
+def rules_remove(request: HttpRequest, name: str) -> HttpResponse:
+    dataset = _acting(request, name)
+    rule_id = request.POST.get("id", "")
+    try:
+        version = team_rules.remove(
+            dataset,
+            rule_id,
+            reason=request.POST.get("reason", "") or f"team rule {rule_id} removed",
+            user=request.user,
+        )
+    except PolicyError as error:
+        return _done(request, dataset, error=str(error))
+    return _done(request, dataset, note=f"Policy version {version.number}: {rule_id} removed.")
