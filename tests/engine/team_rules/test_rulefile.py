@@ -72,7 +72,7 @@ def test_a_file_lists_every_problem_of_every_rule():
     )
     found = problems_of(text)
     assert found == [
-        "rule a1: unknown object 'tickets'; one of companies, contacts, deals",
+        "rule a1: unknown object 'tickets'; one of companies, contacts, deals, leads",
         "rule a1: unknown severity 'blocker'; one of critical, warning, suggestion",
         "rule a2: when: line 1, column 1: function getenv() is not allowed (docs/rules.md "
         "lists those that are)",
