@@ -11,8 +11,10 @@ from django.urls import reverse
 
 from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset, Finding
+from reviews.orchestration.fixes.fixplan import plan_for_run
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from reviews.reports.fixplan_export import csv_lines
 from reviews.samplegen.salesforce_org import AS_OF, data_export, reports
 from tests.web.conftest import reviewed
 
@@ -48,6 +50,16 @@ def test_the_lead_findings_are_stored_and_are_tasks_on_the_lead(member_client, s
     won = [t for t in tasks if t["kind"] == "won_without_close_date"]
     assert won and won[0]["property"] == "CloseDate" and won[0]["object"] == "deals"
     assert not {t["property"] for t in tasks} & {"closedate", "amount", "dealstage"}
+
+
+def test_duplicate_leads_are_a_lead_merge_not_a_task(salesforce_run):
+    plan = plan_for_run(salesforce_run)
+    leads = [m for m in plan.merges if m.object == "leads"]
+    assert [(m.kind, len(m.merge)) for m in leads] == [("lead_same_email", 1)]
+    assert not [t for t in plan.tasks if t.kind == "lead_same_email"]
+    rows = list(csv.reader(io.StringIO("".join(csv_lines(plan, "salesforce-merges")))))
+    lead_rows = [r for r in rows[1:] if r[3] == "Lead"]
+    assert lead_rows and lead_rows[0][0] == leads[0].primary and lead_rows[0][4] == "yes"
 
 
 def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them(postgres):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from reviews.engine.batch import Batch, Company, Contact, Deal
+from reviews.engine.batch import Batch, Company, Contact, Deal, Lead
 from reviews.engine.findings import Severity
 from reviews.engine.fixes import survivor
 from reviews.engine.fixes.fixtasks import PlanFinding, Task, records_by_type, task_of
@@ -177,6 +177,8 @@ def _root(merged_into: dict[tuple[str, str], str], object_type: str, record_id: 
 def _moves(batch: Batch, keep: Record, gone: Record) -> dict[str, Any]:
     """The associations `gone` has and `keep` has not: HubSpot moves them to `keep`."""
     moves: dict[str, list[str]] = {}
+    if isinstance(gone, Lead):
+        return {}  # a lead is associated with nothing
     if isinstance(gone, Company):
         members = _company_members(batch)
         for kind in ("contacts", "deals"):

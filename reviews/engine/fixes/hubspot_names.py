@@ -57,6 +57,12 @@ def field_name(object_type: str, field: str, crm: str = "hubspot") -> str:
 MERGE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "companies": (("name", "name"), ("domain", "domain")),
     "contacts": (("email", "email"), ("first_name", "firstName"), ("last_name", "lastName")),
+    "leads": (
+        ("email", "email"),
+        ("first_name", "firstName"),
+        ("last_name", "lastName"),
+        ("company", "company"),
+    ),
     "deals": (
         ("name", "name"),
         ("amount", "amount"),

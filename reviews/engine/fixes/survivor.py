@@ -46,6 +46,7 @@ CREATED_KEYS: tuple[str, ...] = (
     "Date de création",  # fr
     "Fecha de creación",  # es
     "Data de criação",  # pt
+    "CreatedDate",  # Salesforce's
 )
 # Last-modified dates of contacts and deals (companies have updated_at).
 UPDATED_KEYS: tuple[str, ...] = ("updatedAt", "hs_lastmodifieddate", "lastmodifieddate")
@@ -186,7 +187,9 @@ class Associations:
             return self.to_company[record.id]
         if isinstance(record, Contact):
             return self.to_contact[record.id] + len(companies_of(record))
-        return len(companies_of(record)) + len(set(record.contact_ids))
+        if isinstance(record, Deal):
+            return len(companies_of(record)) + len(set(record.contact_ids))
+        return 0  # a lead is associated with nothing
 
 
 def association_counts(batch: Batch) -> Associations:

@@ -15,7 +15,7 @@ from reviews.engine.batch import Batch, Contact, Lead
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.specialists.common import named, named_list
 from reviews.engine.specialists.grouping import groups
-from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
+from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind, Merges
 
 W = (Severity.WARNING,)
 # The generated JSON samples hold no leads (their recorded reviews stay as they are):
@@ -41,6 +41,7 @@ LEAD_SAME_EMAIL = Kind(
     finds="two or more unconverted leads with one normalised email",
     reads=("leads.email",),
     fix=ANY_RECORD,
+    merge=Merges("leads"),
 )
 LEAD_NO_OWNER = Kind(
     "lead_no_owner",
