@@ -80,7 +80,9 @@ def connect(
     except AccountUnknown as error:
         raise ConnectRefused(error.message) from None
     except ConnectorError as error:
-        raise ConnectRefused(f"{name} refused the token: {error.message}") from None
+        # No status: the CRM did not answer, which is not a refusal of the credentials.
+        said = "refused the token" if error.status is not None else "could not be reached"
+        raise ConnectRefused(f"{name} {said}: {error.message}") from None
     finally:
         connector.close()
     values = {

@@ -49,8 +49,18 @@ def files_of(batch: Batch) -> dict[str, bytes]:
 def test_connecting_checks_the_credentials_and_keeps_them_sealed(settings):
     with serving(small_org(), settings) as api:
         connection = connect(api)
-        with pytest.raises(pulls.ConnectRefused, match="invalid_client"):
+        with pytest.raises(
+            pulls.ConnectRefused, match="Salesforce refused the token: .*invalid_client"
+        ):
             connect(api, "other", secret="wrong")
+    # Nothing listens there any more: not a refusal of the credentials.
+    settings.SALESFORCE_BACKOFF_SECONDS = 0
+    with pytest.raises(pulls.ConnectRefused, match="^Salesforce could not be reached: "):
+        pulls.connect(
+            Dataset.objects.create(name="down"),
+            registry.credentials_from("salesforce", credentials_for(api)),
+            provider="salesforce",
+        )
     assert (connection.provider, connection.provider_label) == ("salesforce", "Salesforce")
     assert (connection.portal_id, connection.company_currency) == ("00D5g000004ABCDEAZ", "USD")
     assert connection.time_zone == "Europe/Paris"
