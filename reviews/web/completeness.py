@@ -83,4 +83,9 @@ def fill_rates(history: list[Sync]) -> list[ObjectFill]:
 
 
 def _percent(row: dict) -> int:
-    return row["filled"] * 100 // row["total"] if row["total"] else 0
+    """Rounded to the nearest (2 of 3: 67), but never 100 short of full nor 0 above empty."""
+    filled, total = row["filled"], row["total"]
+    if not total:
+        return 0
+    percent = (filled * 200 + total) // (total * 2)
+    return min(max(percent, 1 if filled else 0), 99 if filled < total else 100)

@@ -4,6 +4,7 @@ fill rates, and the lock a team's rule runs under."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from decimal import Decimal
 
@@ -73,6 +74,8 @@ def test_a_header_that_filled_a_field_names_its_column(export):
     aliases = export.aliases["deals"]
     assert aliases["Deal Stage"] == "stage" and aliases["Close Date"] == "close_date"
     assert "Amount" not in aliases  # "amount" already: DuckDB folds case
+    # The JSON batch's names (docs/input.md) name the typed columns too.
+    assert aliases["closeDate"] == "close_date" and aliases["companyId"] == "company_id"
     assert export.labels("contacts")["email"] == "Email"
     assert export.labels("contacts")["owner"] == "owner"  # no column: the JSON name
 
@@ -173,3 +176,18 @@ def test_a_query_past_its_deadline_is_interrupted():
     with pytest.raises(RuleTimeout), deadline(connection, 0.3):
         connection.execute("SELECT count(*) FROM t x, t y WHERE (x.a * 7 + y.a) % 1000003 = 5")
     assert connection.execute("SELECT count(*) FROM t").fetchone() == (100000,)
+
+
+def test_a_team_rule_may_name_a_field_as_docs_input_md_does(export):
+    from datetime import date as day
+
+    from reviews.engine.team_rules.rulefile import load
+    from reviews.engine.team_rules.run import team_findings
+
+    rule = {"id": "late", "object": "deals", "severity": "warning", "title": "t", "fix": "f",
+            "when": "closeDate < as_of AND NOT is_closed"}  # fmt: skip
+    found, report = team_findings(
+        export, load(json.dumps({"rules": [rule]})), day(2026, 10, 1), seconds=10, memory_mb=256
+    )
+    assert [r["status"] for r in report] == ["ran"]
+    assert [f.record_ids for f in found] == [["501"]]

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from reviews.models import Dataset
+from reviews.web import completeness
 
 pytestmark = pytest.mark.django_db
 
@@ -79,10 +80,18 @@ def fill_row(page: str, object_name: str, label: str) -> str:
 def test_property_completeness_shows_a_fall_since_the_last_sync(page):
     # samples/syncs/northwind: Phone Number on 7 of 8 contacts, then on 3 of 8.
     phone = fill_row(page, "contacts", "Phone Number")
-    assert 'class="dropped"' in phone and ">37%<" in phone and "-50 pts" in phone
+    assert 'class="dropped"' in phone and ">38%<" in phone and "-50 pts" in phone
     email = fill_row(page, "contacts", "Email")
     assert ">100%<" in email and "dropped" not in email
     # The biggest fall is listed first, and the object says how many fell.
     contacts = page[page.index('data-object="contacts"') :]
     assert contacts.index('data-property="Phone Number"') < contacts.index('data-property="Email"')
     assert "1 fell" in contacts[: contacts.index("</summary>")]
+
+
+@pytest.mark.parametrize(
+    ("filled", "total", "percent"),
+    [(2, 3, 67), (3, 8, 38), (199, 200, 99), (200, 200, 100), (1, 1000, 1), (0, 5, 0)],
+)
+def test_a_fill_rate_is_rounded_but_never_full_or_empty_when_it_is_not(filled, total, percent):
+    assert completeness._percent({"filled": filled, "total": total}) == percent

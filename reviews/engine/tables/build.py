@@ -84,12 +84,18 @@ class Tables:
     @property
     def aliases(self) -> dict[str, dict[str, str]]:
         """Per object, the names a rule may use for a documented column beyond the
-        table's own: each header that filled it, unless its name is a column already
-        (DuckDB matches names case-insensitively)."""
+        table's own: its name in the JSON batch (docs/input.md: `closeDate` for
+        `close_date`) and each header that filled it, unless the name is a column
+        already (DuckDB matches names case-insensitively; the first name wins)."""
         found = {}
-        for name, headers in self.headers.items():
+        for name in self.headers:  # every object the database holds
             taken = {column.casefold() for column in self.columns(name)}
-            found[name] = {h: c for h, c in headers.items() if h.casefold() not in taken}
+            names = {key: column for column, key in json_names(name).items()}
+            found[name] = {}
+            for alias, column in (*names.items(), *self.headers.get(name, {}).items()):
+                if alias.casefold() not in taken:
+                    taken.add(alias.casefold())
+                    found[name][alias] = column
         return found
 
     def labels(self, name: str) -> dict[str, str]:
