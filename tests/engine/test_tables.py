@@ -191,3 +191,19 @@ def test_a_team_rule_may_name_a_field_as_docs_input_md_does(export):
     )
     assert [r["status"] for r in report] == ["ran"]
     assert [f.record_ids for f in found] == [["501"]]
+
+
+def test_numbers_past_64_bits_are_kept_and_past_python_s_limit_left_empty():
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        huge = int("9" * (limit + 100))
+    finally:
+        sys.set_int_max_str_digits(limit)
+    from reviews.engine.tables.build import property_text
+
+    assert property_text(2**70) == str(2**70)
+    assert property_text({"n": [2**64, None]}) == '{"n":[18446744073709551616,null]}'
+    assert property_text(huge) is None

@@ -47,3 +47,17 @@ def test_kept_tables_are_read_not_built_again(monkeypatch):
 
     monkeypatch.setattr(tables, "load_parsed", parse_again)
     assert tables.deal_stages(run.batch) == {"dl_201": "Decision Maker Bought-In"}
+
+
+def test_tables_that_cannot_be_built_leave_the_review_whole(monkeypatch, caplog):
+    # Fault injection: whatever breaks the tables, the specialists' review goes on.
+    def broken(parsed):
+        raise ValueError("a value the tables cannot hold")
+
+    monkeypatch.setattr(tables, "build_tables", broken)
+    batch = a_sync()
+    batch["companies"][0]["employees"] = 2**70  # past 64 bits: kept as text when built
+    run = reviewed_run(batch)
+    assert (run.status, run.degraded) == ("done", False)
+    assert "its tables could not be built" in caplog.text
+    assert run.batch.fill_rates == {}

@@ -17,8 +17,8 @@ from operator import attrgetter
 from typing import Any
 
 import duckdb
+import msgspec
 import numpy as np
-import orjson
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import records as kinds
@@ -26,6 +26,7 @@ from reviews.engine.ingest import values
 from reviews.engine.storable import storable
 
 # Leads: Salesforce's fourth object; an empty table for a batch without any (HubSpot's).
+_json = msgspec.json.Encoder()
 OBJECTS = ("companies", "contacts", "deals", "leads")
 KINDS = {
     "companies": kinds.COMPANIES,
@@ -211,7 +212,11 @@ def property_text(value: Any) -> str | None:
         return None
     if value.__class__ is str:
         return storable(value)
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    # msgspec, as the batch's kept fields (extra_fields.py): ints past 64 bits too.
+    try:
+        return storable(_json.encode(value).decode())
+    except ValueError:  # an int past Python's 4,300-digit str() limit, nested somewhere
+        return None
 
 
 def quote(name: str) -> str:

@@ -140,7 +140,7 @@ def run_specialist(run_id: int, agent: str) -> bool:
             run = ReviewRun.objects.select_related("batch", "policy_version").get(pk=run_id)
             parsed = load_parsed(run.batch)
             if tables.needs_tables(run.batch):  # once per batch, while the parse is here
-                tables.keep_tables(run.batch, parsed)
+                tables.keep_tables_or_log(run.batch, parsed)
             # The dataset's policy the run recorded: its Rules, then its filter (kinds
             # off, severities changed), both pure engine functions.
             policy = policies.of_version(run.policy_version)

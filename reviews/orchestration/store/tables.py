@@ -39,6 +39,15 @@ def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
         write_parquet(build_tables(parsed), folder)
 
 
+def keep_tables_or_log(batch: Batch, parsed: plain.Batch) -> None:
+    """keep_tables for a specialist: tables it cannot build are logged, and its own review
+    goes on (what needs them reports their absence: the team's rules could not run)."""
+    try:
+        keep_tables(batch, parsed)
+    except Exception:
+        logger.exception("batch %s: its tables could not be built", batch.pk)
+
+
 def tables_for(batch: Batch, *, load: bool = True) -> Tables:
     """The batch's tables: read from the Parquet kept for it, else built from its parse
     and kept. `load`: as reviews.engine.tables.store.read_parquet."""
