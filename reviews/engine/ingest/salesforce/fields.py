@@ -66,7 +66,10 @@ OPPORTUNITY = SfObject(
         "id": ("Id", "Opportunity ID"),
         "name": ("Name", "Opportunity Name"),
         "amount": ("Amount", "Amount"),
-        "currency": ("CurrencyIsoCode", "Opportunity Currency"),
+        # A multi-currency org's report writes the code beside each currency field, as
+        # "Amount Currency" ("Amount (Converted) Currency" is the converted amount's, not
+        # the deal's); the field itself is labelled "Opportunity Currency".
+        "currency": ("CurrencyIsoCode", "Opportunity Currency", "Amount Currency", "Currency"),
         "stage": ("StageName", "Stage"),
         "closeDate": ("CloseDate", "Close Date"),
         "companyId": ("AccountId", "Account ID"),
