@@ -4,12 +4,16 @@ files under other names, and where an invalid value sits in the file."""
 
 from __future__ import annotations
 
+import csv
+import io
+from datetime import date, datetime
 from decimal import Decimal
 
 import pytest
 
 from reviews.engine.ingest import IngestError, UploadedFile, parse_upload
 from reviews.samplegen import salesforce_org as org
+from tests.engine.ingest.test_salesforce import facts, review
 
 OPP_ID = "0065g00000AbCdE"
 
@@ -37,7 +41,7 @@ def test_a_multi_currency_reports_currency_column_is_the_opportunitys_currency(l
     report = (
         f"Opportunity ID,Opportunity Name,{label},Amount,"
         "Amount (Converted) Currency,Amount (Converted)\n"
-        f"{OPP_ID},Fleet,EUR,\"120,000.00\",USD,\"130,800.00\"\n"
+        f'{OPP_ID},Fleet,EUR,"120,000.00",USD,"130,800.00"\n'
     )
     batch = parse(("report1.csv", report))
     (deal,) = batch.deals
@@ -46,3 +50,63 @@ def test_a_multi_currency_reports_currency_column_is_the_opportunitys_currency(l
         "Amount (Converted)",
         "Amount (Converted) Currency",
     ]
+
+
+# --- reports saved as XLSX ----------------------------------------------------------------
+
+
+def workbook(rows: list[list]) -> bytes:
+    """One sheet, as a report's Export (Details Only, Excel Format .xlsx) saves it."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for row in rows:
+        book.active.append(row)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def as_xlsx(name: str, data: bytes) -> tuple[str, bytes]:
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
+    return name.rsplit(".", 1)[0] + ".xlsx", workbook(rows)
+
+
+def test_reports_saved_as_xlsx_give_the_findings_of_the_same_reports_as_csv():
+    reports = org.reports()
+    as_csv = facts(review(parse(*reports.items())))
+    assert facts(review(parse(*(as_xlsx(n, d) for n, d in reports.items())))) == as_csv
+    # one of them as XLSX among the others' CSV files
+    mixed = dict(reports)
+    name = "report1722502800003.csv"
+    mixed.update([as_xlsx(name, mixed.pop(name))])
+    batch = parse(*mixed.items())
+    assert len(batch.deals) == len(org.OPPORTUNITIES)
+    assert "Fiscal Period" in batch.ignored_columns["report1722502800003.xlsx"]
+    assert facts(review(batch)) == as_csv
+
+
+def test_an_xlsx_report_alone_is_read_with_its_typed_cells():
+    rows = [
+        ["Opportunity Name", "Opportunity ID", "Stage", "Amount Currency", "Amount",
+         "Close Date", "Last Modified Date"],
+        ["Fleet", OPP_ID, "Closed Won", "EUR", 120000.5, datetime(2026, 7, 3),
+         datetime(2026, 7, 30, 10, 11)],
+        ["Zero", "0065g00000AbCdF", "Prospecting", "USD", 0, datetime(2026, 9, 1), None],
+    ]  # fmt: skip
+    batch = parse(("Opportunities report.xlsx", workbook(rows)))
+    assert batch.crm == "salesforce" and batch.source == "salesforce-report"
+    fleet, zero = batch.deals
+    assert (fleet.amount, fleet.currency, fleet.close_date) == (
+        Decimal("120000.5"),
+        "EUR",
+        date(2026, 7, 3),
+    )
+    assert zero.amount == Decimal(0)
+    assert batch.value_problems == []
+
+
+def test_an_api_named_xlsx_named_for_its_object_is_read():
+    rows = [["Id", "Name", "Website"], ["0015g00000AbCdE", "Halvorsen Marine", "halvorsen.example"]]
+    batch = parse(("Account.xlsx", workbook(rows)))
+    assert [(c.id, c.name) for c in batch.companies] == [("0015g00000AbCdEAAV", "Halvorsen Marine")]

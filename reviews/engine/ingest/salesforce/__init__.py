@@ -25,9 +25,9 @@ __all__ = ["NOT_READ", "is_salesforce_upload", "parse_salesforce"]
 NOT_READ = ["(a file of an object revreview does not read)"]
 
 
-def is_salesforce_upload(files: list[tuple[str, bytes]]) -> bool:
-    """Whether any CSV file of the upload is one Salesforce wrote."""
-    return any(is_salesforce_file(name, data) for name, data in files)
+def is_salesforce_upload(files: list[tuple[str, bytes]], limits: Limits | None = None) -> bool:
+    """Whether any CSV or spreadsheet file of the upload is one Salesforce wrote."""
+    return any(is_salesforce_file(name, data, limits) for name, data in files)
 
 
 def parse_salesforce(
@@ -39,11 +39,11 @@ def parse_salesforce(
     tables: dict[str, SfTable] = {}
     not_read: dict[str, list[str]] = {}
     for name, data in files:
-        headers = header_row(name, data, limits.encoding) or []
+        headers = header_row(name, data, limits.encoding, limits) or []
         if object_of(name, headers)[0] is None:  # the Data Export's Task.csv, Case.csv...
             not_read[name] = NOT_READ
             continue
-        table = read_table(name, data, errors, limits.encoding)
+        table = read_table(name, data, errors, limits.encoding, limits)
         if table is None:
             continue
         key = table.sf_object.name

@@ -224,8 +224,14 @@ def _exported(table: SfTable, tables: dict[str, SfTable]) -> frozenset[str]:
 
 def _written_parsers(table: SfTable, date_order: str) -> dict:
     """A report's own way of writing amounts and dates, settled by its values."""
-    amounts = {v["amount"] for _, _, v, _ in table.rows if "amount" in v}
-    dates = {v[k] for _, _, v, _ in table.rows for k in ("closeDate", "updatedAt") if k in v}
+    # Text only: a typed spreadsheet cell (a number, a date) settles nothing.
+    amounts = {v["amount"] for _, _, v, _ in table.rows if v.get("amount").__class__ is str}
+    dates = {
+        v[k]
+        for _, _, v, _ in table.rows
+        for k in ("closeDate", "updatedAt")
+        if v.get(k).__class__ is str
+    }
     order = date_order_of(dates, date_order)
     return {
         "amount": partial(parse_written_amount, decimal_separator=decimal_separator_of(amounts)),
