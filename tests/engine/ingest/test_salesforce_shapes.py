@@ -110,3 +110,31 @@ def test_an_api_named_xlsx_named_for_its_object_is_read():
     rows = [["Id", "Name", "Website"], ["0015g00000AbCdE", "Halvorsen Marine", "halvorsen.example"]]
     batch = parse(("Account.xlsx", workbook(rows)))
     assert [(c.id, c.name) for c in batch.companies] == [("0015g00000AbCdEAAV", "Halvorsen Marine")]
+
+
+# --- a report without its id column ----------------------------------------------------
+
+
+def without(data: bytes, column: str) -> bytes:
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    at = rows[0].index(column)
+    out = io.StringIO()
+    csv.writer(out).writerows([r[:at] + r[at + 1 :] if len(r) > at else r for r in rows])
+    return out.getvalue().encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "column"),
+    [
+        ("report1722502800003.csv", "Opportunity ID"),
+        ("report1722502800004.csv", "Lead ID"),
+        ("report1722502800002.csv", "Contact ID"),
+        ("report1722502800001.csv", "Account ID"),
+    ],
+)
+def test_a_report_without_its_id_column_is_refused_naming_the_file_and_the_column(name, column):
+    reports = org.reports()
+    reports[name] = without(reports[name], column)
+    expected = [f"{name}: no {column} column: every record needs its Salesforce id"]
+    assert errors(*reports.items()) == expected
+    assert errors((name, reports[name])) == expected  # alone too

@@ -143,25 +143,33 @@ SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE)
 BY_FILE = {o.name.casefold(): o for o in SF_OBJECTS}
 BY_LIST = {o.kind.name: o for o in SF_OBJECTS if o.kind is not None}
 
-# A report export is told by its id column's label; the first object whose labels it
-# carries names it (a contact roles report also has Opportunity ID and Contact ID).
-_REPORT_MARKERS = (
-    (CONTACT_ROLE, ("Contact Role", "Contact Role ID")),
-    (OPPORTUNITY, ("Opportunity ID",)),
-    (LEAD, ("Lead ID",)),
-    (CONTACT, ("Contact ID",)),
-    (USER, ("User ID",)),
-    (ACCOUNT, ("Account ID",)),
+# Headers that tell a file's object when its name does not: every group must have one
+# of its headers in the file; the first object that fits names it. A report is told by
+# its labels, its id column's or others only Salesforce writes ("Opportunity Name"),
+# so a report without its id column is refused rather than read as another object (an
+# Opportunities report also has Account ID). A contact roles report also has
+# Opportunity ID and Contact ID; a Contacts report has no label of its own but its
+# account's beside a person's.
+_Markers = tuple[tuple["SfObject", tuple[tuple[str, ...], ...]], ...]
+_ACCOUNT_LABELS = ("Account ID", "Account Name", "Account Owner")
+_REPORT_MARKERS: _Markers = (
+    (CONTACT_ROLE, (("Contact Role", "Contact Role ID"),)),
+    (OPPORTUNITY, (("Opportunity ID", "Opportunity Name", "Opportunity Owner"),)),
+    (LEAD, (("Lead ID", "Lead Owner", "Company / Account"),)),
+    (CONTACT, (("Contact ID",),)),
+    (CONTACT, (_ACCOUNT_LABELS, ("Contact Owner", "Email", "First Name", "Last Name"))),
+    (USER, (("User ID",),)),
+    (ACCOUNT, (_ACCOUNT_LABELS,)),
 )
 # An API-named file without its object's name (a pipe, a renamed file): its headers.
-_API_MARKERS = (
-    (STAGE, ("ApiName", "MasterLabel")),
-    (CONTACT_ROLE, ("OpportunityId", "ContactId")),
-    (OPPORTUNITY, ("StageName",)),
-    (LEAD, ("IsConverted",)),
-    (USER, ("Username",)),
-    (CONTACT, ("AccountId", "Email")),
-    (ACCOUNT, ("AccountSource",)),
+_API_MARKERS: _Markers = (
+    (STAGE, (("ApiName",), ("MasterLabel",))),
+    (CONTACT_ROLE, (("OpportunityId",), ("ContactId",))),
+    (OPPORTUNITY, (("StageName",),)),
+    (LEAD, (("IsConverted",),)),
+    (USER, (("Username",),)),
+    (CONTACT, (("AccountId",), ("Email",))),
+    (ACCOUNT, (("AccountSource",),)),
 )
 
 
@@ -174,12 +182,15 @@ def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool
     named = BY_FILE.get(base.casefold())
     if named is not None:
         return named, report
-    markers = _REPORT_MARKERS if report else _API_MARKERS
-    for sf_object, needed in markers:
-        present = [header_key(h) in keys for h in needed]
-        if any(present) if report else all(present):
-            return sf_object, report
-    return None, report
+    return object_by_headers(keys, report), report
+
+
+def object_by_headers(keys: set[str], report: bool) -> SfObject | None:
+    """The object whose headers (folded by header_key) a file has, or None."""
+    for sf_object, groups in _REPORT_MARKERS if report else _API_MARKERS:
+        if all(any(header_key(h) in keys for h in group) for group in groups):
+            return sf_object
+    return None
 
 
 def map_headers(sf_object: SfObject, headers: list[str], report: bool) -> dict[int, str]:

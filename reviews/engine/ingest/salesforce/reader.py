@@ -1,8 +1,9 @@
 """Salesforce's files, read into one table per object (fields.py says which column is
-which): CSV files, and reports saved as XLSX (through spreadsheet.py). Shapes: the weekly Data Export's files and Data Loader's (API names, one file
-per object, named after it: Account.csv), and report exports (labels; a Classic
-report's CSV ends with a blank line and a footer of the report's name, a copyright and
-who generated it, which is not read)."""
+which): CSV files, and reports saved as XLSX (through spreadsheet.py). Shapes: the weekly
+Data Export's files and Data Loader's (API names, one file per object, named after it:
+Account.csv), and report exports (labels; a Classic report's CSV ends with a blank line
+and a footer of the report's name, a copyright and who generated it, which is not
+read)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,23 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+from reviews.engine.ingest.columns import header_key
 from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
 from reviews.engine.ingest.errors import ErrorList, Limits
-from reviews.engine.ingest.salesforce.fields import SfObject, map_headers, object_of, record_keys
+from reviews.engine.ingest.salesforce.fields import (
+    SfObject,
+    map_headers,
+    object_by_headers,
+    object_of,
+    record_keys,
+)
 from reviews.engine.ingest.salesforce.ids import to18
 from reviews.engine.ingest.spreadsheet import sheet_rows, spreadsheet_kind
 from reviews.engine.ingest.values import describe
 
 _HEAD_BYTES = 64 * 1024  # enough for any header row Salesforce writes
 CRM = "Salesforce"
+_HUBSPOT_ID = header_key("Record ID")  # a HubSpot export's id column: never Salesforce's
 # A report saved as XLSX: its amounts and dates taken as the cells' types (as HubSpot's).
 _TYPED = frozenset({"amount", "closeDate", "updatedAt"})
 
@@ -69,15 +78,18 @@ def _columns(name: str):
 
 def is_salesforce_file(name: str, data: bytes, limits: Limits | None = None) -> bool:
     """A file Salesforce wrote (CSV, or a report saved as XLSX): named for one of its
-    objects, or headed by its names, and with its object's id column (a HubSpot export
-    saved as Contact.csv has none)."""
+    objects and with its id column (a HubSpot export saved as Contact.csv has none), or
+    headed by its object's names (then refused if it lacks its id column)."""
     headers = header_row(name, data, limits=limits)
     if not headers:
         return False
     sf_object, report = object_of(name, headers)
     if sf_object is None:
         return False
-    return "id" in map_headers(sf_object, headers, report).values() or not sf_object.needs_id
+    if "id" in map_headers(sf_object, headers, report).values() or not sf_object.needs_id:
+        return True
+    keys = {header_key(h) for h in headers}
+    return _HUBSPOT_ID not in keys and object_by_headers(keys, report) is not None
 
 
 def read_table(
