@@ -225,6 +225,9 @@ class Batch:
     # What the export left out or could not settle, reported with the run:
     partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
     ignored_columns: dict[str, list[str]] = field(default_factory=dict)  # file -> headers
+    # What the reader could not read and the run says ([{"code", "message"}], as a
+    # dataset's arrival warnings): a Salesforce file nothing recognised (unread_file).
+    warnings: list[dict[str, str]] = field(default_factory=list)
     # list -> the fields (docs/input.md names) its export had a column or property for,
     # present even where every value is blank; a list not named is not described (a
     # JSON batch names its fields record by record). Kinds whose fields are not there

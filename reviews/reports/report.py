@@ -101,6 +101,8 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             ],
         },
     }
+    if batch.warnings:  # a file the reader could not read (a Salesforce extract.csv)
+        report["batch"]["warnings"] = batch.warnings
     if in_dataset:  # docs/history.md; a batch without a dataset reads as before
         # What its arrival in the dataset called for saying: late, or no shared records.
         report["batch"]["warnings"] = batch.warnings

@@ -70,3 +70,12 @@ def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them
     assert {f.kind for f in Finding.objects.filter(run=later)} == {
         f.kind for f in Finding.objects.filter(run=first)
     }
+
+
+def test_a_file_nothing_recognises_is_a_warning_on_the_run_page(member_client, postgres):
+    task = b'"Id","Subject","WhatId"\n"00T5g00000AbCdE","Call",""\n'
+    files = [UploadedFile(n, d) for n, d in data_export().items()]
+    run = reviewed([*files, UploadedFile("extract.csv", task)])
+    assert [w["code"] for w in run.batch.warnings] == ["unread_file"]
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert "extract.csv was not read: neither its name nor its columns say" in page

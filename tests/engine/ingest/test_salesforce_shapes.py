@@ -138,3 +138,41 @@ def test_a_report_without_its_id_column_is_refused_naming_the_file_and_the_colum
     expected = [f"{name}: no {column} column: every record needs its Salesforce id"]
     assert errors(*reports.items()) == expected
     assert errors((name, reports[name])) == expected  # alone too
+
+
+# --- Data Loader files under other names ------------------------------------------------
+
+
+def dropping(data: bytes, *columns: str) -> bytes:
+    for column in columns:
+        data = without(data, column)
+    return data
+
+
+def test_data_loader_files_under_other_names_are_told_by_their_fields():
+    files = org.data_export(loader=True)
+    renamed = {
+        # Data Loader names every export extract.csv; a team renames them as it likes
+        "extract.csv": dropping(files.pop("Account.csv"), "AccountSource"),
+        "extract (1).csv": dropping(files.pop("Contact.csv"), "AccountId"),
+        "extract (2).csv": dropping(files.pop("Lead.csv"), "IsConverted"),
+        "extract (3).csv": dropping(files.pop("Opportunity.csv"), "StageName"),
+        "users.csv": dropping(files.pop("User.csv"), "Username"),
+    }
+    batch = parse(*files.items(), *renamed.items())
+    assert batch.counts == {"companies": 4, "contacts": 5, "deals": 5, "leads": 5}
+    assert batch.warnings == []
+    assert {lead.owner for lead in batch.leads} >= {"Priya Nair"}  # users.csv read
+
+
+def test_a_file_nothing_recognises_is_named_in_a_warning_not_dropped_silently():
+    files = org.data_export(loader=True)
+    task = '"Id","Subject","ActivityDate","WhatId"\n"00T5g00000AbCdE","Call","2026-08-01",""\n'
+    batch = parse(*files.items(), ("extract.csv", task), ("Task.csv", task))
+    assert [w["message"] for w in batch.warnings] == [
+        "extract.csv was not read: neither its name nor its columns say it holds Salesforce "
+        "Accounts, Contacts, Opportunities, Leads, contact roles, Users or stages"
+    ]
+    assert batch.warnings[0]["code"] == "unread_file"
+    # a Data Export's file of another object is listed as not read, without a warning
+    assert "Task.csv" in batch.ignored_columns and "extract.csv" in batch.ignored_columns

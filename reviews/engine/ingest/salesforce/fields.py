@@ -11,6 +11,7 @@ match case- and space-insensitively, as HubSpot's do (columns.header_key)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from reviews.engine.ingest.columns import header_key
@@ -161,7 +162,9 @@ _REPORT_MARKERS: _Markers = (
     (USER, (("User ID",),)),
     (ACCOUNT, (_ACCOUNT_LABELS,)),
 )
-# An API-named file without its object's name (a pipe, a renamed file): its headers.
+# An API-named file whose name is not its object's: its headers. A file named like an
+# object (Task.csv, Invoice__c.csv: the Data Export's other files) only by fields no
+# other object has, as the Data Export holds dozens of objects.
 _API_MARKERS: _Markers = (
     (STAGE, (("ApiName",), ("MasterLabel",))),
     (CONTACT_ROLE, (("OpportunityId",), ("ContactId",))),
@@ -171,6 +174,27 @@ _API_MARKERS: _Markers = (
     (CONTACT, (("AccountId",), ("Email",))),
     (ACCOUNT, (("AccountSource",),)),
 )
+# A file named otherwise (Data Loader's extract.csv, a pipe): its Id and fields of its
+# object, in an order that settles the objects sharing some (a User and a Lead have a
+# Contact's names; an Opportunity has an Account's Name).
+_LOADER_MARKERS: _Markers = (
+    *_API_MARKERS,
+    (STAGE, (("DefaultProbability",), ("IsClosed", "IsWon"))),
+    (USER, (("Alias", "ProfileId", "UserRoleId", "TimeZoneSidKey", "LocaleSidKey"),)),
+    (USER, (("IsActive",), ("FirstName", "LastName", "Email"))),
+    (LEAD, (("Company", "ConvertedContactId", "ConvertedAccountId", "ConvertedDate"),)),
+    (OPPORTUNITY, (("CloseDate", "ForecastCategory", "ForecastCategoryName", "Amount"),)),
+    (CONTACT, (("FirstName", "LastName", "Email"),)),
+    (
+        ACCOUNT,
+        (
+            ("Name",),
+            ("Website", "BillingCountry", "BillingCity", "Industry", "NumberOfEmployees",
+             "AnnualRevenue", "AccountNumber"),
+        ),
+    ),  # fmt: skip
+)
+_OBJECT_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")  # Account, OpportunityContactRole, X__c
 
 
 def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool]:
@@ -178,16 +202,27 @@ def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool
     name (Account.csv, as the Data Export and Data Loader name them), else its headers."""
     keys = {header_key(h) for h in headers}
     report = "id" not in keys  # API files have an Id column; reports label theirs
-    base = file_name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    named = BY_FILE.get(base.casefold())
+    named = BY_FILE.get(_base(file_name).casefold())
     if named is not None:
         return named, report
-    return object_by_headers(keys, report), report
+    return object_by_headers(keys, report, not named_like_object(file_name)), report
 
 
-def object_by_headers(keys: set[str], report: bool) -> SfObject | None:
-    """The object whose headers (folded by header_key) a file has, or None."""
-    for sf_object, groups in _REPORT_MARKERS if report else _API_MARKERS:
+def named_like_object(file_name: str) -> bool:
+    """Whether a file is named like a Salesforce object (Task.csv), as the Data Export
+    names each object's file."""
+    return bool(_OBJECT_NAME.fullmatch(_base(file_name)))
+
+
+def _base(file_name: str) -> str:
+    return file_name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def object_by_headers(keys: set[str], report: bool, loader: bool = True) -> SfObject | None:
+    """The object whose headers (folded by header_key) a file has, or None. `loader`: an
+    API-named file not named like an object, told by broader fields."""
+    markers = _REPORT_MARKERS if report else _LOADER_MARKERS if loader else _API_MARKERS
+    for sf_object, groups in markers:
         if all(any(header_key(h) in keys for h in group) for group in groups):
             return sf_object
     return None
