@@ -189,8 +189,15 @@ _LOADER_MARKERS: _Markers = (
         ACCOUNT,
         (
             ("Name",),
-            ("Website", "BillingCountry", "BillingCity", "Industry", "NumberOfEmployees",
-             "AnnualRevenue", "AccountNumber"),
+            (
+                "Website",
+                "BillingCountry",
+                "BillingCity",
+                "Industry",
+                "NumberOfEmployees",
+                "AnnualRevenue",
+                "AccountNumber",
+            ),
         ),
     ),  # fmt: skip
 )
