@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
@@ -176,3 +176,25 @@ def test_a_file_nothing_recognises_is_named_in_a_warning_not_dropped_silently():
     assert batch.warnings[0]["code"] == "unread_file"
     # a Data Export's file of another object is listed as not read, without a warning
     assert "Task.csv" in batch.ignored_columns and "extract.csv" in batch.ignored_columns
+
+
+# --- the as-of time -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("column", ["LastModifiedDate", "SystemModstamp"])
+@pytest.mark.parametrize("newest", ["Opportunity.csv", "Contact.csv"])
+def test_the_as_of_time_is_the_newest_modification_of_any_object(newest, column):
+    stamp = "2026-07-02T10:00:00.000+0000"
+    files = {
+        "Account.csv": f'"Id","Name","LastModifiedDate"\n"0015g00000AbCdE","A","{stamp}"\n',
+        "Opportunity.csv": f'"Id","Name","{column}"\n"{OPP_ID}","D","{stamp}"\n',
+        "Contact.csv": f'"Id","Email","{column}"\n"0035g00000AbCdE","a@b.example","{stamp}"\n',
+    }
+    files["Account.csv"] = files["Account.csv"].replace("07-02", "07-01")
+    files[newest] = files[newest].replace("2026-07-02", "2026-07-20")
+    uploads = [UploadedFile(n, d.encode()) for n, d in files.items()]
+    batch = parse_upload(uploads, as_of=None, received_at=org.AS_OF)
+    assert (batch.as_of, batch.as_of_source) == (
+        datetime(2026, 7, 20, 10, tzinfo=UTC),
+        "last_modified",
+    )

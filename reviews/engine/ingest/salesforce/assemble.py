@@ -73,7 +73,8 @@ def assemble_salesforce(
             _owner(fields, users, table)
             if kind.name == "deals":
                 _deal(fields, roles, rid, table)
-            stamp = stamp_of(fields["updatedAt"]) if "updatedAt" in fields else None
+            # Every object's LastModifiedDate counts, a field of its records or not.
+            stamp = stamp_of(values["updatedAt"]) if "updatedAt" in values else None
             if stamp.__class__ is datetime and (newest is None or stamp > newest):
                 newest = stamp
             out.append(build_record(kind, rid, len(out), fields, extra, problems, plan))
