@@ -198,3 +198,22 @@ def test_the_as_of_time_is_the_newest_modification_of_any_object(newest, column)
         datetime(2026, 7, 20, 10, tzinfo=UTC),
         "last_modified",
     )
+
+
+# --- the columns not read -----------------------------------------------------------------
+
+
+def test_ignored_columns_lists_only_the_columns_nothing_reads():
+    batch = parse(*org.data_export(loader=True).items())
+    assert batch.ignored_columns == {
+        "Account.csv": ["BillingCity", "CreatedDate", "Industry", "Type"],
+        "Contact.csv": ["Title"],
+        "Opportunity.csv": ["ForecastCategory", "Type"],
+        "Lead.csv": ["Status"],
+        "OpportunityContactRole.csv": ["Role"],
+        "OpportunityStage.csv": ["IsActive"],
+        "User.csv": ["Email", "Username"],
+    }
+    reported = parse(*org.reports().items())
+    assert reported.ignored_columns["report1722502800003.csv"] == ["Account Name", "Fiscal Period"]
+    assert reported.ignored_columns["report1722502800005.csv"] == ["Contact Role", "Opportunity Name"]

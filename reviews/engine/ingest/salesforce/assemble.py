@@ -109,11 +109,8 @@ def assemble_salesforce(
 
 
 def _kept(tables: dict[str, SfTable]) -> dict[str, list[str]]:
-    """Each file's headers kept in its records' `extra` (no rule reads them)."""
-    return {
-        t.name: sorted({header for _, _, _, extra in t.rows for header in extra})
-        for t in tables.values()
-    }
+    """Each file's headers that nothing reads (kept in its records' `extra`)."""
+    return {t.name: t.ignored for t in tables.values()}
 
 
 def _users(table: SfTable | None) -> dict[str, tuple[str, bool | None]]:

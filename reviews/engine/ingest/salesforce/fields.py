@@ -28,6 +28,9 @@ class SfObject:
     kind: Kind | None  # the batch list it fills; None for what only helps read them
     fields: dict[str, tuple[str, ...]]
     needs_id: bool = True  # a contact roles report has no id of its rows
+    # Keys mapped (for team rules' names) that nothing reads: their columns are listed
+    # in batch.ignored_columns like any other column no rule reads.
+    unread: frozenset[str] = frozenset()
 
 
 ACCOUNT = SfObject(
@@ -114,6 +117,7 @@ CONTACT_ROLE = SfObject(
         **_DELETED,
     },
     needs_id=False,
+    unread=frozenset({"role"}),
 )
 USER = SfObject(
     "User",
@@ -139,6 +143,7 @@ STAGE = SfObject(
         "isActive": ("IsActive", "Is Active"),
         "sortOrder": ("SortOrder", "Sort Order"),
     },
+    unread=frozenset({"isActive"}),  # an inactive stage still names its opportunities'
 )
 SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE)
 BY_FILE = {o.name.casefold(): o for o in SF_OBJECTS}

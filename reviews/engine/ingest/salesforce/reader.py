@@ -42,6 +42,7 @@ class SfTable:
     rows: list[tuple[int, str, dict[str, str], dict[str, str]]] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)  # header -> the field it fills
     keys: frozenset[str] = frozenset()  # every key the file has a column for
+    ignored: list[str] = field(default_factory=list)  # headers of columns nothing reads
 
 
 def header_row(
@@ -137,6 +138,13 @@ def _table(
         report=report,
         headers={headers[p].strip(): k for p, k in mapped.items() if k in fills and k != "id"},
         keys=frozenset(mapped.values()),
+        ignored=sorted(
+            {
+                h.strip()
+                for p, h in enumerate(headers)
+                if h.strip() and (p not in mapped or mapped[p] in sf_object.unread)
+            }
+        ),
     )
     _read(table, headers, mapped, fills, rows, errors, read_error)
     return table
