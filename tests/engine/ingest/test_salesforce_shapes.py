@@ -214,6 +214,6 @@ def test_ignored_columns_lists_only_the_columns_nothing_reads():
         "OpportunityStage.csv": ["IsActive"],
         "User.csv": ["Email", "Username"],
     }
-    reported = parse(*org.reports().items())
-    assert reported.ignored_columns["report1722502800003.csv"] == ["Account Name", "Fiscal Period"]
-    assert reported.ignored_columns["report1722502800005.csv"] == ["Contact Role", "Opportunity Name"]
+    reported = parse(*org.reports().items()).ignored_columns
+    assert reported["report1722502800003.csv"] == ["Account Name", "Fiscal Period"]
+    assert reported["report1722502800005.csv"] == ["Contact Role", "Opportunity Name"]
