@@ -208,6 +208,11 @@ class ValueProblem:
     record_id: str
     path: str  # e.g. deals[3].amount
     message: str  # e.g. not a number: "41O000"
+    # Where the value sits in the file as the user has it, where the reader says (a
+    # Salesforce file: "Opportunity.csv row 4") and the column's header ("AccountId");
+    # "": the path says it.
+    place: str = ""
+    column: str = ""
 
 
 @dataclass(slots=True)

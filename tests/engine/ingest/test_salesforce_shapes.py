@@ -217,3 +217,47 @@ def test_ignored_columns_lists_only_the_columns_nothing_reads():
     reported = parse(*org.reports().items()).ignored_columns
     assert reported["report1722502800003.csv"] == ["Account Name", "Fiscal Period"]
     assert reported["report1722502800005.csv"] == ["Contact Role", "Opportunity Name"]
+
+
+# --- where an invalid value sits ----------------------------------------------------------
+
+
+def test_an_invalid_value_names_the_salesforce_file_row_and_column():
+    deals = (
+        '"Id","IsDeleted","Name","AccountId","CloseDate"\n'
+        '"0065g00000AbCdA","true","Gone","0015g00000AbCdE","2026-07-01"\n'  # not read
+        '"0065g00000AbCdB","false","Kept","0015g00000AbCdE","2026-07-01"\n'
+        f'"{OPP_ID}","false","Fleet","n/a","soon"\n'
+    )
+    found = [f for f in review(parse(("Opportunity.csv", deals))) if f.kind == "invalid_value"]
+    assert sorted((f.title, f.detail) for f in found) == [
+        (
+            'Invalid AccountId on opportunity "Fleet" (0065g00000AbCdEAAV): not a Salesforce '
+            'id (15 or 18 letters and digits): "n/a"',
+            "Opportunity.csv row 4 (AccountId): not a Salesforce id (15 or 18 letters and "
+            'digits): "n/a"',
+        ),
+        (
+            'Invalid CloseDate on opportunity "Fleet" (0065g00000AbCdEAAV): not a date: "soon"',
+            'Opportunity.csv row 4 (CloseDate): not a date: "soon"',
+        ),
+    ]
+    report = f"Opportunity ID,Opportunity Name,Close Date\n{OPP_ID},Fleet,someday\n"
+    (finding,) = [f for f in review(parse(("r.csv", report))) if f.kind == "invalid_value"]
+    assert finding.detail == 'r.csv row 2 (Close Date): not a date: "someday"'
+    assert finding.title.startswith("Invalid Close Date on opportunity")
+
+
+def test_an_invalid_values_task_names_the_salesforce_field():
+    from tests.engine.fixplan_helpers import plan_of
+
+    deals = f'"Id","Name","AccountId","CloseDate"\n"{OPP_ID}","Fleet","n/a","soon"\n'
+    report = "Opportunity ID,Opportunity Name,Close Date\n0065g00000AbCdF,Pilot,someday\n"
+    for files, expected in (
+        ([("Opportunity.csv", deals)], {"AccountId", "CloseDate"}),
+        ([("r.csv", report)], {"CloseDate"}),
+    ):
+        plan = plan_of(parse(*files))
+        tasks = [t for t in plan.tasks if t.kind == "invalid_value"]
+        assert {p for t in tasks for p in t.property.split(";")} == expected
+        assert {t.object for t in tasks} == {"deals"}

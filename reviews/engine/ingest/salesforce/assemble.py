@@ -65,10 +65,12 @@ def assemble_salesforce(
         stamp_of = parsers.get("updatedAt", parse_datetime)
         fills = record_keys(table.sf_object)
         out = lists[kind.name]
-        for _, rid, values, extra in table.rows:
+        column = {key: header for header, key in table.headers.items()}
+        for row, rid, values, extra in table.rows:
             if rid in master or parse_flag(values.get("isDeleted")):
                 continue  # merged away or in the recycle bin: not a live record
             fields = {k: v for k, v in values.items() if k in fills}
+            found = len(problems)
             _references(fields, master, rid, f"{kind.name}[{len(out)}]", problems)
             _owner(fields, users, table)
             if kind.name == "deals":
@@ -78,6 +80,10 @@ def assemble_salesforce(
             if stamp.__class__ is datetime and (newest is None or stamp > newest):
                 newest = stamp
             out.append(build_record(kind, rid, len(out), fields, extra, problems, plan))
+            for problem in problems[found:]:  # named as the file has them (row, header)
+                problem.place = f"{table.name} row {row}"
+                key = problem.path.rsplit(".", 1)[-1]
+                problem.column = column.get(key, key)
         exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
     if as_of:
