@@ -261,3 +261,22 @@ def test_an_invalid_values_task_names_the_salesforce_field():
         tasks = [t for t in plan.tasks if t.kind == "invalid_value"]
         assert {p for t in tasks for p in t.property.split(";")} == expected
         assert {t.object for t in tasks} == {"deals"}
+
+
+# --- a currency code that is not one ------------------------------------------------------
+
+
+def test_an_invalid_currency_code_is_an_invalid_value_and_its_amount_is_never_dollars():
+    deals = (
+        '"Id","Name","StageName","IsClosed","IsWon","CloseDate","Amount","CurrencyIsoCode"\n'
+        f'"{OPP_ID}","Platform","Prospecting","false","false","2026-07-01","85000","EURO"\n'
+    )
+    batch = parse(("Opportunity.csv", deals))
+    (deal,) = batch.deals
+    assert deal.currency == "XXX"  # ISO 4217's "no currency": shown as ¤, added to nothing
+    found = review(batch)
+    (invalid,) = [f for f in found if f.kind == "invalid_value"]
+    assert invalid.detail == 'Opportunity.csv row 2 (CurrencyIsoCode): not a currency code: "EURO"'
+    (late,) = [f for f in found if f.kind == "open_past_close_date"]
+    assert (late.amount_at_risk, late.currency) == (Decimal(85000), "XXX")
+    assert not any("$" in f.title + f.detail for f in found)

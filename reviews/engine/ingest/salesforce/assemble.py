@@ -42,6 +42,9 @@ from reviews.engine.ingest.written import (
 STAGE_PIPELINE = "default"  # the one stage list of an org (batch.DEFAULT_PIPELINE_ID)
 _REFERENCES = ("companyId",)  # fields that hold another record's id
 _MAX_CHAIN = 20  # merges followed from a merged-away id to its master
+# ISO 4217's code for "no currency": an amount whose CurrencyIsoCode is not a code is
+# shown with the generic sign (¤85,000) and never added to another currency's amounts.
+UNKNOWN_CURRENCY = "XXX"
 
 
 def assemble_salesforce(
@@ -79,11 +82,14 @@ def assemble_salesforce(
             stamp = stamp_of(values["updatedAt"]) if "updatedAt" in values else None
             if stamp.__class__ is datetime and (newest is None or stamp > newest):
                 newest = stamp
-            out.append(build_record(kind, rid, len(out), fields, extra, problems, plan))
+            record = build_record(kind, rid, len(out), fields, extra, problems, plan)
             for problem in problems[found:]:  # named as the file has them (row, header)
                 problem.place = f"{table.name} row {row}"
                 key = problem.path.rsplit(".", 1)[-1]
                 problem.column = column.get(key, key)
+                if key == "currency":  # its amount is in a currency nobody knows, not USD
+                    record.currency = UNKNOWN_CURRENCY
+            out.append(record)
         exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
     if as_of:
