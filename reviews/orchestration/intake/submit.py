@@ -310,6 +310,7 @@ def accept(batch: Batch, *, files: list[UploadedFile] | None = None) -> plain.Ba
         len(parsed.contacts),
         len(parsed.deals),
     )
+    batch.leads = len(parsed.leads)
     batch.stage_source = parsed.stage_source()
     batch.stage_sources = parsed.stage_sources()
     batch.content_key = serving.content_key(parsed)
