@@ -32,6 +32,7 @@ def test_the_run_page_says_account_and_opportunity(member_client, salesforce_run
     assert "1 opportunity: won without a close date" in page
     assert "company groups" not in page and "deals: won" not in page
     assert "4 accounts, 5 contacts, 5 opportunities and 5 leads" in page  # the summary
+    assert "4 accounts, 5 contacts, 5 opportunities, 5 leads ·" in page  # the heading
     titles = set(Finding.objects.filter(run=salesforce_run).values_list("title", flat=True))
     assert any(t.startswith("2 accounts share the domain vertexrobotics.example") for t in titles)
 
