@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from itertools import chain
 from typing import NoReturn
 
+from reviews.engine.vocabulary import crm_of
 from reviews.models import Batch, ReviewRun
 from reviews.orchestration.store.parsed import forget_parsed
 from reviews.reports.report import run_report, stream_report_json, text_report
@@ -112,7 +113,10 @@ def report_and_exit(stdout, run: ReviewRun, format: str) -> NoReturn:
             finally:
                 report.close()  # a reader that left: end the findings' query now
         else:
-            stdout.write(text_report(run_report(run), file_name=run.batch.file_name))
+            report = text_report(
+                run_report(run), file_name=run.batch.file_name, crm=crm_of(run.batch.source)
+            )
+            stdout.write(report)
             stdout.flush()
     verdict = getattr(run, "verdict", None)
     if verdict is None:

@@ -84,6 +84,7 @@ class Batch(models.Model):
     companies = models.IntegerField(default=0)
     contacts = models.IntegerField(default=0)
     deals = models.IntegerField(default=0)
+    leads = models.IntegerField(default=0)  # Salesforce's; 0 for a HubSpot batch
     as_of = models.DateTimeField(null=True, blank=True)
     # Where the as-of time came from: given, exportedAt, last_modified (the newest Last
     # Modified Date of a CSV export) or upload (the upload time).
@@ -146,7 +147,12 @@ class Batch(models.Model):
 
     @property
     def counts(self) -> dict[str, int]:
-        return {"companies": self.companies, "contacts": self.contacts, "deals": self.deals}
+        """The records of each list; leads only where there are any (as the parsed
+        batch's counts): a HubSpot batch's are unchanged."""
+        counts = {"companies": self.companies, "contacts": self.contacts, "deals": self.deals}
+        if self.leads:
+            counts["leads"] = self.leads
+        return counts
 
     @property
     def is_partial(self) -> bool:

@@ -208,6 +208,11 @@ class ValueProblem:
     record_id: str
     path: str  # e.g. deals[3].amount
     message: str  # e.g. not a number: "41O000"
+    # Where the value sits in the file as the user has it, where the reader says (a
+    # Salesforce file: "Opportunity.csv row 4") and the column's header ("AccountId");
+    # "": the path says it.
+    place: str = ""
+    column: str = ""
 
 
 @dataclass(slots=True)
@@ -225,6 +230,9 @@ class Batch:
     # What the export left out or could not settle, reported with the run:
     partial: list[str] = field(default_factory=list)  # lists with no file: ["companies"]
     ignored_columns: dict[str, list[str]] = field(default_factory=dict)  # file -> headers
+    # What the reader could not read and the run says ([{"code", "message"}], as a
+    # dataset's arrival warnings): a Salesforce file nothing recognised (unread_file).
+    warnings: list[dict[str, str]] = field(default_factory=list)
     # list -> the fields (docs/input.md names) its export had a column or property for,
     # present even where every value is blank; a list not named is not described (a
     # JSON batch names its fields record by record). Kinds whose fields are not there

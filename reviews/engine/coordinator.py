@@ -190,10 +190,14 @@ def summarise(
     failed_specialists: list[str],
 ) -> str:
     """`at_risk`: the review's money at risk (reviews.engine.at_risk)."""
-    scope = (
-        f"Reviewed {_plural(counts['companies'], 'company', 'companies')}, "
-        f"{_plural(counts['contacts'], 'contact')} and {_plural(counts['deals'], 'deal')}"
-    )
+    lists = [
+        _plural(counts["companies"], "company", "companies"),
+        _plural(counts["contacts"], "contact"),
+        _plural(counts["deals"], "deal"),
+    ]
+    if "leads" in counts:  # a batch with leads (Salesforce's) counts them too
+        lists.append(_plural(counts["leads"], "lead"))
+    scope = f"Reviewed {', '.join(lists[:-1])} and {lists[-1]}"
     if not any(counts.values()):
         # Approve, as the verdict policy says of no findings, but never as if a batch
         # had been checked: an empty export is usually a broken one.

@@ -15,6 +15,7 @@ from reviews.engine.coverage import column_words, switched_off_of
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.history.compare import standing_sentence
 from reviews.engine.money import format_cost, format_count, format_money
+from reviews.engine.vocabulary import HUBSPOT, in_words
 from reviews.models import ReviewRun, findings_of
 
 
@@ -101,6 +102,8 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             ],
         },
     }
+    if batch.warnings:  # a file the reader could not read (a Salesforce extract.csv)
+        report["batch"]["warnings"] = batch.warnings
     if in_dataset:  # docs/history.md; a batch without a dataset reads as before
         # What its arrival in the dataset called for saying: late, or no shared records.
         report["batch"]["warnings"] = batch.warnings
@@ -205,16 +208,20 @@ def _dumps_list(findings: list[dict]) -> bytes:
         return json.dumps(findings, ensure_ascii=False).encode("utf-8", "replace")[1:-1]
 
 
-def text_report(report: dict, file_name: str = "") -> str:
+def text_report(report: dict, file_name: str = "", crm: str = HUBSPOT) -> str:
     """The readable report; `file_name` names a batch that has no id of its own (a CSV
-    export carries none)."""
+    export carries none); its counts in the words of the batch's `crm` (vocabulary)."""
     run, batch = report["run"], report["batch"]
     counts = batch["counts"]
     name = batch.get("external_id") or file_name or "without an id"
+    listed = ", ".join(
+        f"{format_count(counts[key])} {key}"
+        for key in ("companies", "contacts", "deals", "leads")
+        if key in counts
+    )
     lines = [
         _header(run),
-        f"batch {name}: {format_count(counts['companies'])} companies, "
-        f"{format_count(counts['contacts'])} contacts, {format_count(counts['deals'])} deals",
+        f"batch {name}: {in_words(listed, crm)}",
         f"verdict: {report['verdict']}",
     ]
     lines += [f"warning: {warning['message']}" for warning in batch.get("warnings") or ()]

@@ -9,7 +9,8 @@ from django import template
 from django.conf import settings
 
 from reviews.engine.coverage import kind_words
-from reviews.engine.vocabulary import HUBSPOT, in_words
+from reviews.engine.money import format_count
+from reviews.engine.vocabulary import HUBSPOT, crm_of, in_words
 
 register = template.Library()
 
@@ -29,6 +30,19 @@ TIERS = {
     "full": "Full tier: a big or high-value batch gets the most model attention. The "
     "detectors always run in full.",
 }
+
+
+_ONE = {"companies": "company", "contacts": "contact", "deals": "deal", "leads": "lead"}
+
+
+@register.filter
+def record_counts(batch) -> str:
+    """A batch's records by list in its CRM's words: "4 companies, 5 contacts, 1 deal";
+    a Salesforce batch's "4 accounts, 5 contacts, 5 opportunities, 5 leads"."""
+    listed = ", ".join(
+        f"{format_count(n)} {_ONE[name] if n == 1 else name}" for name, n in batch.counts.items()
+    )
+    return in_words(listed, crm_of(batch.source))
 
 
 @register.filter

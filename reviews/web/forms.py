@@ -59,7 +59,7 @@ class UploadForm(forms.Form):
         required=False,
         help_text="Optional. Date rules are computed against this time; "
         "without it, the batch's exportedAt, the newest Last Modified Date of a "
-        "HubSpot export, or the upload time is used.",
+        "HubSpot or Salesforce export, or the upload time is used.",
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
 

@@ -43,3 +43,13 @@ def test_the_help_names_the_as_of_sources_the_readme_names_in_its_order():
         positions = [words.find(source) for source in sources]
         assert -1 not in positions and positions == sorted(positions), (words, positions)
     assert "carry none" not in as_of  # the old help said CSV exports have no as-of
+
+
+def test_the_help_of_review_and_send_tasks_names_salesforce_too():
+    from reviews.management.commands.send_tasks import Command as SendTasks
+
+    as_of = help_text().rsplit("--as-of AS_OF", 1)[1].split("--worker", 1)[0]
+    assert "Salesforce export's LastModifiedDate or SystemModstamp" in as_of
+    assert "Salesforce's Data Export, Data Loader or report files" in help_text()
+    tasks = " ".join(SendTasks().create_parser("manage.py", "send_tasks").format_help().split())
+    assert "(HubSpot or Salesforce)" in tasks and "as HubSpot tasks" not in tasks

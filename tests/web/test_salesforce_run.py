@@ -33,7 +33,8 @@ def test_the_run_page_says_account_and_opportunity(member_client, salesforce_run
     assert "account groups: sharing a domain" in page  # each finding's kind
     assert "1 opportunity: won without a close date" in page
     assert "company groups" not in page and "deals: won" not in page
-    assert "4 accounts, 5 contacts and 5 opportunities" in page  # the summary
+    assert "4 accounts, 5 contacts, 5 opportunities and 5 leads" in page  # the summary
+    assert "4 accounts, 5 contacts, 5 opportunities, 5 leads ·" in page  # the heading
     titles = set(Finding.objects.filter(run=salesforce_run).values_list("title", flat=True))
     assert any(t.startswith("2 accounts share the domain vertexrobotics.example") for t in titles)
 
@@ -82,3 +83,23 @@ def test_a_salesforce_dataset_learns_its_stages_and_a_later_report_reads_by_them
     assert {f.kind for f in Finding.objects.filter(run=later)} == {
         f.kind for f in Finding.objects.filter(run=first)
     }
+
+
+def test_a_file_nothing_recognises_is_a_warning_on_the_run_page(member_client, postgres):
+    task = b'"Id","Subject","WhatId"\n"00T5g00000AbCdE","Call",""\n'
+    files = [UploadedFile(n, d) for n, d in data_export().items()]
+    run = reviewed([*files, UploadedFile("extract.csv", task)])
+    assert [w["code"] for w in run.batch.warnings] == ["unread_file"]
+    page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert "extract.csv was not read: neither its name nor its columns say" in page
+
+
+def test_leads_are_counted_and_the_text_reports_counts_are_in_salesforces_words(salesforce_run):
+    from reviews.engine.vocabulary import crm_of
+    from reviews.reports.report import run_report, text_report
+
+    batch = salesforce_run.batch
+    assert batch.counts == {"companies": 4, "contacts": 5, "deals": 5, "leads": 5}
+    text = text_report(run_report(salesforce_run), "WE.ZIP", crm_of(batch.source))
+    assert "batch WE.ZIP: 4 accounts, 5 contacts, 5 opportunities, 5 leads" in text
+    assert run_report(salesforce_run)["batch"]["counts"]["leads"] == 5

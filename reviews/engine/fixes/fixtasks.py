@@ -19,6 +19,7 @@ from reviews.engine.fixes.hubspot_names import (
     CONTACTS_ASSOCIATION,
     field_name,
     record_url,
+    salesforce_field,
 )
 from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
@@ -30,6 +31,8 @@ OBJECT_TYPES = ("deals", "contacts", "companies", "leads")
 # Where an export keeps a record's owner until the batch has an `owner` field of its own.
 OWNER_KEYS = ("owner", "hubspot_owner_id", "Deal owner", "Contact owner", "Company owner")
 _PATH = re.compile(r"\b(companies|contacts|deals)\[\d+\]\.(\w+)")
+# A Salesforce file's bad value: "Opportunity.csv row 4 (AccountId): ..." (its header).
+_PLACE = re.compile(r"\brow \d+ \((.+?)\): ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +174,10 @@ def _property(batch: Batch, finding: PlanFinding, object_type: str, record: Reco
         fields = [
             f for t, f in _PATH.findall(f"{finding.title} {finding.detail}") if t == object_type
         ]
-        return ";".join(dict.fromkeys(field_name(object_type, f, batch.crm) for f in fields))
+        names = [field_name(object_type, f, batch.crm) for f in fields]
+        if batch.crm == "salesforce":
+            names += [salesforce_field(object_type, h) for h in _PLACE.findall(finding.detail)]
+        return ";".join(dict.fromkeys(names))
     if finding.kind == "dangling_reference":
         return _dangling_property(batch, object_type, record)
     if finding.kind == "unresolved_company_name":

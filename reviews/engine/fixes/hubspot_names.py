@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 from reviews.engine.ingest.columns import COLUMNS
-from reviews.engine.ingest.salesforce.fields import BY_LIST
+from reviews.engine.ingest.salesforce.fields import BY_LIST, map_headers
 
 # HubSpot's objectTypeId per object (developers.hubspot.com, "Using object APIs").
 OBJECT_TYPE_IDS: dict[str, str] = {"contacts": "0-1", "companies": "0-2", "deals": "0-3"}
@@ -51,6 +51,14 @@ def field_name(object_type: str, field: str, crm: str = "hubspot") -> str:
     if crm == "salesforce" and object_type in BY_LIST:
         return BY_LIST[object_type].fields.get(field, (field,))[0]
     return property_name(object_type, field)
+
+
+def salesforce_field(object_type: str, header: str) -> str:
+    """The API name of the field a Salesforce file's column fills, by its header (an API
+    name as it is, a report's label: Close Date -> CloseDate)."""
+    sf_object = BY_LIST.get(object_type)
+    key = map_headers(sf_object, [header], False).get(0) if sf_object else None
+    return sf_object.fields[key][0] if sf_object and key else header
 
 
 # The dataclass attribute each batch field fills, for the properties a merge compares.

@@ -177,7 +177,7 @@ def _parse(
     # Salesforce's files, any number of them (a Data Export has dozens, and folders of
     # attachments, listed as not read).
     csvs = [(f.name, f.data) for f, t in zip(files, types, strict=True) if t == "csv"]
-    if csvs and is_salesforce_upload(csvs):
+    if csvs and is_salesforce_upload(csvs, limits):
         with no_cyclic_gc(freeze=True):
             batch = parse_salesforce(csvs, as_of=as_of, received_at=received_at, limits=limits)
         for file, kind in zip(files, types, strict=True):

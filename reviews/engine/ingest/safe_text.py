@@ -48,6 +48,7 @@ def clean_batch(batch: Batch) -> None:
         problem.record_id = storable(problem.record_id)
         problem.path = storable(problem.path)
         problem.message = storable(problem.message)
+        problem.place, problem.column = storable(problem.place), storable(problem.column)
     for spec in fields(batch):
         if spec.name in _CLEANED_APART:
             continue

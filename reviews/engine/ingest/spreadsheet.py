@@ -1,4 +1,5 @@
-"""HubSpot exports saved as XLSX or XLS, read like CSV (docs/input.md, "Spreadsheets").
+"""Exports saved as XLSX or XLS, read like CSV (docs/input.md, "Spreadsheets"): HubSpot's,
+and Salesforce's reports (salesforce/reader.py passes its own `columns`).
 
 python-calamine reads both (it never evaluates a formula: a formula cell gives the
 value Excel cached). Each file is first
@@ -14,7 +15,7 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
@@ -35,6 +36,9 @@ __all__ = ["may_hold_unsafe_text", "sheet_rows", "spreadsheet_kind"]
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 MAX_SHEETS = 100
+
+# A header row -> {column position: the field it fills}, or None: not this CRM's export.
+Columns = Callable[[list[str]], dict[int, str] | None]
 
 _TYPED_AMOUNT = frozenset({"amount", "amountCompany"})
 _TYPED_DATE = frozenset({"closeDate", "updatedAt", "enrichedAt"})
@@ -65,11 +69,23 @@ def _is_xlsx_package(data: bytes) -> bool:
     return "[Content_Types].xml" in names and any(n.startswith("xl/") for n in names)
 
 
+def hubspot_columns(headers: list[str]) -> dict[int, str] | None:
+    """{column position: field} of a HubSpot export's header row; None if it is not one."""
+    kind = kind_of(headers)
+    return dict(map_headers(kind, headers)[0]) if kind else None
+
+
 def sheet_rows(
-    name: str, data: bytes, errors: ErrorList, limits: Limits
+    name: str,
+    data: bytes,
+    errors: ErrorList,
+    limits: Limits,
+    columns: Columns = hubspot_columns,
+    crm: str = "HubSpot",
 ) -> tuple[list[str], Iterator[list]] | None:
     """(header row, iterator over the other rows) of the export a workbook holds, or
-    None with the reason on `errors`."""
+    None with the reason on `errors`. `columns` tells a `crm`'s export by its header row
+    and says which field each column fills (amounts and dates are taken as typed)."""
     # By content, whatever the name says: an XLS saved as .xlsx, an XLSX as .xls.
     kind = XLS if data[:8] == OLE_MAGIC else XLSX
     problem = check_xlsx(data, limits) if kind == XLSX else check_xls(data, limits)
@@ -78,14 +94,14 @@ def sheet_rows(
         return None
     try:
         workbook = CalamineWorkbook.from_object(io.BytesIO(data))
-        found = _export_sheet(name, workbook, errors)
+        found = _export_sheet(name, workbook, errors, columns, crm)
     except (CalamineError, ValueError, OSError) as error:
         errors.add(f"{name}: not a readable {kind.upper()} file ({short(error)})")
         return None
     return found
 
 
-def _export_sheet(name: str, workbook, errors: ErrorList):
+def _export_sheet(name: str, workbook, errors: ErrorList, columns: Columns, crm: str):
     sheets = [m for m in workbook.sheets_metadata if m.typ == SheetTypeEnum.WorkSheet]
     if len(sheets) > MAX_SHEETS:
         errors.add(f"{name}: {len(sheets):,} sheets; an export has one (at most {MAX_SHEETS})")
@@ -97,11 +113,11 @@ def _export_sheet(name: str, workbook, errors: ErrorList):
         if header is None or not any(_text(c).strip() for c in header):
             continue  # an empty sheet
         headers = [_text(c) for c in header]
-        (exports if kind_of(headers) else others).append((meta.name, headers, rows))
+        (exports if columns(headers) is not None else others).append((meta.name, headers, rows))
     if len(exports) > 1:
         listed = ", ".join(repr(sheet) for sheet, _, _ in exports[:5])
         errors.add(
-            f"{name}: {len(exports)} sheets look like HubSpot exports ({listed}); "
+            f"{name}: {len(exports)} sheets look like {crm} exports ({listed}); "
             "save each sheet as its own file, or delete all but the export"
         )
         return None
@@ -110,12 +126,10 @@ def _export_sheet(name: str, workbook, errors: ErrorList):
         errors.add(f"{name}: empty workbook, no header row")
         return None
     _, headers, rows = chosen
-    return headers, _converted(headers, rows)
+    return headers, _converted(headers, rows, columns(headers) or {})
 
 
-def _converted(headers: list[str], rows: Iterator[list]) -> Iterator[list]:
-    kind = kind_of(headers)
-    fields = dict(map_headers(kind, headers)[0]) if kind else {}
+def _converted(headers: list[str], rows: Iterator[list], fields: dict[int, str]) -> Iterator[list]:
     convert = [_converter(fields.get(position)) for position in range(len(headers))]
     width = len(convert)
     for row in rows:

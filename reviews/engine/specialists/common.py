@@ -15,14 +15,15 @@ from reviews.engine.money import format_money
 def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
     """Malformed values owned by this category (docs/input.md): warnings, never rejections.
     The title names the record as every title does, the field and the bad value; the
-    detail keeps where it sits in the file (deals[6].amount)."""
+    detail keeps where it sits in the file (deals[6].amount; a Salesforce file's row
+    and column: Opportunity.csv row 4 (AccountId))."""
     return [
         RawFinding(
             category=category,
             kind="invalid_value",
             severity=Severity.WARNING,
             title=_invalid_value_title(batch, problem),
-            detail=f"{problem.path}: {problem.message}",
+            detail=f"{where(problem)}: {problem.message}",
             # A batch-level field (its id, source, dataset) names no record.
             record_ids=[problem.record_id] if problem.record_id else [],
             suggested_fix="Correct the value in the CRM; it was treated as missing.",
@@ -30,6 +31,11 @@ def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
         for problem in batch.value_problems
         if problem.category == category
     ]
+
+
+def where(problem: ValueProblem) -> str:
+    """Where a malformed value sits: its file, row and column when the reader says."""
+    return f"{problem.place} ({problem.column})" if problem.place else problem.path
 
 
 # A record's field as ingest names it: the list, the record's place in it, the field.
@@ -46,6 +52,7 @@ def _invalid_value_title(batch: Batch, problem: ValueProblem) -> str:
     list_name, index, field_name = match.groups()
     record = _record_at(getattr(batch, list_name), int(index), problem.record_id)
     who = named(record) if record is not None else problem.record_id
+    field_name = problem.column or field_name  # the file's own name for it: AccountId
     return f"Invalid {_cut(field_name)} on {_ONE_OF[list_name]} {who}: {problem.message}"
 
 

@@ -38,7 +38,8 @@ from workspaces.cli import workspace_named
 AS_OF_HELP = (
     "ISO date or date-time every date rule counts from (a date is its midnight UTC; a time "
     "without a zone is UTC). Without it: a JSON batch's exportedAt, else a CSV, XLSX or CRM "
-    "API export's newest Last Modified Date, else the upload time."
+    "API export's newest Last Modified Date (a Salesforce export's LastModifiedDate or "
+    "SystemModstamp, of any object), else the upload time."
 )
 
 
@@ -57,8 +58,9 @@ class _HelpFormatter(DjangoHelpFormatter, RawDescriptionHelpFormatter):
 
 class Command(BaseCommand):
     help = (
-        "Review a CRM batch (a JSON batch, HubSpot CSV, XLSX or CRM API JSON exports, or a "
-        "ZIP) and print the verdict."
+        "Review a CRM batch (a JSON batch, HubSpot CSV, XLSX or CRM API JSON exports, "
+        "Salesforce's Data Export, Data Loader or report files, or a ZIP) and print the "
+        "verdict."
     )
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs):

@@ -1,8 +1,8 @@
 """manage.py send_tasks --run ID --user NAME [--owner NAME] [--apply]: show (the default:
-a dry run) or send a run's to-do list to the records' owners, as HubSpot tasks
-(docs/output.md#tasks-for-the-owners). Each finding is sent at most once per dataset,
+a dry run) or send a run's to-do list to the records' owners, as HubSpot or Salesforce
+tasks (docs/output.md#tasks-for-the-owners). Each finding is sent at most once per dataset,
 whatever is run again; every answer is recorded as a SentTask. Needs a staff user and the
-dataset's HubSpot connection to --apply.
+dataset's HubSpot or Salesforce connection to --apply.
 
 Exit codes: 0 every task would go / went through (or is resolved), 1 one failed or went
 unanswered, 2 bad input (no such run or user, not staff, no connection)."""
@@ -25,13 +25,20 @@ GOOD = {"would create", "created", "resolved"}
 
 
 class Command(BaseCommand):
-    help = "Dry-run (default) or send a run's to-do list to the owners as HubSpot tasks."
+    help = (
+        "Dry-run (default) or send a run's to-do list to the owners as tasks in the "
+        "dataset's CRM (HubSpot or Salesforce)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--run", type=int, required=True)
         parser.add_argument("--user", required=True, help="the staff member approving")
         parser.add_argument("--owner", help="only this owner's tasks ('' for the unowned)")
-        parser.add_argument("--apply", action="store_true", help="create the tasks in HubSpot")
+        parser.add_argument(
+            "--apply",
+            action="store_true",
+            help="create the tasks in the dataset's CRM (HubSpot or Salesforce)",
+        )
 
     def handle(self, *args, run: int, user: str, owner, apply: bool, **options) -> None:
         found, person = run_and_person(run, user)

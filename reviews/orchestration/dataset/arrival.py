@@ -36,7 +36,9 @@ def note_arrival(batch: Batch, parsed: plain.Batch, baseline: ReviewRun | None) 
         return
     batch.record_sample = record_sample(parsed)
     found = (late_warning(batch, baseline), unfamiliar_records_warning(parsed, baseline))
-    batch.warnings = [warning for warning in found if warning]
+    arrival = {"uploaded_late", "unfamiliar_records"}  # the reader's warnings are kept
+    kept = [warning for warning in batch.warnings if warning.get("code") not in arrival]
+    batch.warnings = kept + [warning for warning in found if warning]
     batch.save(update_fields=["record_sample", "warnings"])
 
 

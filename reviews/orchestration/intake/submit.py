@@ -303,12 +303,14 @@ def accept(batch: Batch, *, files: list[UploadedFile] | None = None) -> plain.Ba
     batch.as_of_source = parsed.as_of_source
     batch.partial = parsed.partial
     batch.ignored_columns = parsed.ignored_columns
+    batch.warnings = parsed.warnings  # the reader's; a dataset's arrival adds its own
     batch.missing_columns = missing_columns(parsed)
     batch.companies, batch.contacts, batch.deals = (
         len(parsed.companies),
         len(parsed.contacts),
         len(parsed.deals),
     )
+    batch.leads = len(parsed.leads)
     batch.stage_source = parsed.stage_source()
     batch.stage_sources = parsed.stage_sources()
     batch.content_key = serving.content_key(parsed)

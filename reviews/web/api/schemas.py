@@ -195,8 +195,8 @@ class RunReport(Document):
     findings: list[FindingInfo]
     ledger: Ledger
     # A dataset's sync also carries `standing` (the Standing shape), `suppressed` and
-    # `batch.warnings` ([{code, message}]: uploaded_late, unfamiliar_records): extra keys,
-    # absent for a batch without a dataset (docs/output.md).
+    # `batch.warnings` ([{code, message}]: uploaded_late, unfamiliar_records, unread_file):
+    # extra keys, absent for a batch without a dataset or a file not read (docs/output.md).
     urls: RunUrls
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from reviews.engine.batch import Batch
 from reviews.engine.ingest.errors import ErrorList, IngestError, Limits
 from reviews.engine.ingest.salesforce.assemble import assemble_salesforce
-from reviews.engine.ingest.salesforce.fields import object_of
+from reviews.engine.ingest.salesforce.fields import named_like_object, object_of
 from reviews.engine.ingest.salesforce.reader import (
     SfTable,
     header_row,
@@ -23,11 +23,16 @@ __all__ = ["NOT_READ", "is_salesforce_upload", "parse_salesforce"]
 
 # What batch.ignored_columns says of a file of an object no rule reads (Task.csv).
 NOT_READ = ["(a file of an object revreview does not read)"]
+# What the run says of a file neither named for an object nor headed like one.
+UNREAD = (
+    "{name} was not read: neither its name nor its columns say it holds Salesforce "
+    "Accounts, Contacts, Opportunities, Leads, contact roles, Users or stages"
+)
 
 
-def is_salesforce_upload(files: list[tuple[str, bytes]]) -> bool:
-    """Whether any CSV file of the upload is one Salesforce wrote."""
-    return any(is_salesforce_file(name, data) for name, data in files)
+def is_salesforce_upload(files: list[tuple[str, bytes]], limits: Limits | None = None) -> bool:
+    """Whether any CSV or spreadsheet file of the upload is one Salesforce wrote."""
+    return any(is_salesforce_file(name, data, limits) for name, data in files)
 
 
 def parse_salesforce(
@@ -38,12 +43,15 @@ def parse_salesforce(
     errors = ErrorList(limits.max_errors)
     tables: dict[str, SfTable] = {}
     not_read: dict[str, list[str]] = {}
+    warnings: list[dict[str, str]] = []
     for name, data in files:
-        headers = header_row(name, data, limits.encoding) or []
+        headers = header_row(name, data, limits.encoding, limits) or []
         if object_of(name, headers)[0] is None:  # the Data Export's Task.csv, Case.csv...
             not_read[name] = NOT_READ
+            if not named_like_object(name):  # extract.csv: never dropped silently
+                warnings.append({"code": "unread_file", "message": UNREAD.format(name=name)})
             continue
-        table = read_table(name, data, errors, limits.encoding)
+        table = read_table(name, data, errors, limits.encoding, limits)
         if table is None:
             continue
         key = table.sf_object.name
@@ -60,4 +68,5 @@ def parse_salesforce(
         tables, as_of=as_of, received_at=received_at, date_order=limits.date_order
     )
     batch.ignored_columns.update(not_read)
+    batch.warnings = warnings
     return batch

@@ -42,6 +42,9 @@ from reviews.engine.ingest.written import (
 STAGE_PIPELINE = "default"  # the one stage list of an org (batch.DEFAULT_PIPELINE_ID)
 _REFERENCES = ("companyId",)  # fields that hold another record's id
 _MAX_CHAIN = 20  # merges followed from a merged-away id to its master
+# ISO 4217's code for "no currency": an amount whose CurrencyIsoCode is not a code is
+# shown with the generic sign (¤85,000) and never added to another currency's amounts.
+UNKNOWN_CURRENCY = "XXX"
 
 
 def assemble_salesforce(
@@ -65,18 +68,28 @@ def assemble_salesforce(
         stamp_of = parsers.get("updatedAt", parse_datetime)
         fills = record_keys(table.sf_object)
         out = lists[kind.name]
-        for _, rid, values, extra in table.rows:
+        column = {key: header for header, key in table.headers.items()}
+        for row, rid, values, extra in table.rows:
             if rid in master or parse_flag(values.get("isDeleted")):
                 continue  # merged away or in the recycle bin: not a live record
             fields = {k: v for k, v in values.items() if k in fills}
+            found = len(problems)
             _references(fields, master, rid, f"{kind.name}[{len(out)}]", problems)
             _owner(fields, users, table)
             if kind.name == "deals":
                 _deal(fields, roles, rid, table)
-            stamp = stamp_of(fields["updatedAt"]) if "updatedAt" in fields else None
+            # Every object's LastModifiedDate counts, a field of its records or not.
+            stamp = stamp_of(values["updatedAt"]) if "updatedAt" in values else None
             if stamp.__class__ is datetime and (newest is None or stamp > newest):
                 newest = stamp
-            out.append(build_record(kind, rid, len(out), fields, extra, problems, plan))
+            record = build_record(kind, rid, len(out), fields, extra, problems, plan)
+            for problem in problems[found:]:  # named as the file has them (row, header)
+                problem.place = f"{table.name} row {row}"
+                key = problem.path.rsplit(".", 1)[-1]
+                problem.column = column.get(key, key)
+                if key == "currency":  # its amount is in a currency nobody knows, not USD
+                    record.currency = UNKNOWN_CURRENCY
+            out.append(record)
         exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
     if as_of:
@@ -108,11 +121,8 @@ def assemble_salesforce(
 
 
 def _kept(tables: dict[str, SfTable]) -> dict[str, list[str]]:
-    """Each file's headers kept in its records' `extra` (no rule reads them)."""
-    return {
-        t.name: sorted({header for _, _, _, extra in t.rows for header in extra})
-        for t in tables.values()
-    }
+    """Each file's headers that nothing reads (kept in its records' `extra`)."""
+    return {t.name: t.ignored for t in tables.values()}
 
 
 def _users(table: SfTable | None) -> dict[str, tuple[str, bool | None]]:
@@ -224,8 +234,14 @@ def _exported(table: SfTable, tables: dict[str, SfTable]) -> frozenset[str]:
 
 def _written_parsers(table: SfTable, date_order: str) -> dict:
     """A report's own way of writing amounts and dates, settled by its values."""
-    amounts = {v["amount"] for _, _, v, _ in table.rows if "amount" in v}
-    dates = {v[k] for _, _, v, _ in table.rows for k in ("closeDate", "updatedAt") if k in v}
+    # Text only: a typed spreadsheet cell (a number, a date) settles nothing.
+    amounts = {v["amount"] for _, _, v, _ in table.rows if v.get("amount").__class__ is str}
+    dates = {
+        v[k]
+        for _, _, v, _ in table.rows
+        for k in ("closeDate", "updatedAt")
+        if v.get(k).__class__ is str
+    }
     order = date_order_of(dates, date_order)
     return {
         "amount": partial(parse_written_amount, decimal_separator=decimal_separator_of(amounts)),

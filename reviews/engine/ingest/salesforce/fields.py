@@ -11,6 +11,7 @@ match case- and space-insensitively, as HubSpot's do (columns.header_key)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from reviews.engine.ingest.columns import header_key
@@ -27,6 +28,9 @@ class SfObject:
     kind: Kind | None  # the batch list it fills; None for what only helps read them
     fields: dict[str, tuple[str, ...]]
     needs_id: bool = True  # a contact roles report has no id of its rows
+    # Keys mapped (for team rules' names) that nothing reads: their columns are listed
+    # in batch.ignored_columns like any other column no rule reads.
+    unread: frozenset[str] = frozenset()
 
 
 ACCOUNT = SfObject(
@@ -66,7 +70,10 @@ OPPORTUNITY = SfObject(
         "id": ("Id", "Opportunity ID"),
         "name": ("Name", "Opportunity Name"),
         "amount": ("Amount", "Amount"),
-        "currency": ("CurrencyIsoCode", "Opportunity Currency"),
+        # A multi-currency org's report writes the code beside each currency field, as
+        # "Amount Currency" ("Amount (Converted) Currency" is the converted amount's, not
+        # the deal's); the field itself is labelled "Opportunity Currency".
+        "currency": ("CurrencyIsoCode", "Opportunity Currency", "Amount Currency", "Currency"),
         "stage": ("StageName", "Stage"),
         "closeDate": ("CloseDate", "Close Date"),
         "companyId": ("AccountId", "Account ID"),
@@ -110,6 +117,7 @@ CONTACT_ROLE = SfObject(
         **_DELETED,
     },
     needs_id=False,
+    unread=frozenset({"role"}),
 )
 USER = SfObject(
     "User",
@@ -135,31 +143,70 @@ STAGE = SfObject(
         "isActive": ("IsActive", "Is Active"),
         "sortOrder": ("SortOrder", "Sort Order"),
     },
+    unread=frozenset({"isActive"}),  # an inactive stage still names its opportunities'
 )
 SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE)
 BY_FILE = {o.name.casefold(): o for o in SF_OBJECTS}
 BY_LIST = {o.kind.name: o for o in SF_OBJECTS if o.kind is not None}
 
-# A report export is told by its id column's label; the first object whose labels it
-# carries names it (a contact roles report also has Opportunity ID and Contact ID).
-_REPORT_MARKERS = (
-    (CONTACT_ROLE, ("Contact Role", "Contact Role ID")),
-    (OPPORTUNITY, ("Opportunity ID",)),
-    (LEAD, ("Lead ID",)),
-    (CONTACT, ("Contact ID",)),
-    (USER, ("User ID",)),
-    (ACCOUNT, ("Account ID",)),
+# Headers that tell a file's object when its name does not: every group must have one
+# of its headers in the file; the first object that fits names it. A report is told by
+# its labels, its id column's or others only Salesforce writes ("Opportunity Name"),
+# so a report without its id column is refused rather than read as another object (an
+# Opportunities report also has Account ID). A contact roles report also has
+# Opportunity ID and Contact ID; a Contacts report has no label of its own but its
+# account's beside a person's.
+_Markers = tuple[tuple["SfObject", tuple[tuple[str, ...], ...]], ...]
+_ACCOUNT_LABELS = ("Account ID", "Account Name", "Account Owner")
+_REPORT_MARKERS: _Markers = (
+    (CONTACT_ROLE, (("Contact Role", "Contact Role ID"),)),
+    (OPPORTUNITY, (("Opportunity ID", "Opportunity Name", "Opportunity Owner"),)),
+    (LEAD, (("Lead ID", "Lead Owner", "Company / Account"),)),
+    (CONTACT, (("Contact ID",),)),
+    (CONTACT, (_ACCOUNT_LABELS, ("Contact Owner", "Email", "First Name", "Last Name"))),
+    (USER, (("User ID",),)),
+    (ACCOUNT, (_ACCOUNT_LABELS,)),
 )
-# An API-named file without its object's name (a pipe, a renamed file): its headers.
-_API_MARKERS = (
-    (STAGE, ("ApiName", "MasterLabel")),
-    (CONTACT_ROLE, ("OpportunityId", "ContactId")),
-    (OPPORTUNITY, ("StageName",)),
-    (LEAD, ("IsConverted",)),
-    (USER, ("Username",)),
-    (CONTACT, ("AccountId", "Email")),
-    (ACCOUNT, ("AccountSource",)),
+# An API-named file whose name is not its object's: its headers. A file named like an
+# object (Task.csv, Invoice__c.csv: the Data Export's other files) only by fields no
+# other object has, as the Data Export holds dozens of objects.
+_API_MARKERS: _Markers = (
+    (STAGE, (("ApiName",), ("MasterLabel",))),
+    (CONTACT_ROLE, (("OpportunityId",), ("ContactId",))),
+    (OPPORTUNITY, (("StageName",),)),
+    (LEAD, (("IsConverted",),)),
+    (USER, (("Username",),)),
+    (CONTACT, (("AccountId",), ("Email",))),
+    (ACCOUNT, (("AccountSource",),)),
 )
+# A file named otherwise (Data Loader's extract.csv, a pipe): its Id and fields of its
+# object, in an order that settles the objects sharing some (a User and a Lead have a
+# Contact's names; an Opportunity has an Account's Name).
+_LOADER_MARKERS: _Markers = (
+    *_API_MARKERS,
+    (STAGE, (("DefaultProbability",), ("IsClosed", "IsWon"))),
+    (USER, (("Alias", "ProfileId", "UserRoleId", "TimeZoneSidKey", "LocaleSidKey"),)),
+    (USER, (("IsActive",), ("FirstName", "LastName", "Email"))),
+    (LEAD, (("Company", "ConvertedContactId", "ConvertedAccountId", "ConvertedDate"),)),
+    (OPPORTUNITY, (("CloseDate", "ForecastCategory", "ForecastCategoryName", "Amount"),)),
+    (CONTACT, (("FirstName", "LastName", "Email"),)),
+    (
+        ACCOUNT,
+        (
+            ("Name",),
+            (
+                "Website",
+                "BillingCountry",
+                "BillingCity",
+                "Industry",
+                "NumberOfEmployees",
+                "AnnualRevenue",
+                "AccountNumber",
+            ),
+        ),
+    ),  # fmt: skip
+)
+_OBJECT_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")  # Account, OpportunityContactRole, X__c
 
 
 def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool]:
@@ -167,16 +214,30 @@ def object_of(file_name: str, headers: list[str]) -> tuple[SfObject | None, bool
     name (Account.csv, as the Data Export and Data Loader name them), else its headers."""
     keys = {header_key(h) for h in headers}
     report = "id" not in keys  # API files have an Id column; reports label theirs
-    base = file_name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    named = BY_FILE.get(base.casefold())
+    named = BY_FILE.get(_base(file_name).casefold())
     if named is not None:
         return named, report
-    markers = _REPORT_MARKERS if report else _API_MARKERS
-    for sf_object, needed in markers:
-        present = [header_key(h) in keys for h in needed]
-        if any(present) if report else all(present):
-            return sf_object, report
-    return None, report
+    return object_by_headers(keys, report, not named_like_object(file_name)), report
+
+
+def named_like_object(file_name: str) -> bool:
+    """Whether a file is named like a Salesforce object (Task.csv), as the Data Export
+    names each object's file."""
+    return bool(_OBJECT_NAME.fullmatch(_base(file_name)))
+
+
+def _base(file_name: str) -> str:
+    return file_name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def object_by_headers(keys: set[str], report: bool, loader: bool = True) -> SfObject | None:
+    """The object whose headers (folded by header_key) a file has, or None. `loader`: an
+    API-named file not named like an object, told by broader fields."""
+    markers = _REPORT_MARKERS if report else _LOADER_MARKERS if loader else _API_MARKERS
+    for sf_object, groups in markers:
+        if all(any(header_key(h) in keys for h in group) for group in groups):
+            return sf_object
+    return None
 
 
 def map_headers(sf_object: SfObject, headers: list[str], report: bool) -> dict[int, str]:
