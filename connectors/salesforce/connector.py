@@ -80,13 +80,17 @@ def read_credentials(sealed_text: str) -> Credentials:
         ) from None
 
 
+ORGANIZATION_FILE = "Organization.csv"
+
+
 class SalesforceConnector(ClientConnector):
     # No Dataset field names the org: the connection's portal_id (the org id) is checked.
     dataset_account_field = None
     crm = "Salesforce"
     applies_merges = False  # connectors/merges.py refuses before anything is sent
     merges_refusal = NOT_APPLIED
-    files = tuple(export.file_name(name) for name in export.OBJECTS)  # what a pull stores
+    # What a pull stores: a file per object, and the org's own record (its currency).
+    files = (*(export.file_name(name) for name in export.OBJECTS), ORGANIZATION_FILE)
 
     def __init__(self, credentials: Credentials, limits: Limits | None = None, **options) -> None:
         self.client = SalesforceClient(credentials, limits, **options)
@@ -149,6 +153,12 @@ class SalesforceConnector(ClientConnector):
             result = run_pull(self.client, checkpoint, previous=previous, since=since)
         except ExportProblem as error:
             raise NotSupported(str(error)) from None
+        # A single-currency org's opportunities name no currency: the org's is theirs.
+        org = self.check()
+        result.files[ORGANIZATION_FILE] = export.write_csv(
+            ["Id", "Name", "DefaultCurrencyIsoCode"],
+            [[org.id, str(org.details.get("Name") or ""), org.currency]],
+        )
         return Pulled(
             document={},
             pipelines=[],  # the stages are OpportunityStage.csv, read with the export

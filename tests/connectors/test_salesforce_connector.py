@@ -64,7 +64,11 @@ def test_a_full_pull_reads_every_page_into_one_data_loader_csv_per_object():
             pulled = salesforce.pull(MemoryCheckpoint(), previous=None, since=None)
             usage = salesforce.usage()
     files = pulled.files
-    assert sorted(files) == sorted(f"{name}.csv" for name in REQUIRED)
+    assert sorted(files) == sorted([*(f"{name}.csv" for name in REQUIRED), "Organization.csv"])
+    # The org's own record: a single-currency org's amounts are in its currency.
+    assert rows(files["Organization.csv"]) == [
+        {"Id": org.org_id, "Name": "Acme (stand-in)", "DefaultCurrencyIsoCode": "USD"}
+    ]
     more = [path for method, path in api.state.paths if "/query/01g" in path]
     assert more, "several pages, followed by nextRecordsUrl"
     for name, required in REQUIRED.items():

@@ -290,3 +290,32 @@ def test_a_data_export_in_several_zips_is_read_as_one():
     (part1,), (part2,) = zipped(first), zipped(second)
     parts = [UploadedFile("WE_1.ZIP", part1.data), UploadedFile("WE_2.ZIP", part2.data)]
     assert facts(review(parse(parts))) == facts(review(parse(SHAPES["data-export-zip"]())))
+
+
+def without_currency(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The org as a single-currency org exports it: no CurrencyIsoCode column anywhere."""
+    import csv
+
+    out = {}
+    for name, data in files.items():
+        table = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        if table and "CurrencyIsoCode" in table[0]:
+            at = table[0].index("CurrencyIsoCode")
+            table = [row[:at] + row[at + 1 :] for row in table]
+        text = io.StringIO()
+        csv.writer(text).writerows(table)
+        out[name] = text.getvalue().encode("utf-8")
+    return out
+
+
+@pytest.mark.parametrize(("code", "currency"), [("EUR", "EUR"), ("EURO", "USD")])
+def test_a_single_currency_orgs_amounts_are_in_the_currency_organization_csv_names(code, currency):
+    files = without_currency(org.data_export(loader=True))
+    files["Organization.csv"] = (
+        f"Id,Name,DefaultCurrencyIsoCode\n00D5g000004ABCDEAZ,Acme,{code}\n".encode()
+    )
+    batch = parse(loose(files))
+    assert {batch.currency_of(deal) for deal in batch.deals} == {currency}
+    assert "Organization.csv" not in batch.ignored_columns
+    money = [f for f in review(batch) if f.amount_at_risk]
+    assert money and {f.currency for f in money} == {currency}

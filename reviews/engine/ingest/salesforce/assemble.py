@@ -23,13 +23,20 @@ from reviews.engine.ingest.salesforce.fields import (
     CONTACT_ROLE,
     FILLED_ELSEWHERE,
     OPPORTUNITY,
+    ORGANIZATION,
     STAGE,
     USER,
     record_keys,
 )
 from reviews.engine.ingest.salesforce.ids import to18
 from reviews.engine.ingest.salesforce.reader import SfTable
-from reviews.engine.ingest.values import describe, parse_datetime, parse_flag, parse_probability
+from reviews.engine.ingest.values import (
+    describe,
+    parse_currency,
+    parse_datetime,
+    parse_flag,
+    parse_probability,
+)
 from reviews.engine.ingest.written import (
     currency_in_amount,
     date_order_of,
@@ -100,6 +107,7 @@ def assemble_salesforce(
         as_of, as_of_source = received_at, "upload"
     pipelines = _pipelines(tables.get(STAGE.name))
     report = any(t.report for t in tables.values())
+    currency = _org_currency(tables.get(ORGANIZATION.name))
     return Batch(
         id=None,
         as_of=as_of,
@@ -117,7 +125,18 @@ def assemble_salesforce(
         exported_fields=exported,
         observed_stages=_observed(tables.get(OPPORTUNITY.name)),
         field_headers={name: h for name, h in headers.items() if h},
+        currency=currency,
     )
+
+
+def _org_currency(table: SfTable | None) -> str | None:
+    """The org's default currency (Organization.csv's DefaultCurrencyIsoCode), when it is
+    an ISO code: a single-currency org's amounts are in it."""
+    for _, _, values, _ in table.rows if table is not None else ():
+        code = parse_currency(values.get("currency"))
+        if code.__class__ is str:
+            return code
+    return None
 
 
 def _kept(tables: dict[str, SfTable]) -> dict[str, list[str]]:

@@ -145,7 +145,18 @@ STAGE = SfObject(
     },
     unread=frozenset({"isActive"}),  # an inactive stage still names its opportunities'
 )
-SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE)
+# The org itself (a pull writes Organization.csv): its currency is every amount's that
+# names none, as a single-currency org's opportunities do (they have no CurrencyIsoCode).
+ORGANIZATION = SfObject(
+    "Organization",
+    None,
+    {
+        "id": ("Id", "Organization ID"),
+        "name": ("Name", "Organization Name"),
+        "currency": ("DefaultCurrencyIsoCode", "Currency Locale"),
+    },
+)
+SF_OBJECTS = (ACCOUNT, CONTACT, OPPORTUNITY, LEAD, CONTACT_ROLE, USER, STAGE, ORGANIZATION)
 BY_FILE = {o.name.casefold(): o for o in SF_OBJECTS}
 BY_LIST = {o.kind.name: o for o in SF_OBJECTS if o.kind is not None}
 
