@@ -300,3 +300,16 @@ def test_remove_makes_a_new_version_with_who_and_why(rule_file, django_user_mode
     assert (version.reason, version.created_by.username) == ("noisy", "dana")
     code, _, message = rules_cli("remove", "--dataset", "acme", "--id", "phone_not_e164")
     assert code == 2 and "has no team rule 'phone_not_e164'" in message
+
+
+def test_a_rule_that_could_not_run_resolves_none_of_its_open_problems(rule_file):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    first = reviewed()
+    assert team_findings(first)[("renewal_closing_unowned", "warning")] == ["5002", "5003"]
+    column = DEALS[0].index("Deal Type")
+    without = [row[:column] + row[column + 1 :] for row in DEALS]  # no "Deal Type"
+    second = reviewed(export_files(deals=without))
+    statuses = {r["id"]: r["status"] for r in second.team_rules}
+    assert statuses["renewal_closing_unowned"] == "could_not_run"
+    assert not [r for r in second.resolved if r["kind"] == "renewal_closing_unowned"]

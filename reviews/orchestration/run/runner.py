@@ -56,7 +56,11 @@ from reviews.orchestration.dataset.dismissals import prompt_dismissals
 from reviews.orchestration.run import handoff, limits
 from reviews.orchestration.run.findings_store import storable_amount, write_findings
 from reviews.orchestration.run.heartbeat import beating
-from reviews.orchestration.run.team_rules import review_team_rules, summary_sentence
+from reviews.orchestration.run.team_rules import (
+    review_team_rules,
+    summary_sentence,
+    unchecked_kinds,
+)
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.store import tables
 from reviews.orchestration.store.parsed import forget_parsed, load_parsed
@@ -334,7 +338,7 @@ def _coordinate(run: ReviewRun) -> None:
         context.baseline if context else None,
         run.as_of,
         context.dismissed if context else None,
-        unchecked=switched,
+        unchecked=set(switched) | unchecked_kinds(team),
     )
     if context:
         scope = policies.of_version(run.policy_version).verdict_scope or context.verdict_scope

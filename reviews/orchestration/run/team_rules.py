@@ -62,6 +62,13 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
     return TeamReview(apply_policy(findings, policy), report)
 
 
+def unchecked_kinds(team: TeamReview) -> set[str]:
+    """The team kinds this run did not look for (docs/history.md): a rule that could not
+    run calls none of its open problems resolved, like a kind a partial export switched
+    off."""
+    return {entry["id"] for entry in team.could_not_run}
+
+
 def summary_sentence(report: list[dict]) -> str:
     """The summary's sentence on team rules that could not run, '' when all ran."""
     missed = [entry for entry in report if entry["status"] == team_run.COULD_NOT_RUN]
