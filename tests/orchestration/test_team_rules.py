@@ -313,3 +313,16 @@ def test_a_rule_that_could_not_run_resolves_none_of_its_open_problems(rule_file)
     statuses = {r["id"]: r["status"] for r in second.team_rules}
     assert statuses["renewal_closing_unowned"] == "could_not_run"
     assert not [r for r in second.resolved if r["kind"] == "renewal_closing_unowned"]
+
+
+def test_an_export_without_deals_runs_no_deal_rule_and_no_deal_count(tmp_path):
+    reviewed()
+    library = Path(__file__).resolve().parents[2] / "reviews/engine/team_rules/library"
+    for name in ("customer_without_won_deal.yaml", "deal_without_contact.yaml"):
+        assert rules_cli("add", "--dataset", "acme", "--file", str(library / name))[0] == 0
+    run = reviewed([f for f in export_files() if "deals" not in f.name])
+    assert {r["id"]: r["status"] for r in run.team_rules} == {
+        "customer_without_won_deal": "could_not_run",
+        "deal_without_contact": "could_not_run",
+    }
+    assert not team_findings(run)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -24,6 +24,7 @@ from reviews.engine.tables.build import Tables, quote
 from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
 from reviews.engine.team_rules import language
 from reviews.engine.team_rules.rulefile import ONE, TeamRule
+from reviews.engine.vocabulary import SALESFORCE, crm_of
 
 CATEGORY = "team_rules"  # the findings' category: the team's, beside the specialists'
 RAN = "ran"
@@ -104,9 +105,20 @@ _LINKS = {
 }
 
 
-def add_helpers(tables: Tables, rules: Iterable[TeamRule]) -> None:
+def absent_lists(partial: Iterable[str], source: str | None) -> frozenset[str]:
+    """The lists a batch has no file of: its `partial` ones (Batch.partial), and leads
+    unless it comes from Salesforce (a HubSpot batch has no leads list at all). Their
+    tables are empty, so a rule over one could only say "nothing found"."""
+    leads = () if crm_of(source) == SALESFORCE else ("leads",)
+    return frozenset(partial) | frozenset(leads)
+
+
+def add_helpers(tables: Tables, rules: Iterable[TeamRule], absent: Collection[str] = ()) -> None:
     """The helper columns (HELPERS) the rules name, on the tables that lack a column of
-    that name (a property of the batch's own keeps its name)."""
+    that name (a property of the batch's own keeps its name); none when the batch has no
+    deals list (every count would read 0: run_rule says the rule could not run)."""
+    if "deals" in absent:
+        return
     for name, helpers in HELPERS.items():
         columns = {c.casefold() for c in tables.columns(name)}
         wanted = {
@@ -133,14 +145,30 @@ def lock_tables(tables: Tables, *, memory_mb: int, threads: int = THREADS) -> No
     lock(tables.connection, memory_mb=memory_mb, threads=threads)
 
 
-def run_rule(tables: Tables, rule: TeamRule, as_of: dt.date, *, seconds: float) -> Outcome:
-    """One rule over `tables` (already locked by lock_tables)."""
+def run_rule(
+    tables: Tables,
+    rule: TeamRule,
+    as_of: dt.date,
+    *,
+    seconds: float,
+    absent: Collection[str] = (),
+) -> Outcome:
+    """One rule over `tables` (already locked by lock_tables); `absent`: the lists the
+    batch has no file of (absent_lists)."""
+    if rule.object in absent:
+        why = f"the batch has no {rule.object} list (no file of them)"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
     tree = rule.tree
     columns = tables.columns(rule.object)
     aliases = tables.aliases.get(rule.object, {})
     names = language.column_names(tree)
     owner = [rule.owner_from] if rule.owner_from else []
     found, missing = language.resolve(names + owner, columns, aliases)
+    helpers = [n for n in missing if n.casefold() in HELPERS.get(rule.object, {})]
+    if helpers and "deals" in absent:
+        counts = ", ".join(f"`{name}`" for name in helpers)
+        why = f"the batch has no deals list (no file of them), which {counts} counts"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
     if missing:
         lacks = ", ".join(f'"{name}"' for name in missing)
         return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
@@ -177,15 +205,16 @@ def run_rules(
     seconds: float,
     memory_mb: int,
     total_seconds: float | None = None,
+    absent: Collection[str] = (),
 ) -> list[Outcome]:
     """Every rule over `tables`, which are locked first (irreversibly): each within
     `seconds`, and all within `total_seconds` (a rule left when it is spent could not
-    run, and says so)."""
+    run, and says so). `absent`: the lists the batch has no file of (absent_lists)."""
     rules = list(rules)
     if not rules:
         return []
     began = time.monotonic()
-    add_helpers(tables, rules)
+    add_helpers(tables, rules, absent)
     lock_tables(tables, memory_mb=memory_mb)
     outcomes = []
     # The matches make no reference cycles: the collector's passes over them are cost.
@@ -198,7 +227,7 @@ def run_rules(
                 why = f"the run's time for team rules ({total_seconds:g} s) was spent before it"
                 outcomes.append(Outcome(rule, COULD_NOT_RUN, why=why))
             else:
-                outcomes.append(run_rule(tables, rule, as_of, seconds=left))
+                outcomes.append(run_rule(tables, rule, as_of, seconds=left, absent=absent))
     return outcomes
 
 
@@ -241,6 +270,7 @@ def team_findings(
     seconds: float,
     memory_mb: int,
     total_seconds: float | None = None,
+    absent: Collection[str] = (),
 ) -> tuple[list[RawFinding], list[dict]]:
     """The findings of every rule that ran, and each rule's outcome (ran, with its
     count, or could not run, with why) for the run's report."""
@@ -251,6 +281,7 @@ def team_findings(
         seconds=seconds,
         memory_mb=memory_mb,
         total_seconds=total_seconds,
+        absent=absent,
     )
     with no_cyclic_gc():
         findings = [f for o in outcomes for f in findings_of(o, tables.currency)]

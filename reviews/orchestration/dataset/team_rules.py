@@ -119,6 +119,7 @@ def _outcomes(batch: Batch, rules: list[TeamRule]) -> list[team_run.Outcome]:
         as_of.date(),
         seconds=settings.TEAM_RULE_SECONDS,
         memory_mb=settings.TEAM_RULE_MEMORY_MB,
+        absent=team_run.absent_lists(batch.partial, batch.source),
     )
 
 

@@ -48,6 +48,7 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
             # The coordinator fuses, compares and writes after them, in the same task:
             # the rules get a third of its soft limit, whatever their number.
             total_seconds=settings.COORDINATOR_SOFT_TIME_LIMIT / 3,
+            absent=team_run.absent_lists(run.batch.partial, run.batch.source),
         )
     except SoftTimeLimitExceeded:  # the task's own limit: not a rule's, not the tables'
         raise
