@@ -130,3 +130,16 @@ def test_an_expression_too_deep_or_too_long_is_refused_in_words():
     # a long flat list is fine: the library's country list holds 923 values
     values = ", ".join(f"'{n}'" for n in range(2000))
     assert load(json.dumps({"rules": [{**GOOD, "when": f"name IN ({values})"}]}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"rules": [' + "[" * 8000 + "]" * 8000 + "]}",  # 16 KB of JSON
+        "rules:\n  - " + "[" * 20000 + "]" * 20000 + "\n",  # 40 KB of YAML
+        "rules:\n" + "".join(f"{'  ' * i}- \n" for i in range(1, 40)),  # block nesting
+    ],
+)
+def test_a_file_nested_too_deep_is_refused_in_words(text):
+    (problem,) = problems_of(text)
+    assert problem.startswith("the file is nested more than 20 deep (line ")
