@@ -113,7 +113,7 @@ def test_braces_in_a_title_are_text_in_the_heading():
     [
         ("rules: []\x00", "the file holds a NUL byte"),
         ("rules: [{id: r1, when: '\ud800'}]", "the file holds a lone surrogate"),
-        ("rules: " + "[" * 5000, "not YAML or JSON at line 1"),
+        ("rules: " + "[" * 5000, "the file is nested more than 20 deep (line 1"),
     ],
 )
 def test_files_with_what_no_text_holds_are_refused_in_words(text, expected):
