@@ -20,7 +20,7 @@ import duckdb
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
-from reviews.engine.tables.build import Tables, quote
+from reviews.engine.tables.build import Tables, json_names, quote
 from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
 from reviews.engine.team_rules import language
 from reviews.engine.team_rules.rulefile import ONE, TeamRule
@@ -172,6 +172,11 @@ def run_rule(
     if missing:
         lacks = ", ".join(f'"{name}"' for name in missing)
         return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
+    unexported = _not_exported(tables, rule.object, list(found.values()))
+    if unexported:
+        lacks = ", ".join(f"`{column}`" for column in unexported)
+        why = f"the export's {rule.object} have no column for {lacks}"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
     condition = language.to_sql(tree, found, as_of)
     owner_sql = quote(found[rule.owner_from]) if rule.owner_from else '"owner"'
     money = '"amount", "currency"' if rule.object == "deals" else "NULL, NULL"
@@ -190,6 +195,25 @@ def run_rule(
     except duckdb.Error as error:
         return Outcome(rule, COULD_NOT_RUN, why=_duckdb_reason(error))
     return Outcome(rule, RAN, [Match(*row) for row in rows])
+
+
+def _not_exported(tables: Tables, name: str, columns: list[str]) -> list[str]:
+    """The documented columns among `columns` the export had no column (or API property)
+    for, and so NULL on every record: a rule reading one would be silently true or false
+    (`currency IS NULL` on a single-currency export). Only where the tables know what
+    filled their fields (Tables.headers); a JSON batch names its fields record by record."""
+    headers = tables.headers.get(name)
+    if not headers:
+        return []
+    filled = set(headers.values())
+    candidates = [c for c in dict.fromkeys(columns) if c in json_names(name) and c not in filled]
+    if not candidates:
+        return []
+    # Quoted names of the table's own columns.
+    counts = tables.connection.execute(
+        f"SELECT {', '.join(f'count({quote(c)})' for c in candidates)} FROM {quote(name)}"  # noqa: S608
+    ).fetchone()
+    return [column for column, count in zip(candidates, counts, strict=True) if count == 0]
 
 
 def _duckdb_reason(error: duckdb.Error) -> str:
