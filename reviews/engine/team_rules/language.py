@@ -124,7 +124,47 @@ def parse(when: str) -> tuple[exp.Expression | None, list[Problem]]:
         return None, [Problem(f"one expression only, not {len(statements)} statements")]
     tree = statements[0]
     problems = _check(tree)
+    if not problems and not _is_boolean(tree):
+        problems = [
+            Problem(
+                f"{_what(tree)} is not a condition: write a comparison, AND/OR/NOT, IS, IN, "
+                "BETWEEN, LIKE or a function that answers true or false",
+                len(when) - len(when.lstrip()),  # the whole expression
+            )
+        ]
     return (None if problems else tree), problems
+
+
+# What answers true or false: the top of a `when` must be one (`amount` alone is not).
+_BOOLEAN_NODES = (
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ,
+    exp.And, exp.Or, exp.Not, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike, exp.Boolean,
+)  # fmt: skip
+BOOLEAN_FUNCTIONS = frozenset(
+    {"regexp_matches", "regexp_full_match", "contains", "starts_with", "ends_with"}
+)
+BOOLEAN_COLUMNS = frozenset({"is_closed", "is_won"})  # a deal's documented booleans
+
+
+def _is_boolean(node: exp.Expression) -> bool:
+    """Whether a checked expression answers true or false (NULL aside)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, _BOOLEAN_NODES):
+        return True
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.this == exp.DataType.Type.BOOLEAN
+    if isinstance(node, exp.Case):
+        branches = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        branches.append(node.args.get("default"))
+        return all(b is None or isinstance(b, exp.Null) or _is_boolean(b) for b in branches)
+    if isinstance(node, exp.Coalesce):
+        return all(_is_boolean(arg) for arg in [node.this, *node.expressions])
+    if isinstance(node, exp.Column):
+        return node.name.lower() in BOOLEAN_COLUMNS
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in BOOLEAN_FUNCTIONS
+    return _FUNCTION_NODES.get(type(node)) in BOOLEAN_FUNCTIONS
 
 
 def _check(tree: exp.Expression) -> list[Problem]:

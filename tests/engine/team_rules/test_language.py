@@ -4,11 +4,21 @@ from the checked tree."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
+import sqlglot
 
 from reviews.engine.team_rules import language
 from reviews.engine.team_rules.language import FUNCTIONS, column_names, parse, resolve, to_sql
+from reviews.engine.team_rules.rulefile import RuleFileError, load
+
+BASE_RULE = {"id": "not_a_condition", "object": "deals", "severity": "warning", "title": "t",
+             "fix": "f"}  # fmt: skip
+
+
+def when_sql(when: str) -> str:
+    return sqlglot.parse_one(when, read="duckdb").sql("duckdb")
 
 
 def refusals(when: str) -> list[str]:
@@ -118,3 +128,24 @@ def test_names_resolve_through_aliases_and_case():
 def test_as_of_is_a_date():
     tree, _ = parse("as_of = DATE '2026-08-01'")
     assert language.to_sql(tree, {}, dt.date(2026, 8, 1)).startswith("CAST('2026-08-01' AS DATE)")
+
+
+@pytest.mark.parametrize("when", ["amount", "1", "'yes'", "name", "amount + 1", "NULL",
+                                  "CASE WHEN amount > 1 THEN 1 END", "lower(name)"])  # fmt: skip
+def test_a_when_that_is_not_a_condition_is_refused_naming_the_rule(when):
+    text = json.dumps({"rules": [{**BASE_RULE, "when": when}]})
+    with pytest.raises(RuleFileError) as refused:
+        load(text)
+    assert refused.value.problems == [
+        f"rule not_a_condition: when: line 1, column 1: `{when_sql(when)}` is not a "
+        "condition: write a comparison, AND/OR/NOT, IS, IN, BETWEEN, LIKE or a function "
+        "that answers true or false"
+    ]
+
+
+@pytest.mark.parametrize("when", ["is_won", "NOT is_closed", "true", "(amount > 1)",
+                                  "coalesce(amount > 1, false)", "contains(name, 'a')",
+                                  "CASE WHEN amount > 1 THEN true ELSE NULL END",
+                                  "try_cast(name AS BOOLEAN)", "name IS NULL"])  # fmt: skip
+def test_conditions_of_every_shape_are_taken(when):
+    assert load(json.dumps({"rules": [{**BASE_RULE, "when": when}]}))[0].when == when

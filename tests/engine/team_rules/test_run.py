@@ -131,7 +131,7 @@ def test_owner_from_routes_to_another_property():
         ("\"Forecast Category\" = 'commit'", 'the batch\'s deals have no "Forecast Category"'),
         ('"Deal Type" > 5', "Cannot compare values of type VARCHAR and type INTEGER_LITERAL"),
         ('cast("Deal Type" AS INTEGER) > 1', "Could not convert string"),
-        ('"Deal Type"', "Could not convert string 'newbusiness' to BOOL"),
+        ('cast("Deal Type" AS BOOLEAN)', "Could not convert string 'newbusiness' to BOOL"),
     ],
 )
 def test_a_rule_the_batch_cannot_answer_could_not_run(when, why):
