@@ -224,9 +224,11 @@ def _refused(node: exp.Expression) -> str | None:
         return None
     if isinstance(node, exp.DataType):
         if isinstance(node.parent, (exp.Cast, exp.TryCast)) and node.this.name in TYPES:
-            return None
+            return _decimal_params(node)
         allowed = ", ".join(sorted(TYPES))
         return f"type {node.sql(DIALECT)} is not allowed; use one of {allowed}"
+    if isinstance(node, exp.DataTypeParam) and isinstance(node.parent, exp.DataType):
+        return None  # a DECIMAL's precision or scale, checked with its type
     if isinstance(node, exp.Var):
         if isinstance(node.parent, (exp.DateDiff, exp.Interval)) and node.name.upper() in UNITS:
             return None
@@ -238,6 +240,23 @@ def _refused(node: exp.Expression) -> str | None:
     if isinstance(node, (exp.Select, exp.Subquery, exp.Query)):
         return "a subquery is not allowed"
     return f"{_what(node)} is not allowed in a rule"
+
+
+def _decimal_params(node: exp.DataType) -> str | None:
+    """Why a type's parameters are refused: only DECIMAL's precision (1 to 38) and scale
+    (0 to the precision), whole numbers, are allowed."""
+    params = node.expressions
+    if not params:
+        return None
+    values = [p.this.name if isinstance(p.this, exp.Literal) else "" for p in params]
+    if node.this != exp.DataType.Type.DECIMAL or len(values) > 2:
+        return f"type {node.sql(DIALECT)}: only DECIMAL takes (precision, scale)"
+    if not all(v.isdigit() and len(v) <= 2 for v in values):
+        return f"type {node.sql(DIALECT)}: precision and scale are whole numbers"
+    precision, scale = int(values[0]), int(values[1]) if len(values) == 2 else 0
+    if not 1 <= precision <= 38 or scale > precision:
+        return f"type {node.sql(DIALECT)}: precision 1 to 38, scale 0 to the precision"
+    return None
 
 
 def _what(node: exp.Expression) -> str:

@@ -149,3 +149,14 @@ def test_a_when_that_is_not_a_condition_is_refused_naming_the_rule(when):
                                   "try_cast(name AS BOOLEAN)", "name IS NULL"])  # fmt: skip
 def test_conditions_of_every_shape_are_taken(when):
     assert load(json.dumps({"rules": [{**BASE_RULE, "when": when}]}))[0].when == when
+
+
+def test_decimal_takes_its_precision_and_scale():
+    assert refusals("CAST(amount AS DECIMAL(10,2)) > 1000.5") == []
+    assert refusals('try_cast("Seats" AS DECIMAL(4)) > 2') == []
+    assert refusals("CAST(amount AS DECIMAL(99,2)) > 1") == [
+        "line 1, column 24: type DECIMAL(99, 2): precision 1 to 38, scale 0 to the precision"
+    ]
+    assert refusals("CAST(amount AS INT(5)) > 1") == [
+        "line 1, column 20: type INT(5): only DECIMAL takes (precision, scale)"
+    ]

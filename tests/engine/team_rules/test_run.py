@@ -255,3 +255,10 @@ def test_a_rule_over_a_list_the_export_lacks_could_not_run_and_says_why():
         ),
     }
     assert {f.kind for f in found} == {"a_contact"}
+
+
+def test_a_cast_to_a_decimal_of_given_precision_runs():
+    assert flagged(
+        export_tables(),
+        {"id": "big", "object": "deals", "when": "CAST(amount AS DECIMAL(10,2)) > 100000.50"},
+    ) == {"big": ["5001", "5003"]}
