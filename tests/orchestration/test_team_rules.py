@@ -326,3 +326,26 @@ def test_an_export_without_deals_runs_no_deal_rule_and_no_deal_count(tmp_path):
         "deal_without_contact": "could_not_run",
     }
     assert not team_findings(run)
+
+
+def test_a_rule_that_would_fail_on_every_sync_is_refused_when_added(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        "rules:\n"
+        "  - {id: bad_pattern, object: deals, severity: warning, title: t, fix: f,\n"
+        "     when: \"regexp_matches(name, '(')\"}\n"
+        "  - {id: text_above_five, object: deals, severity: warning, title: t, fix: f,\n"
+        "     when: '\"Next Step\" > 5'}\n"
+        "  - {id: forecast_later, object: deals, severity: warning, title: t, fix: f,\n"
+        "     when: \"\\\"Forecast Category\\\" = 'commit'\"}\n"  # not in this sync: fine
+    )
+    Dataset.objects.create(name="fresh", workspace=reviewed().batch.workspace)  # no sync
+    for dataset in ("acme", "fresh"):
+        code, _out, error = rules_cli("add", "--dataset", dataset, "--file", str(broken))
+        assert code == 2, error
+        assert "bad_pattern: Invalid Input Error: missing ): (" in error
+        assert ("text_above_five: Binder Error: Cannot compare" in error) == (dataset == "acme")
+        assert "forecast_later" not in error
+    code, _out, error = rules_cli("preview", "--dataset", "acme", "--file", str(broken))
+    assert code == 2 and "bad_pattern" in error
+    assert not PolicyVersion.objects.exists()

@@ -155,6 +155,24 @@ def run_rule(
 ) -> Outcome:
     """One rule over `tables` (already locked by lock_tables); `absent`: the lists the
     batch has no file of (absent_lists)."""
+    query = _query(tables, rule, as_of, absent)
+    if isinstance(query, Outcome):
+        return query
+    try:
+        with deadline(tables.connection, seconds):
+            rows = tables.connection.execute(query).fetchall()
+    except RuleTimeout as error:
+        return Outcome(rule, COULD_NOT_RUN, why=f"the rule {error}")
+    except duckdb.Error as error:
+        return Outcome(rule, COULD_NOT_RUN, why=_duckdb_reason(error))
+    return Outcome(rule, RAN, [Match(*row) for row in rows])
+
+
+def _query(
+    tables: Tables, rule: TeamRule, as_of: dt.date, absent: Collection[str], *, dry: bool = False
+) -> str | Outcome:
+    """The rule's query over `tables`, or why it cannot run on them (an Outcome). `dry`:
+    over one record of NULLs instead of the table's (rule_errors)."""
     if rule.object in absent:
         why = f"the batch has no {rule.object} list (no file of them)"
         return Outcome(rule, COULD_NOT_RUN, why=why)
@@ -182,19 +200,47 @@ def run_rule(
     money = '"amount", "currency"' if rule.object == "deals" else "NULL, NULL"
     # Every name below is quoted (quote) or fixed; `condition` is generated from the
     # checked tree (language.to_sql), never the rule's own text.
-    query = (
+    return (
         f'SELECT "id", {_NAME_SQL[rule.object]}, CAST({owner_sql} AS VARCHAR), '  # noqa: S608
         "nullif(concat_ws(' / ', \"record_source\", \"record_source_detail\"), ''), "
-        f'{money} FROM {quote(rule.object)} WHERE ({condition}) ORDER BY "id"'
+        f'{money} FROM {_DRY.format(quote(rule.object)) if dry else quote(rule.object)} '
+        f'WHERE ({condition}) ORDER BY "id"'
     )
-    try:
-        with deadline(tables.connection, seconds):
-            rows = tables.connection.execute(query).fetchall()
-    except RuleTimeout as error:
-        return Outcome(rule, COULD_NOT_RUN, why=f"the rule {error}")
-    except duckdb.Error as error:
-        return Outcome(rule, COULD_NOT_RUN, why=_duckdb_reason(error))
-    return Outcome(rule, RAN, [Match(*row) for row in rows])
+
+
+# A record of NULLs with the table's columns and types: a rule's query over it meets its
+# own errors (a pattern is compiled on a value), and none of a sync's values.
+_DRY = '(SELECT * FROM {0} WHERE false UNION ALL BY NAME SELECT NULL AS "id") AS {0}'
+
+
+def rule_errors(
+    tables: Tables,
+    rules: Iterable[TeamRule],
+    as_of: dt.date,
+    *,
+    memory_mb: int,
+    absent: Collection[str] = (),
+) -> list[str]:
+    """The rules' own errors on `tables` ("rule ID: why"): a type their columns cannot
+    take, an invalid pattern, a function given the wrong arguments. Each query runs over
+    one record of NULLs, so a value of this sync is not one; nor is a property or a list
+    these tables lack (another sync may have it). Locks the tables."""
+    rules = list(rules)
+    add_helpers(tables, rules, absent)
+    lock_tables(tables, memory_mb=memory_mb)
+    problems = []
+    for rule in rules:
+        query = _query(tables, rule, as_of, absent, dry=True)
+        if isinstance(query, Outcome):
+            continue
+        try:
+            with deadline(tables.connection, SECONDS):
+                tables.connection.execute(query).fetchall()
+        except RuleTimeout:
+            continue
+        except duckdb.Error as error:
+            problems.append(f"rule {rule.id}: {_duckdb_reason(error)}")
+    return problems
 
 
 def _not_exported(tables: Tables, name: str, columns: list[str]) -> list[str]:

@@ -92,6 +92,11 @@ class Command(BaseCommand):
                 self._preview(
                     team_rules.preview(dataset, _read(options["file"])), options["format"]
                 )
+        except RuleFileError as error:
+            raise CommandError(
+                f"{options['file']} refused, nothing stored:\n" + "\n".join(error.problems),
+                returncode=EXIT_BAD_INPUT,
+            ) from None
         except PolicyError as error:
             raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from reviews.engine.history.policy import PolicyError
+from reviews.engine.batch import Batch as Records
+from reviews.engine.tables.build import build_tables
 from reviews.engine.team_rules import run as team_run
-from reviews.engine.team_rules.rulefile import TeamRule
+from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule
 from reviews.models import Batch, Dataset, PolicyVersion, ReviewRun, findings_of
 from reviews.orchestration.dataset import policies
 from reviews.orchestration.store.tables import tables_for
@@ -27,10 +30,37 @@ def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> P
     it, in its place)."""
     if not rules:
         raise PolicyError("the file holds no rules")
+    check(dataset, rules)
     _, policy = policies.current(dataset)
     by_id = {rule.id: rule for rule in policy.team_rules}
     by_id.update({rule.id: rule for rule in rules})
     return policies.save(dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user)
+
+
+def check(dataset: Dataset, rules: list[TeamRule]) -> None:
+    """RuleFileError listing the rules' own errors (a type, a pattern: team_run.rule_errors)
+    on the tables of the dataset's last sync, or on empty tables of the documented
+    columns when it has none: a rule that would fail on every sync is refused now."""
+    batch = _last_sync(dataset)
+    if batch is None:
+        empty = Records(None, timezone.now(), None, [], [], [], {})
+        tables, as_of, absent = build_tables(empty), empty.as_of, team_run.absent_lists([], None)
+    else:
+        tables, as_of = tables_for(batch), batch.as_of or batch.created_at
+        absent = team_run.absent_lists(batch.partial, batch.source)
+    problems = team_run.rule_errors(
+        tables, rules, as_of.date(), memory_mb=settings.TEAM_RULE_MEMORY_MB, absent=absent
+    )
+    if problems:
+        raise RuleFileError(problems)
+
+
+def _last_sync(dataset: Dataset) -> Batch | None:
+    return (
+        Batch.objects.filter(dataset=dataset, status=Batch.Status.ACCEPTED)
+        .order_by("-as_of", "-pk")
+        .first()
+    )
 
 
 def remove(dataset: Dataset, rule_id: str, *, reason: str, user=None) -> PolicyVersion:
@@ -79,6 +109,7 @@ def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> 
     )
     if not batches:
         raise PolicyError(f"dataset {dataset.name} has no sync to preview the rules on")
+    check(dataset, rules)
     last, replayed = batches[0], batches[::-1]
     outcomes = {batch.pk: _outcomes(batch, rules) for batch in replayed}
     flagged = _flagged_by_built_in(last)
