@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,24 @@ def test_a_rule_that_would_fail_on_every_sync_is_refused_when_added(tmp_path):
     code, _out, error = rules_cli("preview", "--dataset", "acme", "--file", str(broken))
     assert code == 2 and "bad_pattern" in error
     assert not PolicyVersion.objects.exists()
+
+
+def test_a_rule_removed_or_a_kind_switched_off_resolves_none_of_its_problems(rule_file):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    first = reviewed()
+    assert ("phone_not_e164", "suggestion") in team_findings(first)
+    assert rules_cli("remove", "--dataset", "acme", "--id", "phone_not_e164")[0] == 0
+    dataset = Dataset.objects.get(name="acme")
+    _, policy = policies.current(dataset)
+    off = replace(policy, off=frozenset({"eu_company_without_vat"}))
+    policies.save(dataset, off, reason="switched off")
+    second = reviewed()
+    assert {r["id"] for r in second.team_rules} == {
+        "contract_sent_no_next_step",
+        "renewal_closing_unowned",
+        "eu_company_without_vat",
+    }
+    assert ("eu_company_without_vat", "warning") not in team_findings(second)
+    resolved = {r["kind"] for r in second.resolved}
+    assert not resolved & {"phone_not_e164", "eu_company_without_vat"}, second.resolved

@@ -12,6 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from reviews.engine.findings import RawFinding
+from reviews.engine.history.compare import Baseline
 from reviews.engine.history.policy import Policy
 from reviews.engine.history.policy import apply as apply_policy
 from reviews.engine.team_rules import run as team_run
@@ -63,11 +64,17 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
     return TeamReview(apply_policy(findings, policy), report)
 
 
-def unchecked_kinds(team: TeamReview) -> set[str]:
-    """The team kinds this run did not look for (docs/history.md): a rule that could not
-    run calls none of its open problems resolved, like a kind a partial export switched
-    off."""
-    return {entry["id"] for entry in team.could_not_run}
+def unchecked_kinds(team: TeamReview, policy: Policy, baseline: Baseline | None) -> set[str]:
+    """The kinds this run did not look for, whose open problems it calls none resolved
+    (docs/history.md), like a kind a partial export switched off: a team rule that
+    could not run, a kind the policy switched off, a team rule it no longer has."""
+    kept = {rule.id for rule in policy.all_team_rules}
+    removed = {
+        past.kind
+        for past in (baseline.findings.values() if baseline else ())
+        if past.category == team_run.CATEGORY and past.kind not in kept
+    }
+    return {entry["id"] for entry in team.could_not_run} | set(policy.off) | removed
 
 
 def summary_sentence(report: list[dict]) -> str:
