@@ -371,3 +371,31 @@ def test_a_rule_removed_or_a_kind_switched_off_resolves_none_of_its_problems(rul
     assert ("eu_company_without_vat", "warning") not in team_findings(second)
     resolved = {r["kind"] for r in second.resolved}
     assert not resolved & {"phone_not_e164", "eu_company_without_vat"}, second.resolved
+
+
+def test_adding_says_added_changed_or_unchanged_and_makes_no_empty_version(rule_file, tmp_path):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    code, out, _ = rules_cli("add", "--dataset", "acme", "--file", str(rule_file))
+    assert (code, out.strip()) == (
+        0,
+        "nothing changed: unchanged contract_sent_no_next_step, eu_company_without_vat, "
+        "renewal_closing_unowned, phone_not_e164",
+    )
+    assert PolicyVersion.objects.count() == 1
+    retitled = tmp_path / "retitled.yaml"
+    retitled.write_text(
+        RULES.replace("title: Contract sent with no next step", "title: Contract out, no step")
+        + "  - {id: deal_without_name, object: deals, when: name IS NULL, severity: warning,\n"
+        "     title: Deal without a name, fix: Name it}\n"
+    )
+    code, out, _ = rules_cli("add", "--dataset", "acme", "--file", str(retitled))
+    assert (code, out.strip()) == (
+        0,
+        "policy version 2: added deal_without_name; changed contract_sent_no_next_step; "
+        "unchanged eu_company_without_vat, renewal_closing_unowned, phone_not_e164",
+    )
+    [version] = policies.history(Dataset.objects.get(name="acme"))[:1]
+    assert {"what": "team rule contract_sent_no_next_step",
+            "before": "title: Contract sent with no next step",
+            "after": "title: Contract out, no step"} in version["diff"]  # fmt: skip

@@ -203,7 +203,7 @@ def _query(
     return (
         f'SELECT "id", {_NAME_SQL[rule.object]}, CAST({owner_sql} AS VARCHAR), '  # noqa: S608
         "nullif(concat_ws(' / ', \"record_source\", \"record_source_detail\"), ''), "
-        f'{money} FROM {_DRY.format(quote(rule.object)) if dry else quote(rule.object)} '
+        f"{money} FROM {_DRY.format(quote(rule.object)) if dry else quote(rule.object)} "
         f'WHERE ({condition}) ORDER BY "id"'
     )
 

@@ -77,9 +77,8 @@ class Command(BaseCommand):
             if action == "add":
                 rules = _read(options["file"])
                 reason = options["reason"] or f"team rules added from {Path(options['file']).name}"
-                version = team_rules.add(dataset, rules, reason=reason, user=_user(options["user"]))
-                ids = ", ".join(rule.id for rule in rules)
-                self.stdout.write(f"policy version {version.number}: added {ids}")
+                added = team_rules.add(dataset, rules, reason=reason, user=_user(options["user"]))
+                self.stdout.write(added.words())
             elif action == "remove":
                 reason = options["reason"] or f"team rule {options['rule_id']} removed"
                 version = team_rules.remove(

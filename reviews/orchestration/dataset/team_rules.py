@@ -5,13 +5,14 @@ CLI (`manage.py rules`), the API and the dataset page's rule editor."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
-from reviews.engine.history.policy import PolicyError
 from reviews.engine.batch import Batch as Records
+from reviews.engine.history.policy import PolicyError
 from reviews.engine.tables.build import build_tables
 from reviews.engine.team_rules import run as team_run
 from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule
@@ -25,16 +26,48 @@ def rules_of(dataset: Dataset) -> list[TeamRule]:
     return list(policies.current(dataset)[1].team_rules)
 
 
-def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> PolicyVersion:
+ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What adding rules did: the new policy version (None when nothing changed) and
+    each rule's change, by id, in the file's order (ADDED, CHANGED or UNCHANGED)."""
+
+    version: PolicyVersion | None
+    changes: dict[str, str]
+
+    def words(self) -> str:
+        """'policy version 3: added a, b; changed c; unchanged d', or 'nothing changed'."""
+        said = [
+            f"{change} {', '.join(i for i, c in self.changes.items() if c == change)}"
+            for change in (ADDED, CHANGED, UNCHANGED)
+            if change in self.changes.values()
+        ]
+        if self.version is None:
+            return f"nothing changed: {'; '.join(said)}"
+        return f"policy version {self.version.number}: {'; '.join(said)}"
+
+
+def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> Added:
     """A new policy version with `rules` added (a rule with an id already there replaces
-    it, in its place)."""
+    it, in its place); none when every rule is there already as it is."""
     if not rules:
         raise PolicyError("the file holds no rules")
     check(dataset, rules)
     _, policy = policies.current(dataset)
     by_id = {rule.id: rule for rule in policy.team_rules}
+    changes = {
+        rule.id: ADDED if rule.id not in by_id else UNCHANGED if by_id[rule.id] == rule else CHANGED
+        for rule in rules
+    }
+    if set(changes.values()) == {UNCHANGED}:
+        return Added(None, changes)
     by_id.update({rule.id: rule for rule in rules})
-    return policies.save(dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user)
+    version = policies.save(
+        dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user
+    )
+    return Added(version, changes)
 
 
 def check(dataset: Dataset, rules: list[TeamRule]) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from reviews.engine.tables.sandbox import lock
-from reviews.engine.team_rules.rulefile import load
 from reviews.engine.ingest import parse_upload
 from reviews.engine.tables.build import build_tables
+from reviews.engine.tables.sandbox import lock
+from reviews.engine.team_rules.rulefile import load
 from reviews.engine.team_rules.run import (
     COULD_NOT_RUN,
     RAN,
