@@ -78,7 +78,7 @@ def test_the_cli_contract_on_a_hubspot_export(env, tmp_path):
         "rule negative_amount: id 'negative_amount' is a built-in kind",
         "rule negative_amount: unknown object 'tickets'",
         "rule negative_amount: unknown severity 'blocker'",
-        "rule negative_amount: when: one expression only, not 2 statements",
+        "rule negative_amount: when: line 1, column 11: one expression only, not 2 statements",
     ):
         assert line in refused.stderr, refused.stderr
 

@@ -231,7 +231,7 @@ HOSTILE = {
     "two statements": (
         "rules: [{id: r1, object: deals, severity: warning, title: t, fix: f,"
         " when: 'amount > 1; DROP TABLE deals'}]",
-        "rule r1: when: one expression only, not 2 statements",
+        "rule r1: when: line 1, column 11: one expression only, not 2 statements",
     ),
     "getenv": (
         "rules: [{id: r1, object: deals, severity: warning, title: t, fix: f,"
@@ -338,7 +338,7 @@ def test_a_rule_that_would_fail_on_every_sync_is_refused_when_added(tmp_path):
         "  - {id: text_above_five, object: deals, severity: warning, title: t, fix: f,\n"
         "     when: '\"Next Step\" > 5'}\n"
         "  - {id: forecast_later, object: deals, severity: warning, title: t, fix: f,\n"
-        "     when: \"\\\"Forecast Category\\\" = 'commit'\"}\n"  # not in this sync: fine
+        '     when: "\\"Forecast Category\\" = \'commit\'"}\n'  # not in this sync: fine
     )
     Dataset.objects.create(name="fresh", workspace=reviewed().batch.workspace)  # no sync
     for dataset in ("acme", "fresh"):

@@ -17,7 +17,9 @@ from tests.engine.team_rules.exports import DEALS, export_tables
 AS_OF = dt.date(2026, 8, 1)
 # The export's deals with a text property holding numbers, written several ways.
 SEATS = ["12", "12.0", "", "abc", "7"]
-DEALS_WITH_SEATS = [DEALS[0] + ["Seats"]] + [row + [s] for row, s in zip(DEALS[1:], SEATS, strict=True)]
+DEALS_WITH_SEATS = [DEALS[0] + ["Seats"]] + [
+    row + [s] for row, s in zip(DEALS[1:], SEATS, strict=True)
+]
 
 
 def flagged(*rows: tuple[str, str, str]) -> list[str]:

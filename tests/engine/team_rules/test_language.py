@@ -160,3 +160,25 @@ def test_decimal_takes_its_precision_and_scale():
     assert refusals("CAST(amount AS INT(5)) > 1") == [
         "line 1, column 20: type INT(5): only DECIMAL takes (precision, scale)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        ("amount >", "line 1, column 8: syntax error: something is missing after `>`"),
+        ("amount > 1\n  AND AND x", "line 2, column 9: syntax error: something is missing "
+         "after `AND`"),
+        ("amount = 'abc", "line 1, column 10: syntax error: a text is opened here and never "
+         "closed"),
+        ('"Next Step = 1', "line 1, column 1: syntax error: a quoted name is opened here and "
+         "never closed"),
+        ("amount > ?", "line 1, column 10: `?` is not allowed in a rule"),
+        ("close_date < current_date", "line 1, column 14: function current_date() is not "
+         "allowed (docs/rules.md lists those that are)"),
+        ("CAST(amount AS BLOB) > 1", "line 1, column 16: type BLOB is not allowed; use one of "
+         "BIGINT, BOOLEAN, DATE, DECIMAL, DOUBLE, INT, TEXT, TIMESTAMP, VARCHAR"),
+        ("amount > 1; amount < 2", "line 1, column 11: one expression only, not 2 statements"),
+    ],
+)  # fmt: skip
+def test_problems_are_said_in_words_with_line_and_column(when, expected):
+    assert refusals(when) == [expected]

@@ -40,7 +40,7 @@ def test_json_and_yaml_read_the_same_and_dump_reads_back():
     ("changes", "expected"),
     [
         ({"when": "read_csv('/etc/passwd') IS NULL"}, "rule second: when: line 1, column 1: function read_csv() is not allowed"),  # noqa: E501
-        ({"when": "amount > 1; amount < 2"}, "rule second: when: one expression only, not 2 statements"),  # noqa: E501
+        ({"when": "amount > 1; amount < 2"}, "rule second: when: line 1, column 11: one expression only, not 2 statements"),  # noqa: E501
         ({"when": "getenv('AWS_SECRET') <> ''"}, "rule second: when: line 1, column 1: function getenv() is not allowed"),  # noqa: E501
         ({"when": "current_setting('memory_limit') = '1GB'"}, "rule second: when: line 1, column 1: function current_setting()"),  # noqa: E501
         ({"when": "SET memory_limit = '100GB'"}, "rule second: when: line 1, column 1: `SET memory_limit = '100GB'` is not allowed"),  # noqa: E501
