@@ -399,3 +399,22 @@ def test_adding_says_added_changed_or_unchanged_and_makes_no_empty_version(rule_
     assert {"what": "team rule contract_sent_no_next_step",
             "before": "title: Contract sent with no next step",
             "after": "title: Contract out, no step"} in version["diff"]  # fmt: skip
+
+
+def test_rules_before_the_first_sync_and_a_preview_in_words(rule_file):
+    # a dataset with no sync yet takes rules; its first sync runs them
+    code, out, _ = rules_cli("add", "--dataset", "later", "--file", str(rule_file))
+    assert (code, out.strip().split(":")[0]) == (0, "policy version 1")
+    run = reviewed(dataset="later")
+    assert team_findings(run) == EXPECTED
+    # an upload that named a dataset but was refused: the dataset has no sync yet
+    refused = submit(
+        [export_files()[0].__class__("deals.csv", b"\x00")], dataset="pending", dispatch=False
+    )
+    assert not refused.accepted
+    code, _, message = rules_cli("list", "--dataset", "pending")
+    assert (code, message) == (2, "dataset 'pending' has no sync yet (none of its uploads has been accepted)")  # fmt: skip  # noqa: E501
+    assert rules_cli("list", "--dataset", "nowhere")[2] == "no dataset named 'nowhere'"
+    code, out, _ = rules_cli("preview", "--dataset", "later", "--file", str(rule_file))
+    assert "contract_sent_no_next_step: 1 record (" in out
+    assert "eu_company_without_vat: 2 records (" in out
