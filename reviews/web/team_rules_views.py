@@ -126,13 +126,13 @@ def rules_add(request: HttpRequest, name: str) -> HttpResponse:
         else:
             rules = [rule_from_form(request.POST)]
             reason = request.POST.get("reason", "") or f"team rule {rules[0].id} saved"
-        version = team_rules.add(dataset, rules, reason=reason, user=request.user)
+        added = team_rules.add(dataset, rules, reason=reason, user=request.user)
     except RuleFileError as error:
         return _done(request, dataset, error="; ".join(error.problems))
     except PolicyError as error:
         return _done(request, dataset, error=str(error))
-    ids = ", ".join(rule.id for rule in rules)
-    return _done(request, dataset, note=f"Policy version {version.number}: {ids} saved.")
+    words = added.words()
+    return _done(request, dataset, note=f"{words[0].upper()}{words[1:]}.")
 
 
 @login_required

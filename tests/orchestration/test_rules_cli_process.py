@@ -78,7 +78,7 @@ def test_the_cli_contract_on_a_hubspot_export(env, tmp_path):
         "rule negative_amount: id 'negative_amount' is a built-in kind",
         "rule negative_amount: unknown object 'tickets'",
         "rule negative_amount: unknown severity 'blocker'",
-        "rule negative_amount: when: one expression only, not 2 statements",
+        "rule negative_amount: when: line 1, column 11: one expression only, not 2 statements",
     ):
         assert line in refused.stderr, refused.stderr
 
@@ -88,6 +88,15 @@ def test_the_cli_contract_on_a_hubspot_export(env, tmp_path):
     assert preview.returncode == 0, preview.stderr
     counts = {r["id"]: r["count"] for r in json.loads(preview.stdout)["rules"]}
     assert counts == {kind: len(ids) for (kind, _), ids in EXPECTED.items()}
+    # `rules preview ... | head`: the reader leaves before the output is written
+    read, write = os.pipe()
+    os.close(read)
+    gone = subprocess.run(
+        [sys.executable, "manage.py", "rules", "preview", "--dataset", "acme", "--file", str(good)],
+        cwd=ROOT, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=300,
+    )  # fmt: skip
+    os.close(write)
+    assert "Traceback" not in gone.stderr and "BrokenPipe" not in gone.stderr, gone.stderr
     assert manage(env, "rules", "add", "--dataset", "acme", "--file", str(good)).returncode == 0
     listed = manage(env, "rules", "list", "--dataset", "acme", "--format", "json")
     assert [r["id"] for r in json.loads(listed.stdout)["rules"]] == list(counts)

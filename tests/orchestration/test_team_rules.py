@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -230,7 +231,7 @@ HOSTILE = {
     "two statements": (
         "rules: [{id: r1, object: deals, severity: warning, title: t, fix: f,"
         " when: 'amount > 1; DROP TABLE deals'}]",
-        "rule r1: when: one expression only, not 2 statements",
+        "rule r1: when: line 1, column 11: one expression only, not 2 statements",
     ),
     "getenv": (
         "rules: [{id: r1, object: deals, severity: warning, title: t, fix: f,"
@@ -300,3 +301,120 @@ def test_remove_makes_a_new_version_with_who_and_why(rule_file, django_user_mode
     assert (version.reason, version.created_by.username) == ("noisy", "dana")
     code, _, message = rules_cli("remove", "--dataset", "acme", "--id", "phone_not_e164")
     assert code == 2 and "has no team rule 'phone_not_e164'" in message
+
+
+def test_a_rule_that_could_not_run_resolves_none_of_its_open_problems(rule_file):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    first = reviewed()
+    assert team_findings(first)[("renewal_closing_unowned", "warning")] == ["5002", "5003"]
+    column = DEALS[0].index("Deal Type")
+    without = [row[:column] + row[column + 1 :] for row in DEALS]  # no "Deal Type"
+    second = reviewed(export_files(deals=without))
+    statuses = {r["id"]: r["status"] for r in second.team_rules}
+    assert statuses["renewal_closing_unowned"] == "could_not_run"
+    assert not [r for r in second.resolved if r["kind"] == "renewal_closing_unowned"]
+
+
+def test_an_export_without_deals_runs_no_deal_rule_and_no_deal_count(tmp_path):
+    reviewed()
+    library = Path(__file__).resolve().parents[2] / "reviews/engine/team_rules/library"
+    for name in ("customer_without_won_deal.yaml", "deal_without_contact.yaml"):
+        assert rules_cli("add", "--dataset", "acme", "--file", str(library / name))[0] == 0
+    run = reviewed([f for f in export_files() if "deals" not in f.name])
+    assert {r["id"]: r["status"] for r in run.team_rules} == {
+        "customer_without_won_deal": "could_not_run",
+        "deal_without_contact": "could_not_run",
+    }
+    assert not team_findings(run)
+
+
+def test_a_rule_that_would_fail_on_every_sync_is_refused_when_added(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        "rules:\n"
+        "  - {id: bad_pattern, object: deals, severity: warning, title: t, fix: f,\n"
+        "     when: \"regexp_matches(name, '(')\"}\n"
+        "  - {id: text_above_five, object: deals, severity: warning, title: t, fix: f,\n"
+        "     when: '\"Next Step\" > 5'}\n"
+        "  - {id: forecast_later, object: deals, severity: warning, title: t, fix: f,\n"
+        '     when: "\\"Forecast Category\\" = \'commit\'"}\n'  # not in this sync: fine
+    )
+    Dataset.objects.create(name="fresh", workspace=reviewed().batch.workspace)  # no sync
+    for dataset in ("acme", "fresh"):
+        code, _out, error = rules_cli("add", "--dataset", dataset, "--file", str(broken))
+        assert code == 2, error
+        assert "bad_pattern: Invalid Input Error: missing ): (" in error
+        assert ("text_above_five: Binder Error: Cannot compare" in error) == (dataset == "acme")
+        assert "forecast_later" not in error
+    code, _out, error = rules_cli("preview", "--dataset", "acme", "--file", str(broken))
+    assert code == 2 and "bad_pattern" in error
+    assert not PolicyVersion.objects.exists()
+
+
+def test_a_rule_removed_or_a_kind_switched_off_resolves_none_of_its_problems(rule_file):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    first = reviewed()
+    assert ("phone_not_e164", "suggestion") in team_findings(first)
+    assert rules_cli("remove", "--dataset", "acme", "--id", "phone_not_e164")[0] == 0
+    dataset = Dataset.objects.get(name="acme")
+    _, policy = policies.current(dataset)
+    off = replace(policy, off=frozenset({"eu_company_without_vat"}))
+    policies.save(dataset, off, reason="switched off")
+    second = reviewed()
+    assert {r["id"] for r in second.team_rules} == {
+        "contract_sent_no_next_step",
+        "renewal_closing_unowned",
+        "eu_company_without_vat",
+    }
+    assert ("eu_company_without_vat", "warning") not in team_findings(second)
+    resolved = {r["kind"] for r in second.resolved}
+    assert not resolved & {"phone_not_e164", "eu_company_without_vat"}, second.resolved
+
+
+def test_adding_says_added_changed_or_unchanged_and_makes_no_empty_version(rule_file, tmp_path):
+    reviewed()
+    assert rules_cli("add", "--dataset", "acme", "--file", str(rule_file))[0] == 0
+    code, out, _ = rules_cli("add", "--dataset", "acme", "--file", str(rule_file))
+    assert (code, out.strip()) == (
+        0,
+        "nothing changed: unchanged contract_sent_no_next_step, eu_company_without_vat, "
+        "renewal_closing_unowned, phone_not_e164",
+    )
+    assert PolicyVersion.objects.count() == 1
+    retitled = tmp_path / "retitled.yaml"
+    retitled.write_text(
+        RULES.replace("title: Contract sent with no next step", "title: Contract out, no step")
+        + "  - {id: deal_without_name, object: deals, when: name IS NULL, severity: warning,\n"
+        "     title: Deal without a name, fix: Name it}\n"
+    )
+    code, out, _ = rules_cli("add", "--dataset", "acme", "--file", str(retitled))
+    assert (code, out.strip()) == (
+        0,
+        "policy version 2: added deal_without_name; changed contract_sent_no_next_step; "
+        "unchanged eu_company_without_vat, renewal_closing_unowned, phone_not_e164",
+    )
+    [version] = policies.history(Dataset.objects.get(name="acme"))[:1]
+    assert {"what": "team rule contract_sent_no_next_step",
+            "before": "title: Contract sent with no next step",
+            "after": "title: Contract out, no step"} in version["diff"]  # fmt: skip
+
+
+def test_rules_before_the_first_sync_and_a_preview_in_words(rule_file):
+    # a dataset with no sync yet takes rules; its first sync runs them
+    code, out, _ = rules_cli("add", "--dataset", "later", "--file", str(rule_file))
+    assert (code, out.strip().split(":")[0]) == (0, "policy version 1")
+    run = reviewed(dataset="later")
+    assert team_findings(run) == EXPECTED
+    # an upload that named a dataset but was refused: the dataset has no sync yet
+    refused = submit(
+        [export_files()[0].__class__("deals.csv", b"\x00")], dataset="pending", dispatch=False
+    )
+    assert not refused.accepted
+    code, _, message = rules_cli("list", "--dataset", "pending")
+    assert (code, message) == (2, "dataset 'pending' has no sync yet (none of its uploads has been accepted)")  # fmt: skip  # noqa: E501
+    assert rules_cli("list", "--dataset", "nowhere")[2] == "no dataset named 'nowhere'"
+    code, out, _ = rules_cli("preview", "--dataset", "later", "--file", str(rule_file))
+    assert "contract_sent_no_next_step: 1 record (" in out
+    assert "eu_company_without_vat: 2 records (" in out

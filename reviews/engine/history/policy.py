@@ -23,7 +23,7 @@ from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import Kind
-from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules
+from reviews.engine.team_rules.rulefile import FIELDS, RuleFileError, TeamRule, check_rules
 
 VERDICT_SCOPES = ("", "new", "all")  # "": the dataset's own setting (models.Dataset)
 
@@ -292,10 +292,19 @@ def team_rules_diff(before: Iterable[TeamRule], after: Iterable[TeamRule]) -> li
     new = {rule.id: rule for rule in after}
     rows = []
     for rule_id in [*old, *(i for i in new if i not in old)]:
-        if old.get(rule_id) != new.get(rule_id):
+        before, after = old.get(rule_id), new.get(rule_id)
+        if before is not None and after is not None and before != after:
+            # a change: the fields that changed, each as it was and as it is
+            fields = [f for f in FIELDS if getattr(before, f) != getattr(after, f)]
             rows.append(
-                _row(f"team rule {rule_id}", _said(old.get(rule_id)), _said(new.get(rule_id)))
+                _row(
+                    f"team rule {rule_id}",
+                    "; ".join(f"{f}: {getattr(before, f)}" for f in fields),
+                    "; ".join(f"{f}: {getattr(after, f)}" for f in fields),
+                )
             )
+        elif before != after:
+            rows.append(_row(f"team rule {rule_id}", _said(before), _said(after)))
     return rows
 
 

@@ -130,6 +130,7 @@ def team_detect(batch: Batch, policy: Policy) -> list[RawFinding]:
         batch.as_of.date(),
         seconds=team_run.SECONDS,
         memory_mb=team_run.MEMORY_MB,
+        absent=team_run.absent_lists(batch.partial, batch.source),
     )
     return findings
 

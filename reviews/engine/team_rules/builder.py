@@ -25,6 +25,14 @@ OPERATORS: dict[str, tuple[str, str]] = {
         "NOT regexp_full_match(coalesce(CAST({p} AS VARCHAR), ''), {v})",
     ),
 }
+# "is" and "is not" with a number: equal as text ('01234' is '01234') or as numbers, so
+# a decimal column (amount reads '250000.000000' as text) and a text property holding
+# '12.0' both equal 12.
+_SAME = "(CAST({p} AS VARCHAR) = {v} OR try_cast(CAST({p} AS VARCHAR) AS DOUBLE) = {n})"
+NUMERIC: dict[str, str] = {
+    "equals": _SAME,
+    "not_equals": f"NOT coalesce({_SAME}, false)",
+}
 NEEDS_NO_VALUE = frozenset({"is_empty", "is_not_empty"})
 
 
@@ -44,14 +52,23 @@ def condition(rows: Iterable[tuple[str, str, str]]) -> str:
             raise BuilderError(f"row {number}: unknown operator {operator!r}")
         if operator not in NEEDS_NO_VALUE and value == "":
             raise BuilderError(f"row {number}: {OPERATORS[operator][0]} what? Give a value")
-        number_text = ""
-        if operator in ("more_than", "less_than"):
-            try:
-                number_text = str(Decimal(value.strip()))
-            except InvalidOperation:
-                raise BuilderError(f"row {number}: {value!r} is not a number") from None
+        number_text = _number(value)
+        if operator in ("more_than", "less_than") and number_text is None:
+            raise BuilderError(f"row {number}: {value!r} is not a number")
+        template = OPERATORS[operator][1]
+        if operator in NUMERIC and number_text is not None:
+            template = NUMERIC[operator]
         literal = "'" + value.replace("'", "''") + "'"
-        parts.append(OPERATORS[operator][1].format(p=quote(prop), v=literal, n=number_text))
+        parts.append(template.format(p=quote(prop), v=literal, n=number_text))
     if not parts:
         raise BuilderError("name at least one property, or write the condition")
     return " AND ".join(parts)
+
+
+def _number(value: str) -> str | None:
+    """The value as a finite number's SQL literal, or None when it is not one."""
+    try:
+        number = Decimal(value.strip())
+    except InvalidOperation:
+        return None
+    return str(number) if number.is_finite() else None

@@ -12,12 +12,14 @@ FUNCTIONS is the published list: docs/rules.md's table is checked against it
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 DIALECT = "duckdb"
 AS_OF = "as_of"  # the review's as-of date, a DATE
@@ -114,20 +116,66 @@ def parse(when: str) -> tuple[exp.Expression | None, list[Problem]]:
         return None, [_parse_problem(when, e) for e in error.errors[:3]] or [
             Problem(f"not an expression: {error}")
         ]
-    except TokenError as error:
-        return None, [Problem(f"not an expression: {error}")]
+    except TokenError:
+        return None, [_token_problem(when)]
     except RecursionError:
         return None, [Problem(f"the expression is nested more than {MAX_DEPTH} deep")]
     except Exception as error:  # sqlglot on hostile text: a refusal, never a crash
         return None, [Problem(f"not an expression ({type(error).__name__})")]
     if len(statements) != 1:
-        return None, [Problem(f"one expression only, not {len(statements)} statements")]
+        semicolons = [
+            t.start
+            for t in sqlglot.tokenize(when, read=DIALECT)
+            if t.token_type == TokenType.SEMICOLON
+        ]
+        at = semicolons[0] if len(statements) > 1 and semicolons else None
+        return None, [Problem(f"one expression only, not {len(statements)} statements", at)]
     tree = statements[0]
-    problems = _check(tree)
+    problems = _check(tree, when)
+    if not problems and not _is_boolean(tree):
+        problems = [
+            Problem(
+                f"{_what(tree)} is not a condition: write a comparison, AND/OR/NOT, IS, IN, "
+                "BETWEEN, LIKE or a function that answers true or false",
+                len(when) - len(when.lstrip()),  # the whole expression
+            )
+        ]
     return (None if problems else tree), problems
 
 
-def _check(tree: exp.Expression) -> list[Problem]:
+# What answers true or false: the top of a `when` must be one (`amount` alone is not).
+_BOOLEAN_NODES = (
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ,
+    exp.And, exp.Or, exp.Not, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike, exp.Boolean,
+)  # fmt: skip
+BOOLEAN_FUNCTIONS = frozenset(
+    {"regexp_matches", "regexp_full_match", "contains", "starts_with", "ends_with"}
+)
+BOOLEAN_COLUMNS = frozenset({"is_closed", "is_won"})  # a deal's documented booleans
+
+
+def _is_boolean(node: exp.Expression) -> bool:
+    """Whether a checked expression answers true or false (NULL aside)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, _BOOLEAN_NODES):
+        return True
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.this == exp.DataType.Type.BOOLEAN
+    if isinstance(node, exp.Case):
+        branches = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        branches.append(node.args.get("default"))
+        return all(b is None or isinstance(b, exp.Null) or _is_boolean(b) for b in branches)
+    if isinstance(node, exp.Coalesce):
+        return all(_is_boolean(arg) for arg in [node.this, *node.expressions])
+    if isinstance(node, exp.Column):
+        return node.name.lower() in BOOLEAN_COLUMNS
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in BOOLEAN_FUNCTIONS
+    return _FUNCTION_NODES.get(type(node)) in BOOLEAN_FUNCTIONS
+
+
+def _check(tree: exp.Expression, source: str) -> list[Problem]:
     """Every refusal in the tree, in the source's order; a refused node's inside is
     not looked into (a subquery is one problem, not one per part of it). A tree too big
     or too deep to generate SQL from is refused as such (the walk is iterative)."""
@@ -140,7 +188,7 @@ def _check(tree: exp.Expression) -> list[Problem]:
         if depth > MAX_DEPTH or seen > MAX_NODES:
             limit = f"nested more than {MAX_DEPTH} deep" if depth > MAX_DEPTH else "too long"
             return [*problems, Problem(f"the expression is {limit}", position(node))]
-        problem = _refusal(node)
+        problem = _refusal(node, source)
         if problem is not None:
             problems.append(problem)
             continue
@@ -155,17 +203,67 @@ def _parse_problem(source: str, error: Mapping) -> Problem:
         lines = source.split("\n")
         at = sum(len(text) + 1 for text in lines[: line - 1]) + max(column - 1, 0)
         at = min(at, len(source) - 1)
-    return Problem(f"syntax error: {error.get('description') or 'cannot parse'}", at)
+    return Problem(f"syntax error: {_in_words(error.get('description') or '')}", at)
 
 
-def _refusal(node: exp.Expression) -> Problem | None:
+# sqlglot's node names, as the operator a person wrote
+_OPERATORS = {
+    "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "EQ": "=", "NEQ": "<>", "And": "AND",
+    "Or": "OR", "Not": "NOT", "Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Mod": "%",
+    "Like": "LIKE", "ILike": "ILIKE", "Is": "IS", "In": "IN", "Between": "BETWEEN",
+    "DPipe": "||", "NullSafeEQ": "IS NOT DISTINCT FROM", "NullSafeNEQ": "IS DISTINCT FROM",
+}  # fmt: skip
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
+def _in_words(description: str) -> str:
+    """sqlglot's description of a syntax error, without its internals."""
+    missing = _MISSING.search(description)
+    if missing:
+        keyword, node = missing.groups()
+        operator = _OPERATORS.get(node, node.upper())
+        side = "before" if keyword == "this" else "after"
+        return f"something is missing {side} `{operator}`"
+    if not description or "<class" in description:
+        return "the expression cannot be read here"
+    return description
+
+
+def _token_problem(source: str) -> Problem:
+    """A text ('...') or a quoted name ("...") left open, at its opening quote; else
+    the text cannot be read as SQL at all."""
+    opened: tuple[str, int] | None = None
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if opened is None and char in "'\"":
+            opened = (char, index)
+        elif opened is not None and char == opened[0]:
+            if source[index + 1 : index + 2] == char:  # a doubled quote is the quote
+                index += 1
+            else:
+                opened = None
+        index += 1
+    if opened is not None:
+        what = "text" if opened[0] == "'" else "quoted name"
+        return Problem(f"syntax error: a {what} is opened here and never closed", opened[1])
+    return Problem("syntax error: the expression cannot be read as SQL")
+
+
+def _refusal(node: exp.Expression, source: str) -> Problem | None:
     if isinstance(node, NODES) and not isinstance(node, (exp.Column, exp.In)):
         return None
     message = _refused(node)
     if message is None:
         return None
     # A refused root (SET, PRAGMA: a statement, not an expression) is the whole text.
-    return Problem(message, position(node) if node.parent is not None else 0)
+    if node.parent is None:
+        return Problem(message, 0)
+    at = position(node, exact=True)
+    if at is None:  # a node sqlglot kept no place for (`?`, current_date): its text
+        found = source.casefold().find(node.sql(DIALECT).casefold())
+        at = found if found >= 0 else position(node)
+    return Problem(message, at)
 
 
 def _refused(node: exp.Expression) -> str | None:
@@ -184,9 +282,11 @@ def _refused(node: exp.Expression) -> str | None:
         return None
     if isinstance(node, exp.DataType):
         if isinstance(node.parent, (exp.Cast, exp.TryCast)) and node.this.name in TYPES:
-            return None
+            return _decimal_params(node)
         allowed = ", ".join(sorted(TYPES))
         return f"type {node.sql(DIALECT)} is not allowed; use one of {allowed}"
+    if isinstance(node, exp.DataTypeParam) and isinstance(node.parent, exp.DataType):
+        return None  # a DECIMAL's precision or scale, checked with its type
     if isinstance(node, exp.Var):
         if isinstance(node.parent, (exp.DateDiff, exp.Interval)) and node.name.upper() in UNITS:
             return None
@@ -200,19 +300,37 @@ def _refused(node: exp.Expression) -> str | None:
     return f"{_what(node)} is not allowed in a rule"
 
 
+def _decimal_params(node: exp.DataType) -> str | None:
+    """Why a type's parameters are refused: only DECIMAL's precision (1 to 38) and scale
+    (0 to the precision), whole numbers, are allowed."""
+    params = node.expressions
+    if not params:
+        return None
+    values = [p.this.name if isinstance(p.this, exp.Literal) else "" for p in params]
+    if node.this != exp.DataType.Type.DECIMAL or len(values) > 2:
+        return f"type {node.sql(DIALECT)}: only DECIMAL takes (precision, scale)"
+    if not all(v.isdigit() and len(v) <= 2 for v in values):
+        return f"type {node.sql(DIALECT)}: precision and scale are whole numbers"
+    precision, scale = int(values[0]), int(values[1]) if len(values) == 2 else 0
+    if not 1 <= precision <= 38 or scale > precision:
+        return f"type {node.sql(DIALECT)}: precision 1 to 38, scale 0 to the precision"
+    return None
+
+
 def _what(node: exp.Expression) -> str:
     text = node.sql(DIALECT)
     return f"`{text[:60]}`" if text else type(node).__name__
 
 
-def position(node: exp.Expression) -> int | None:
+def position(node: exp.Expression, *, exact: bool = False) -> int | None:
     """The character offset where the node starts in the source: the first of the tokens
-    under it (sqlglot keeps positions on tokens, not on every node), else its parent's."""
+    under it (sqlglot keeps positions on tokens, not on every node), else (unless
+    `exact`) its parent's."""
     starts = [n.meta["start"] for n in node.walk() if n.meta and "start" in n.meta]
     if starts:
         return min(starts)
     parent = node.parent
-    while parent is not None:
+    while parent is not None and not exact:
         if parent.meta and "start" in parent.meta:
             return parent.meta["start"]
         parent = parent.parent

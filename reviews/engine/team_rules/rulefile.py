@@ -22,6 +22,7 @@ REQUIRED = ("id", "object", "when", "severity", "title", "fix")
 SLUG = re.compile(r"^[a-z][a-z0-9_]{1,63}$")  # a finding's kind holds 64 characters
 MAX_BYTES = 256 * 1024
 MAX_RULES = 200
+MAX_NESTING = 20  # lists and mappings inside one another
 TEXT_MAX = {"title": 300, "fix": 2000, "when": 20000, "owner_from": 200}
 # An object's record in words (leads too: the tables of a CRM that has them keep them).
 ONE = {"companies": "company", "contacts": "contact", "deals": "deal", "leads": "lead"}
@@ -87,9 +88,10 @@ def load(text: str | bytes) -> list[TeamRule]:
         where = "a NUL byte" if "\x00" in text else "a lone surrogate"
         raise RuleFileError([f"the file holds {where}: a rule file is text"])
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text)):
-            raise RuleFileError(["YAML aliases (*name) are not allowed in a rule file"])
+        _check_events(yaml.parse(text))
         document = yaml.safe_load(text)
+    except RecursionError:  # _check_events bounds the nesting; this is a last guard
+        raise RuleFileError([f"the file is nested more than {MAX_NESTING} deep"]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -101,6 +103,27 @@ def load(text: str | bytes) -> list[TeamRule]:
     if unknown:
         raise RuleFileError([f"unknown top-level key(s): {', '.join(unknown)}"])
     return check_rules(document["rules"])
+
+
+def _check_events(events: Iterable[yaml.Event]) -> None:
+    """Refuse aliases, and nesting deeper than a rule file has (the file, its list, a
+    rule: 3 levels) by far, before the loader's recursion meets it."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise RuleFileError(["YAML aliases (*name) are not allowed in a rule file"])
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                mark = event.start_mark
+                raise RuleFileError(
+                    [
+                        f"the file is nested more than {MAX_NESTING} deep (line "
+                        f"{mark.line + 1}, column {mark.column + 1}); a rule file needs 3"
+                    ]
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def check_rules(items: Iterable[Any]) -> list[TeamRule]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -20,10 +20,11 @@ import duckdb
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.findings import RawFinding
 from reviews.engine.gcpause import no_cyclic_gc
-from reviews.engine.tables.build import Tables, quote
+from reviews.engine.tables.build import Tables, json_names, quote
 from reviews.engine.tables.sandbox import RuleTimeout, deadline, lock
 from reviews.engine.team_rules import language
 from reviews.engine.team_rules.rulefile import ONE, TeamRule
+from reviews.engine.vocabulary import SALESFORCE, crm_of
 
 CATEGORY = "team_rules"  # the findings' category: the team's, beside the specialists'
 RAN = "ran"
@@ -104,9 +105,20 @@ _LINKS = {
 }
 
 
-def add_helpers(tables: Tables, rules: Iterable[TeamRule]) -> None:
+def absent_lists(partial: Iterable[str], source: str | None) -> frozenset[str]:
+    """The lists a batch has no file of: its `partial` ones (Batch.partial), and leads
+    unless it comes from Salesforce (a HubSpot batch has no leads list at all). Their
+    tables are empty, so a rule over one could only say "nothing found"."""
+    leads = () if crm_of(source) == SALESFORCE else ("leads",)
+    return frozenset(partial) | frozenset(leads)
+
+
+def add_helpers(tables: Tables, rules: Iterable[TeamRule], absent: Collection[str] = ()) -> None:
     """The helper columns (HELPERS) the rules name, on the tables that lack a column of
-    that name (a property of the batch's own keeps its name)."""
+    that name (a property of the batch's own keeps its name); none when the batch has no
+    deals list (every count would read 0: run_rule says the rule could not run)."""
+    if "deals" in absent:
+        return
     for name, helpers in HELPERS.items():
         columns = {c.casefold() for c in tables.columns(name)}
         wanted = {
@@ -133,27 +145,19 @@ def lock_tables(tables: Tables, *, memory_mb: int, threads: int = THREADS) -> No
     lock(tables.connection, memory_mb=memory_mb, threads=threads)
 
 
-def run_rule(tables: Tables, rule: TeamRule, as_of: dt.date, *, seconds: float) -> Outcome:
-    """One rule over `tables` (already locked by lock_tables)."""
-    tree = rule.tree
-    columns = tables.columns(rule.object)
-    aliases = tables.aliases.get(rule.object, {})
-    names = language.column_names(tree)
-    owner = [rule.owner_from] if rule.owner_from else []
-    found, missing = language.resolve(names + owner, columns, aliases)
-    if missing:
-        lacks = ", ".join(f'"{name}"' for name in missing)
-        return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
-    condition = language.to_sql(tree, found, as_of)
-    owner_sql = quote(found[rule.owner_from]) if rule.owner_from else '"owner"'
-    money = '"amount", "currency"' if rule.object == "deals" else "NULL, NULL"
-    # Every name below is quoted (quote) or fixed; `condition` is generated from the
-    # checked tree (language.to_sql), never the rule's own text.
-    query = (
-        f'SELECT "id", {_NAME_SQL[rule.object]}, CAST({owner_sql} AS VARCHAR), '  # noqa: S608
-        "nullif(concat_ws(' / ', \"record_source\", \"record_source_detail\"), ''), "
-        f'{money} FROM {quote(rule.object)} WHERE ({condition}) ORDER BY "id"'
-    )
+def run_rule(
+    tables: Tables,
+    rule: TeamRule,
+    as_of: dt.date,
+    *,
+    seconds: float,
+    absent: Collection[str] = (),
+) -> Outcome:
+    """One rule over `tables` (already locked by lock_tables); `absent`: the lists the
+    batch has no file of (absent_lists)."""
+    query = _query(tables, rule, as_of, absent)
+    if isinstance(query, Outcome):
+        return query
     try:
         with deadline(tables.connection, seconds):
             rows = tables.connection.execute(query).fetchall()
@@ -162,6 +166,100 @@ def run_rule(tables: Tables, rule: TeamRule, as_of: dt.date, *, seconds: float) 
     except duckdb.Error as error:
         return Outcome(rule, COULD_NOT_RUN, why=_duckdb_reason(error))
     return Outcome(rule, RAN, [Match(*row) for row in rows])
+
+
+def _query(
+    tables: Tables, rule: TeamRule, as_of: dt.date, absent: Collection[str], *, dry: bool = False
+) -> str | Outcome:
+    """The rule's query over `tables`, or why it cannot run on them (an Outcome). `dry`:
+    over one record of NULLs instead of the table's (rule_errors)."""
+    if rule.object in absent:
+        why = f"the batch has no {rule.object} list (no file of them)"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
+    tree = rule.tree
+    columns = tables.columns(rule.object)
+    aliases = tables.aliases.get(rule.object, {})
+    names = language.column_names(tree)
+    owner = [rule.owner_from] if rule.owner_from else []
+    found, missing = language.resolve(names + owner, columns, aliases)
+    helpers = [n for n in missing if n.casefold() in HELPERS.get(rule.object, {})]
+    if helpers and "deals" in absent:
+        counts = ", ".join(f"`{name}`" for name in helpers)
+        why = f"the batch has no deals list (no file of them), which {counts} counts"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
+    if missing:
+        lacks = ", ".join(f'"{name}"' for name in missing)
+        return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
+    unexported = _not_exported(tables, rule.object, list(found.values()))
+    if unexported:
+        lacks = ", ".join(f"`{column}`" for column in unexported)
+        why = f"the export's {rule.object} have no column for {lacks}"
+        return Outcome(rule, COULD_NOT_RUN, why=why)
+    condition = language.to_sql(tree, found, as_of)
+    owner_sql = quote(found[rule.owner_from]) if rule.owner_from else '"owner"'
+    money = '"amount", "currency"' if rule.object == "deals" else "NULL, NULL"
+    # Every name below is quoted (quote) or fixed; `condition` is generated from the
+    # checked tree (language.to_sql), never the rule's own text.
+    return (
+        f'SELECT "id", {_NAME_SQL[rule.object]}, CAST({owner_sql} AS VARCHAR), '  # noqa: S608
+        "nullif(concat_ws(' / ', \"record_source\", \"record_source_detail\"), ''), "
+        f"{money} FROM {_DRY.format(quote(rule.object)) if dry else quote(rule.object)} "
+        f'WHERE ({condition}) ORDER BY "id"'
+    )
+
+
+# A record of NULLs with the table's columns and types: a rule's query over it meets its
+# own errors (a pattern is compiled on a value), and none of a sync's values.
+_DRY = '(SELECT * FROM {0} WHERE false UNION ALL BY NAME SELECT NULL AS "id") AS {0}'
+
+
+def rule_errors(
+    tables: Tables,
+    rules: Iterable[TeamRule],
+    as_of: dt.date,
+    *,
+    memory_mb: int,
+    absent: Collection[str] = (),
+) -> list[str]:
+    """The rules' own errors on `tables` ("rule ID: why"): a type their columns cannot
+    take, an invalid pattern, a function given the wrong arguments. Each query runs over
+    one record of NULLs, so a value of this sync is not one; nor is a property or a list
+    these tables lack (another sync may have it). Locks the tables."""
+    rules = list(rules)
+    add_helpers(tables, rules, absent)
+    lock_tables(tables, memory_mb=memory_mb)
+    problems = []
+    for rule in rules:
+        query = _query(tables, rule, as_of, absent, dry=True)
+        if isinstance(query, Outcome):
+            continue
+        try:
+            with deadline(tables.connection, SECONDS):
+                tables.connection.execute(query).fetchall()
+        except RuleTimeout:
+            continue
+        except duckdb.Error as error:
+            problems.append(f"rule {rule.id}: {_duckdb_reason(error)}")
+    return problems
+
+
+def _not_exported(tables: Tables, name: str, columns: list[str]) -> list[str]:
+    """The documented columns among `columns` the export had no column (or API property)
+    for, and so NULL on every record: a rule reading one would be silently true or false
+    (`currency IS NULL` on a single-currency export). Only where the tables know what
+    filled their fields (Tables.headers); a JSON batch names its fields record by record."""
+    headers = tables.headers.get(name)
+    if not headers:
+        return []
+    filled = set(headers.values())
+    candidates = [c for c in dict.fromkeys(columns) if c in json_names(name) and c not in filled]
+    if not candidates:
+        return []
+    # Quoted names of the table's own columns.
+    counts = tables.connection.execute(
+        f"SELECT {', '.join(f'count({quote(c)})' for c in candidates)} FROM {quote(name)}"  # noqa: S608
+    ).fetchone()
+    return [column for column, count in zip(candidates, counts, strict=True) if count == 0]
 
 
 def _duckdb_reason(error: duckdb.Error) -> str:
@@ -177,15 +275,16 @@ def run_rules(
     seconds: float,
     memory_mb: int,
     total_seconds: float | None = None,
+    absent: Collection[str] = (),
 ) -> list[Outcome]:
     """Every rule over `tables`, which are locked first (irreversibly): each within
     `seconds`, and all within `total_seconds` (a rule left when it is spent could not
-    run, and says so)."""
+    run, and says so). `absent`: the lists the batch has no file of (absent_lists)."""
     rules = list(rules)
     if not rules:
         return []
     began = time.monotonic()
-    add_helpers(tables, rules)
+    add_helpers(tables, rules, absent)
     lock_tables(tables, memory_mb=memory_mb)
     outcomes = []
     # The matches make no reference cycles: the collector's passes over them are cost.
@@ -198,7 +297,7 @@ def run_rules(
                 why = f"the run's time for team rules ({total_seconds:g} s) was spent before it"
                 outcomes.append(Outcome(rule, COULD_NOT_RUN, why=why))
             else:
-                outcomes.append(run_rule(tables, rule, as_of, seconds=left))
+                outcomes.append(run_rule(tables, rule, as_of, seconds=left, absent=absent))
     return outcomes
 
 
@@ -241,6 +340,7 @@ def team_findings(
     seconds: float,
     memory_mb: int,
     total_seconds: float | None = None,
+    absent: Collection[str] = (),
 ) -> tuple[list[RawFinding], list[dict]]:
     """The findings of every rule that ran, and each rule's outcome (ran, with its
     count, or could not run, with why) for the run's report."""
@@ -251,6 +351,7 @@ def team_findings(
         seconds=seconds,
         memory_mb=memory_mb,
         total_seconds=total_seconds,
+        absent=absent,
     )
     with no_cyclic_gc():
         findings = [f for o in outcomes for f in findings_of(o, tables.currency)]

@@ -17,15 +17,19 @@ Exit codes: 0 done, 2 bad input (every problem of a rule file listed, one a line
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviews.cli import reader_may_leave
 from reviews.engine.history.policy import PolicyError
+from reviews.engine.ingest import IngestError
 from reviews.engine.team_rules.rulefile import MAX_BYTES, RuleFileError, TeamRule, load
 from reviews.management.commands.dismiss import _user
-from reviews.models import Dataset
+from reviews.models import Batch, Dataset
 from reviews.orchestration.dataset import policies, rule_sets, team_rules
+from reviews.orchestration.dataset.names import dataset_name, dataset_named
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 
@@ -55,6 +59,11 @@ class Command(BaseCommand):
                 action.add_argument("--format", choices=("text", "json"), default="text")
 
     def handle(self, *args, action: str, **options) -> None:
+        with reader_may_leave():  # `rules preview ... | head`
+            self._handle(action, options)
+            sys.stdout.flush()  # here, where a reader gone is caught, not at exit
+
+    def _handle(self, action: str, options: dict) -> None:
         if action in ("set-add", "sets"):
             workspace = workspace_named(options.get("workspace"), returncode=EXIT_BAD_INPUT)
             try:
@@ -62,7 +71,7 @@ class Command(BaseCommand):
             except PolicyError as error:
                 raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
             return
-        dataset = _dataset(options["dataset"], options.get("workspace"))
+        dataset = _dataset(options["dataset"], options.get("workspace"), make=action == "add")
         try:
             if action in ("use", "unuse"):
                 change = rule_sets.use if action == "use" else rule_sets.stop_using
@@ -77,9 +86,8 @@ class Command(BaseCommand):
             if action == "add":
                 rules = _read(options["file"])
                 reason = options["reason"] or f"team rules added from {Path(options['file']).name}"
-                version = team_rules.add(dataset, rules, reason=reason, user=_user(options["user"]))
-                ids = ", ".join(rule.id for rule in rules)
-                self.stdout.write(f"policy version {version.number}: added {ids}")
+                added = team_rules.add(dataset, rules, reason=reason, user=_user(options["user"]))
+                self.stdout.write(added.words())
             elif action == "remove":
                 reason = options["reason"] or f"team rule {options['rule_id']} removed"
                 version = team_rules.remove(
@@ -92,6 +100,11 @@ class Command(BaseCommand):
                 self._preview(
                     team_rules.preview(dataset, _read(options["file"])), options["format"]
                 )
+        except RuleFileError as error:
+            raise CommandError(
+                f"{options['file']} refused, nothing stored:\n" + "\n".join(error.problems),
+                returncode=EXIT_BAD_INPUT,
+            ) from None
         except PolicyError as error:
             raise CommandError(str(error), returncode=EXIT_BAD_INPUT) from None
 
@@ -150,21 +163,33 @@ class Command(BaseCommand):
                 self.stdout.write(f"{rule['id']}: could not run: {rule['why']}")
                 continue
             replay = ", ".join(str(r["count"]) for r in rule["replay"])
+            records = "1 record" if rule["count"] == 1 else f"{rule['count']:,} records"
             self.stdout.write(
-                f"{rule['id']}: {rule['count']:,} records ({rule['already_flagged']:,} already "
-                f"flagged by a built-in rule); over the stored syncs: {replay}"
+                f"{rule['id']}: {records} ({rule['already_flagged']:,} already flagged by a "
+                f"built-in rule); over the stored syncs: {replay}"
             )
             for record in rule["records"]:
                 self.stdout.write(f"  {record['id']}  {record['name'] or ''}")
 
 
-def _dataset(name: str, workspace: str | None) -> Dataset:
-    found = Dataset.objects.filter(
-        workspace=workspace_named(workspace, returncode=EXIT_BAD_INPUT), name=name
-    ).first()
-    if found is None:
-        raise CommandError(f"no dataset named {name!r}", returncode=EXIT_BAD_INPUT)
-    return found
+def _dataset(name: str, workspace: str | None, *, make: bool = False) -> Dataset:
+    """The workspace's dataset `name`. `make`: made if it has none yet, as its first sync
+    would make it (rules may be written before the first sync)."""
+    space = workspace_named(workspace, returncode=EXIT_BAD_INPUT)
+    found = Dataset.objects.filter(workspace=space, name=name).first()
+    if found is not None:
+        return found
+    if make:
+        try:
+            return dataset_named(space.pk, dataset_name(name) or "")
+        except IngestError as error:
+            raise CommandError("; ".join(error.errors), returncode=EXIT_BAD_INPUT) from None
+    if Batch.objects.filter(workspace=space, requested_dataset=name).exists():
+        raise CommandError(
+            f"dataset {name!r} has no sync yet (none of its uploads has been accepted)",
+            returncode=EXIT_BAD_INPUT,
+        )
+    raise CommandError(f"no dataset named {name!r}", returncode=EXIT_BAD_INPUT)
 
 
 def _read(path: str) -> list[TeamRule]:

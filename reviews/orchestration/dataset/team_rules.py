@@ -5,13 +5,17 @@ CLI (`manage.py rules`), the API and the dataset page's rule editor."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
+from reviews.engine.batch import Batch as Records
 from reviews.engine.history.policy import PolicyError
+from reviews.engine.tables.build import build_tables
 from reviews.engine.team_rules import run as team_run
-from reviews.engine.team_rules.rulefile import TeamRule
+from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule
 from reviews.models import Batch, Dataset, PolicyVersion, ReviewRun, findings_of
 from reviews.orchestration.dataset import policies
 from reviews.orchestration.store.tables import tables_for
@@ -22,15 +26,74 @@ def rules_of(dataset: Dataset) -> list[TeamRule]:
     return list(policies.current(dataset)[1].team_rules)
 
 
-def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> PolicyVersion:
+ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What adding rules did: the new policy version (None when nothing changed) and
+    each rule's change, by id, in the file's order (ADDED, CHANGED or UNCHANGED)."""
+
+    version: PolicyVersion | None
+    changes: dict[str, str]
+
+    def words(self) -> str:
+        """'policy version 3: added a, b; changed c; unchanged d', or 'nothing changed'."""
+        said = [
+            f"{change} {', '.join(i for i, c in self.changes.items() if c == change)}"
+            for change in (ADDED, CHANGED, UNCHANGED)
+            if change in self.changes.values()
+        ]
+        if self.version is None:
+            return f"nothing changed: {'; '.join(said)}"
+        return f"policy version {self.version.number}: {'; '.join(said)}"
+
+
+def add(dataset: Dataset, rules: list[TeamRule], *, reason: str, user=None) -> Added:
     """A new policy version with `rules` added (a rule with an id already there replaces
-    it, in its place)."""
+    it, in its place); none when every rule is there already as it is."""
     if not rules:
         raise PolicyError("the file holds no rules")
+    check(dataset, rules)
     _, policy = policies.current(dataset)
     by_id = {rule.id: rule for rule in policy.team_rules}
+    changes = {
+        rule.id: ADDED if rule.id not in by_id else UNCHANGED if by_id[rule.id] == rule else CHANGED
+        for rule in rules
+    }
+    if set(changes.values()) == {UNCHANGED}:
+        return Added(None, changes)
     by_id.update({rule.id: rule for rule in rules})
-    return policies.save(dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user)
+    version = policies.save(
+        dataset, policy.with_team_rules(by_id.values()), reason=reason, user=user
+    )
+    return Added(version, changes)
+
+
+def check(dataset: Dataset, rules: list[TeamRule]) -> None:
+    """RuleFileError listing the rules' own errors (a type, a pattern: team_run.rule_errors)
+    on the tables of the dataset's last sync, or on empty tables of the documented
+    columns when it has none: a rule that would fail on every sync is refused now."""
+    batch = _last_sync(dataset)
+    if batch is None:
+        empty = Records(None, timezone.now(), None, [], [], [], {})
+        tables, as_of, absent = build_tables(empty), empty.as_of, team_run.absent_lists([], None)
+    else:
+        tables, as_of = tables_for(batch), batch.as_of or batch.created_at
+        absent = team_run.absent_lists(batch.partial, batch.source)
+    problems = team_run.rule_errors(
+        tables, rules, as_of.date(), memory_mb=settings.TEAM_RULE_MEMORY_MB, absent=absent
+    )
+    if problems:
+        raise RuleFileError(problems)
+
+
+def _last_sync(dataset: Dataset) -> Batch | None:
+    return (
+        Batch.objects.filter(dataset=dataset, status=Batch.Status.ACCEPTED)
+        .order_by("-as_of", "-pk")
+        .first()
+    )
 
 
 def remove(dataset: Dataset, rule_id: str, *, reason: str, user=None) -> PolicyVersion:
@@ -79,6 +142,7 @@ def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> 
     )
     if not batches:
         raise PolicyError(f"dataset {dataset.name} has no sync to preview the rules on")
+    check(dataset, rules)
     last, replayed = batches[0], batches[::-1]
     outcomes = {batch.pk: _outcomes(batch, rules) for batch in replayed}
     flagged = _flagged_by_built_in(last)
@@ -119,6 +183,7 @@ def _outcomes(batch: Batch, rules: list[TeamRule]) -> list[team_run.Outcome]:
         as_of.date(),
         seconds=settings.TEAM_RULE_SECONDS,
         memory_mb=settings.TEAM_RULE_MEMORY_MB,
+        absent=team_run.absent_lists(batch.partial, batch.source),
     )
 
 

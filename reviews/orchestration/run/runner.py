@@ -56,7 +56,11 @@ from reviews.orchestration.dataset.dismissals import prompt_dismissals
 from reviews.orchestration.run import handoff, limits
 from reviews.orchestration.run.findings_store import storable_amount, write_findings
 from reviews.orchestration.run.heartbeat import beating
-from reviews.orchestration.run.team_rules import review_team_rules, summary_sentence
+from reviews.orchestration.run.team_rules import (
+    review_team_rules,
+    summary_sentence,
+    unchecked_kinds,
+)
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.store import tables
 from reviews.orchestration.store.parsed import forget_parsed, load_parsed
@@ -328,13 +332,19 @@ def _coordinate(run: ReviewRun) -> None:
                 review = judged_review(judged, counts, failed, review.findings, crm)
                 model, refused = judged.model_served, judged.refused
     switched = coverage.switched_off_of(run.batch.missing_columns)
+    baseline = context.baseline if context else None
+    # Kinds not looked for (columns missing, a rule that could not run, a kind switched
+    # off or a rule removed): their open problems are not resolved.
+    unchecked = set(switched) | unchecked_kinds(
+        team, policies.of_version(run.policy_version), baseline
+    )
     comparison = history.compare(
         review.findings,
         suppressed,
-        context.baseline if context else None,
+        baseline,
         run.as_of,
         context.dismissed if context else None,
-        unchecked=switched,
+        unchecked=unchecked,
     )
     if context:
         scope = policies.of_version(run.policy_version).verdict_scope or context.verdict_scope

@@ -12,6 +12,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from reviews.engine.findings import RawFinding
+from reviews.engine.history.compare import Baseline
 from reviews.engine.history.policy import Policy
 from reviews.engine.history.policy import apply as apply_policy
 from reviews.engine.team_rules import run as team_run
@@ -48,6 +49,7 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
             # The coordinator fuses, compares and writes after them, in the same task:
             # the rules get a third of its soft limit, whatever their number.
             total_seconds=settings.COORDINATOR_SOFT_TIME_LIMIT / 3,
+            absent=team_run.absent_lists(run.batch.partial, run.batch.source),
         )
     except SoftTimeLimitExceeded:  # the task's own limit: not a rule's, not the tables'
         raise
@@ -60,6 +62,19 @@ def review_team_rules(run: ReviewRun, policy: Policy) -> TeamReview:
         ]
         return TeamReview(report=report)
     return TeamReview(apply_policy(findings, policy), report)
+
+
+def unchecked_kinds(team: TeamReview, policy: Policy, baseline: Baseline | None) -> set[str]:
+    """The kinds this run did not look for, whose open problems it calls none resolved
+    (docs/history.md), like a kind a partial export switched off: a team rule that
+    could not run, a kind the policy switched off, a team rule it no longer has."""
+    kept = {rule.id for rule in policy.all_team_rules}
+    removed = {
+        past.kind
+        for past in (baseline.findings.values() if baseline else ())
+        if past.category == team_run.CATEGORY and past.kind not in kept
+    }
+    return {entry["id"] for entry in team.could_not_run} | set(policy.off) | removed
 
 
 def summary_sentence(report: list[dict]) -> str:

@@ -45,6 +45,7 @@ class RulesVersionOut(Schema):
     number: int
     reason: str
     rules: list[dict[str, Any]]
+    changes: dict[str, str] = {}  # rule id -> added, changed or unchanged
 
 
 def _rules(payload: RulesIn) -> list[TeamRule]:
@@ -98,7 +99,7 @@ def list_rules(request: HttpRequest, name: str):
 @router.post(
     "/datasets/{dataset_name:name}/rules",
     auth=UPLOAD,
-    response={201: RulesVersionOut, **ERRORS},
+    response={200: RulesVersionOut, 201: RulesVersionOut, **ERRORS},
     url_name="dataset_rules_add",
 )
 def add_rules(request: HttpRequest, name: str, payload: RulesIn):
@@ -109,12 +110,14 @@ def add_rules(request: HttpRequest, name: str, payload: RulesIn):
     try:
         rules = _rules(payload)
         reason = payload.reason or "team rules added over the API"
-        made = team_rules.add(dataset, rules, reason=reason, user=request.auth.user)
+        added = team_rules.add(dataset, rules, reason=reason, user=request.auth.user)
     except RuleFileError as error:
         return _refused(error)
     except PolicyError as error:
         return Status(400, {"detail": str(error), "problems": [str(error)]})
-    return Status(201, _version(made))
+    if added.version is None:  # nothing changed: the current version, no new one
+        return Status(200, {**_version(policies.current(dataset)[0]), "changes": added.changes})
+    return Status(201, {**_version(added.version), "changes": added.changes})
 
 
 @router.post(

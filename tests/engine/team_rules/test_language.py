@@ -4,11 +4,21 @@ from the checked tree."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
+import sqlglot
 
 from reviews.engine.team_rules import language
 from reviews.engine.team_rules.language import FUNCTIONS, column_names, parse, resolve, to_sql
+from reviews.engine.team_rules.rulefile import RuleFileError, load
+
+BASE_RULE = {"id": "not_a_condition", "object": "deals", "severity": "warning", "title": "t",
+             "fix": "f"}  # fmt: skip
+
+
+def when_sql(when: str) -> str:
+    return sqlglot.parse_one(when, read="duckdb").sql("duckdb")
 
 
 def refusals(when: str) -> list[str]:
@@ -118,3 +128,57 @@ def test_names_resolve_through_aliases_and_case():
 def test_as_of_is_a_date():
     tree, _ = parse("as_of = DATE '2026-08-01'")
     assert language.to_sql(tree, {}, dt.date(2026, 8, 1)).startswith("CAST('2026-08-01' AS DATE)")
+
+
+@pytest.mark.parametrize("when", ["amount", "1", "'yes'", "name", "amount + 1", "NULL",
+                                  "CASE WHEN amount > 1 THEN 1 END", "lower(name)"])  # fmt: skip
+def test_a_when_that_is_not_a_condition_is_refused_naming_the_rule(when):
+    text = json.dumps({"rules": [{**BASE_RULE, "when": when}]})
+    with pytest.raises(RuleFileError) as refused:
+        load(text)
+    assert refused.value.problems == [
+        f"rule not_a_condition: when: line 1, column 1: `{when_sql(when)}` is not a "
+        "condition: write a comparison, AND/OR/NOT, IS, IN, BETWEEN, LIKE or a function "
+        "that answers true or false"
+    ]
+
+
+@pytest.mark.parametrize("when", ["is_won", "NOT is_closed", "true", "(amount > 1)",
+                                  "coalesce(amount > 1, false)", "contains(name, 'a')",
+                                  "CASE WHEN amount > 1 THEN true ELSE NULL END",
+                                  "try_cast(name AS BOOLEAN)", "name IS NULL"])  # fmt: skip
+def test_conditions_of_every_shape_are_taken(when):
+    assert load(json.dumps({"rules": [{**BASE_RULE, "when": when}]}))[0].when == when
+
+
+def test_decimal_takes_its_precision_and_scale():
+    assert refusals("CAST(amount AS DECIMAL(10,2)) > 1000.5") == []
+    assert refusals('try_cast("Seats" AS DECIMAL(4)) > 2') == []
+    assert refusals("CAST(amount AS DECIMAL(99,2)) > 1") == [
+        "line 1, column 24: type DECIMAL(99, 2): precision 1 to 38, scale 0 to the precision"
+    ]
+    assert refusals("CAST(amount AS INT(5)) > 1") == [
+        "line 1, column 20: type INT(5): only DECIMAL takes (precision, scale)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        ("amount >", "line 1, column 8: syntax error: something is missing after `>`"),
+        ("amount > 1\n  AND AND x", "line 2, column 9: syntax error: something is missing "
+         "after `AND`"),
+        ("amount = 'abc", "line 1, column 10: syntax error: a text is opened here and never "
+         "closed"),
+        ('"Next Step = 1', "line 1, column 1: syntax error: a quoted name is opened here and "
+         "never closed"),
+        ("amount > ?", "line 1, column 10: `?` is not allowed in a rule"),
+        ("close_date < current_date", "line 1, column 14: function current_date() is not "
+         "allowed (docs/rules.md lists those that are)"),
+        ("CAST(amount AS BLOB) > 1", "line 1, column 16: type BLOB is not allowed; use one of "
+         "BIGINT, BOOLEAN, DATE, DECIMAL, DOUBLE, INT, TEXT, TIMESTAMP, VARCHAR"),
+        ("amount > 1; amount < 2", "line 1, column 11: one expression only, not 2 statements"),
+    ],
+)  # fmt: skip
+def test_problems_are_said_in_words_with_line_and_column(when, expected):
+    assert refusals(when) == [expected]

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from reviews.engine.ingest import UploadedFile, parse_upload
+from reviews.engine.tables.build import build_tables
 from reviews.engine.team_rules.rulefile import load
-from reviews.engine.team_rules.run import RAN, team_findings
+from reviews.engine.team_rules.run import COULD_NOT_RUN, RAN, team_findings
+from tests.engine.team_rules.exports import AS_OF as AS_OF_TIME
 from tests.engine.team_rules.exports import COMPANIES, CONTACTS, DEALS, export_tables
 
 LIBRARY = Path(__file__).resolve().parents[3] / "reviews" / "engine" / "team_rules" / "library"
@@ -73,3 +76,16 @@ def test_a_library_rule_flags_exactly_what_it_describes(name):
     for finding in findings:
         flagged[finding.kind] += finding.record_ids
     assert flagged == EXPECTED[name]
+
+
+def test_a_single_currency_export_without_a_currency_column_has_no_amount_without_one():
+    samples = Path(__file__).resolve().parents[3] / "samples" / "hubspot"
+    files = [UploadedFile(p.name, p.read_bytes()) for p in sorted(samples.glob("*.csv"))]
+    batch = parse_upload(files, as_of=AS_OF_TIME, received_at=AS_OF_TIME)
+    assert any(deal.amount for deal in batch.deals)
+    rules = load((LIBRARY / "amount_without_currency.yaml").read_bytes())
+    findings, report = team_findings(build_tables(batch), rules, AS_OF, seconds=10, memory_mb=256)
+    assert findings == []
+    assert [(r["status"], r["why"]) for r in report] == [
+        (COULD_NOT_RUN, "the export's deals have no column for `currency`")
+    ]

@@ -40,7 +40,7 @@ def test_json_and_yaml_read_the_same_and_dump_reads_back():
     ("changes", "expected"),
     [
         ({"when": "read_csv('/etc/passwd') IS NULL"}, "rule second: when: line 1, column 1: function read_csv() is not allowed"),  # noqa: E501
-        ({"when": "amount > 1; amount < 2"}, "rule second: when: one expression only, not 2 statements"),  # noqa: E501
+        ({"when": "amount > 1; amount < 2"}, "rule second: when: line 1, column 11: one expression only, not 2 statements"),  # noqa: E501
         ({"when": "getenv('AWS_SECRET') <> ''"}, "rule second: when: line 1, column 1: function getenv() is not allowed"),  # noqa: E501
         ({"when": "current_setting('memory_limit') = '1GB'"}, "rule second: when: line 1, column 1: function current_setting()"),  # noqa: E501
         ({"when": "SET memory_limit = '100GB'"}, "rule second: when: line 1, column 1: `SET memory_limit = '100GB'` is not allowed"),  # noqa: E501
@@ -113,7 +113,7 @@ def test_braces_in_a_title_are_text_in_the_heading():
     [
         ("rules: []\x00", "the file holds a NUL byte"),
         ("rules: [{id: r1, when: '\ud800'}]", "the file holds a lone surrogate"),
-        ("rules: " + "[" * 5000, "not YAML or JSON at line 1"),
+        ("rules: " + "[" * 5000, "the file is nested more than 20 deep (line 1"),
     ],
 )
 def test_files_with_what_no_text_holds_are_refused_in_words(text, expected):
@@ -130,3 +130,16 @@ def test_an_expression_too_deep_or_too_long_is_refused_in_words():
     # a long flat list is fine: the library's country list holds 923 values
     values = ", ".join(f"'{n}'" for n in range(2000))
     assert load(json.dumps({"rules": [{**GOOD, "when": f"name IN ({values})"}]}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"rules": [' + "[" * 8000 + "]" * 8000 + "]}",  # 16 KB of JSON
+        "rules:\n  - " + "[" * 20000 + "]" * 20000 + "\n",  # 40 KB of YAML
+        "rules:\n" + "".join(f"{'  ' * i}- \n" for i in range(1, 40)),  # block nesting
+    ],
+)
+def test_a_file_nested_too_deep_is_refused_in_words(text):
+    (problem,) = problems_of(text)
+    assert problem.startswith("the file is nested more than 20 deep (line ")

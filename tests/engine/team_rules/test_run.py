@@ -7,15 +7,26 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
+from reviews.engine.ingest import parse_upload
+from reviews.engine.tables.build import build_tables
 from reviews.engine.tables.sandbox import lock
 from reviews.engine.team_rules.rulefile import load
-from reviews.engine.team_rules.run import COULD_NOT_RUN, RAN, run_rule, team_findings
-from tests.engine.team_rules.exports import export_tables
+from reviews.engine.team_rules.run import (
+    COULD_NOT_RUN,
+    RAN,
+    absent_lists,
+    run_rule,
+    team_findings,
+)
+from tests.engine.team_rules.exports import AS_OF as AS_OF_TIME
+from tests.engine.team_rules.exports import export_files, export_tables
 
 AS_OF = dt.date(2026, 8, 1)
+LIBRARY = Path(__file__).resolve().parents[3] / "reviews" / "engine" / "team_rules" / "library"
 
 
 def rules(*items: dict) -> list:
@@ -120,7 +131,7 @@ def test_owner_from_routes_to_another_property():
         ("\"Forecast Category\" = 'commit'", 'the batch\'s deals have no "Forecast Category"'),
         ('"Deal Type" > 5', "Cannot compare values of type VARCHAR and type INTEGER_LITERAL"),
         ('cast("Deal Type" AS INTEGER) > 1', "Could not convert string"),
-        ('"Deal Type"', "Could not convert string 'newbusiness' to BOOL"),
+        ('cast("Deal Type" AS BOOLEAN)', "Could not convert string 'newbusiness' to BOOL"),
     ],
 )
 def test_a_rule_the_batch_cannot_answer_could_not_run(when, why):
@@ -213,3 +224,41 @@ def test_rules_past_the_run_s_total_time_could_not_run():
     assert [r["why"] for r in report] == [
         "the run's time for team rules (0 s) was spent before it"
     ] * 2
+
+
+def test_a_rule_over_a_list_the_export_lacks_could_not_run_and_says_why():
+    files = [f for f in export_files() if "deals" not in f.name]  # companies, contacts
+    batch = parse_upload(files, as_of=AS_OF_TIME, received_at=AS_OF_TIME)
+    assert batch.partial == ["deals"]
+    absent = absent_lists(batch.partial, batch.source)
+    library = (LIBRARY / "customer_without_won_deal.yaml").read_text()
+    checked = rules(
+        {"id": "big_deal", "object": "deals", "when": "amount > 1000"},
+        {"id": "any_lead", "object": "leads", "when": "email IS NULL"},  # HubSpot: none
+        {"id": "many_deals", "object": "contacts", "when": "deals > 2"},
+        {"id": "a_contact", "object": "contacts", "when": "email IS NOT NULL"},
+    ) + load(library)
+    found, report = team_findings(
+        build_tables(batch), checked, AS_OF, seconds=10, memory_mb=256, absent=absent
+    )
+    assert {r["id"]: (r["status"], r["why"]) for r in report} == {
+        "big_deal": (COULD_NOT_RUN, "the batch has no deals list (no file of them)"),
+        "any_lead": (COULD_NOT_RUN, "the batch has no leads list (no file of them)"),
+        "many_deals": (
+            COULD_NOT_RUN,
+            "the batch has no deals list (no file of them), which `deals` counts",
+        ),
+        "a_contact": (RAN, ""),
+        "customer_without_won_deal": (
+            COULD_NOT_RUN,
+            "the batch has no deals list (no file of them), which `won_deals` counts",
+        ),
+    }
+    assert {f.kind for f in found} == {"a_contact"}
+
+
+def test_a_cast_to_a_decimal_of_given_precision_runs():
+    assert flagged(
+        export_tables(),
+        {"id": "big", "object": "deals", "when": "CAST(amount AS DECIMAL(10,2)) > 100000.50"},
+    ) == {"big": ["5001", "5003"]}

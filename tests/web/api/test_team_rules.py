@@ -61,7 +61,15 @@ def test_rules_previewed_added_run_listed_and_removed(http):
 
     added = http.post("/datasets/acme/rules", json={"rules": [RULE], "reason": "our check"})
     assert added.status_code == 201, added.text
-    assert added.json() == {"number": 1, "reason": "our check", "rules": [RULE]}
+    assert added.json() == {
+        "number": 1,
+        "reason": "our check",
+        "rules": [RULE],
+        "changes": {RULE["id"]: "added"},
+    }
+    again = http.post("/datasets/acme/rules", json={"rules": [RULE], "reason": "again"})
+    assert (again.status_code, again.json()["number"]) == (200, 1)  # nothing changed
+    assert again.json()["changes"] == {RULE["id"]: "unchanged"}
     listed = http.get("/datasets/acme/rules").json()
     assert listed["rules"] == [RULE] and listed["version"] == 1 and listed["rule_sets"] == []
     assert listed["history"][0]["diff"][0]["what"] == "team rule contract_sent_no_next_step"
