@@ -60,3 +60,11 @@ def get_dataset_for_user(request: HttpRequest, name: str) -> Dataset:
     if dataset is None:
         raise Http404("no such dataset in your workspaces")
     return dataset
+
+
+def get_dataset_to_change(request: HttpRequest, name: str) -> Dataset:
+    """The user's dataset of that name, if they hold the reviewer role in its workspace:
+    changing its policy or its rules is the reviewer's, as dismissing is (403 otherwise)."""
+    dataset = get_dataset_for_user(request, name)
+    require_role(request, dataset.workspace_id, Role.REVIEWER)
+    return dataset

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import register_converter
 
 
@@ -26,3 +29,16 @@ class DatasetName:
 
 
 register_converter(DatasetName, "dataset")
+
+
+def back_to_dataset(
+    request: HttpRequest, dataset, *, error: str = "", note: str = "", section: str = ""
+) -> HttpResponse:
+    """After a change on the dataset page: back to it (at `section`), saying how it went."""
+    if error:
+        messages.error(request, error)
+    elif note:
+        messages.success(request, note)
+    url = redirect("reviews:dataset", dataset.name).url
+    anchor = f"#{section}" if section else ""
+    return redirect(f"{url}?workspace={dataset.workspace_id}{anchor}")

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from reviews.engine.findings import Severity
@@ -20,8 +19,8 @@ from reviews.engine.team_rules.builder import OPERATORS, BuilderError, condition
 from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules, load
 from reviews.models import Dataset
 from reviews.orchestration.dataset import team_rules
-from reviews.web.access import get_dataset_for_user, require_role
-from workspaces.models import Role
+from reviews.web.access import get_dataset_for_user, get_dataset_to_change
+from reviews.web.dataset_names import back_to_dataset
 
 LIBRARY = Path(__file__).resolve().parents[1] / "engine" / "team_rules" / "library"
 ROWS = 3  # the form's property / operator / value rows
@@ -95,50 +94,40 @@ def rules_preview(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "reviews/_rule_preview.html", context)
 
 
-def _acting(request: HttpRequest, name: str) -> Dataset:
-    """Changing the rules is the reviewer's, as changing the policy is (403 otherwise)."""
-    dataset = get_dataset_for_user(request, name)
-    require_role(request, dataset.workspace_id, Role.REVIEWER)
-    return dataset
-
-
-def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "") -> HttpResponse:
-    if error:
-        messages.error(request, error)
-    elif note:
-        messages.success(request, note)
-    url = redirect("reviews:dataset", dataset.name).url
-    return redirect(f"{url}?workspace={dataset.workspace_id}#team-rules")
-
-
 @login_required
 @require_POST
 def rules_add(request: HttpRequest, name: str) -> HttpResponse:
     """The form's rule, or a library file's rules (`library`), as a new policy version."""
-    dataset = _acting(request, name)
+    dataset = get_dataset_to_change(request, name)
     chosen = request.POST.get("library", "")
     try:
         if chosen:
             files = {item["file"]: item["rules"] for item in library()}
             if chosen not in files:
-                return _done(request, dataset, error=f"no library file {chosen!r}")
+                return back_to_dataset(
+                    request, dataset, error=f"no library file {chosen!r}", section="team-rules"
+                )
             rules, reason = files[chosen], f"library rules switched on: {chosen}"
         else:
             rules = [rule_from_form(request.POST)]
             reason = request.POST.get("reason", "") or f"team rule {rules[0].id} saved"
         added = team_rules.add(dataset, rules, reason=reason, user=request.user)
     except RuleFileError as error:
-        return _done(request, dataset, error="; ".join(error.problems))
+        return back_to_dataset(
+            request, dataset, error="; ".join(error.problems), section="team-rules"
+        )
     except PolicyError as error:
-        return _done(request, dataset, error=str(error))
+        return back_to_dataset(request, dataset, error=str(error), section="team-rules")
     words = added.words()
-    return _done(request, dataset, note=f"{words[0].upper()}{words[1:]}.")
+    return back_to_dataset(
+        request, dataset, note=f"{words[0].upper()}{words[1:]}.", section="team-rules"
+    )
 
 
 @login_required
 @require_POST
 def rules_remove(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = _acting(request, name)
+    dataset = get_dataset_to_change(request, name)
     rule_id = request.POST.get("id", "")
     try:
         version = team_rules.remove(
@@ -148,5 +137,10 @@ def rules_remove(request: HttpRequest, name: str) -> HttpResponse:
             user=request.user,
         )
     except PolicyError as error:
-        return _done(request, dataset, error=str(error))
-    return _done(request, dataset, note=f"Policy version {version.number}: {rule_id} removed.")
+        return back_to_dataset(request, dataset, error=str(error), section="team-rules")
+    return back_to_dataset(
+        request,
+        dataset,
+        note=f"Policy version {version.number}: {rule_id} removed.",
+        section="team-rules",
+    )

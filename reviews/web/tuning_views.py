@@ -6,17 +6,16 @@ stored syncs."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from reviews.engine.history.policy import PolicyError
 from reviews.models import Dataset
 from reviews.orchestration.dataset import policies
-from reviews.web.access import get_dataset_for_user, require_role
-from workspaces.models import Role
+from reviews.web.access import get_dataset_for_user, get_dataset_to_change
+from reviews.web.dataset_names import back_to_dataset
 
 
 def _context(dataset: Dataset) -> dict:
@@ -42,27 +41,10 @@ def tuning(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, template, _context(dataset))
 
 
-def _acting(request: HttpRequest, name: str) -> Dataset:
-    """The user's dataset of that name, if they hold the reviewer role in its workspace
-    (changing a policy is the reviewer's as dismissing is; 403 otherwise)."""
-    dataset = get_dataset_for_user(request, name)
-    require_role(request, dataset.workspace_id, Role.REVIEWER)
-    return dataset
-
-
-def _done(request: HttpRequest, dataset: Dataset, error: str = "", note: str = "") -> HttpResponse:
-    if error:
-        messages.error(request, error)
-    elif note:
-        messages.success(request, note)
-    url = redirect("reviews:dataset", dataset.name).url
-    return redirect(f"{url}?workspace={dataset.workspace_id}")
-
-
 @login_required
 @require_POST
 def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = _acting(request, name)
+    dataset = get_dataset_to_change(request, name)
     try:
         version = policies.apply_proposal(
             dataset,
@@ -71,8 +53,8 @@ def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
             user=request.user,
         )
     except PolicyError as error:
-        return _done(request, dataset, error=str(error))
-    return _done(
+        return back_to_dataset(request, dataset, error=str(error))
+    return back_to_dataset(
         request, dataset, note=f"Policy version {version.number} applies to the next sync."
     )
 
@@ -80,25 +62,27 @@ def apply_proposal(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def dismiss_proposal(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = _acting(request, name)
+    dataset = get_dataset_to_change(request, name)
     policies.dismiss_proposal(
         dataset,
         request.POST.get("proposal", ""),
         reason=request.POST.get("reason", ""),
         user=request.user,
     )
-    return _done(request, dataset, note="Proposal dismissed; it is not proposed again.")
+    return back_to_dataset(request, dataset, note="Proposal dismissed; it is not proposed again.")
 
 
 @login_required
 @require_POST
 def restore_policy(request: HttpRequest, name: str) -> HttpResponse:
-    dataset = _acting(request, name)
+    dataset = get_dataset_to_change(request, name)
     try:
         number = int(request.POST.get("version", ""))
         version = policies.restore(
             dataset, number, reason=request.POST.get("reason", ""), user=request.user
         )
     except (ValueError, PolicyError) as error:
-        return _done(request, dataset, error=str(error))
-    return _done(request, dataset, note=f"Version {number} restored as version {version.number}.")
+        return back_to_dataset(request, dataset, error=str(error))
+    return back_to_dataset(
+        request, dataset, note=f"Version {number} restored as version {version.number}."
+    )
