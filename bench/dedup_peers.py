@@ -43,8 +43,9 @@ from reviews.engine.specialists.dedup import MERGE_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "bench" / "peers"
-# The kinds whose records are the same thing entered twice (the fix plan merges them).
-KINDS = tuple(MERGE_KINDS)
+# The kinds whose records are the same thing entered twice (the fix plan merges them), of
+# the objects the bench's batch has: it is HubSpot-shaped, with no leads.
+KINDS = tuple(kind for kind, records in MERGE_KINDS.items() if records != "leads")
 SHORT = {"company_same_domain": "co dom", "company_same_name": "co name",
          "contact_same_email": "ct email", "contact_same_person": "ct person",
          "deal_entered_twice": "deal twice"}  # fmt: skip
