@@ -54,6 +54,8 @@ def test_two_uploads_at_once_are_each_reviewed_to_done(postgres, tmp_path, capsy
     peak = re.search(memory, out, re.M)
     assert peak, out
     total, web, worker = (int(value.replace(",", "")) for value in peak.groups())
-    assert web > 0 and worker > 0 and max(web, worker) <= total <= web + worker
+    # Each figure is rounded to a MiB on its own: the sum of the two rounded peaks may
+    # fall one short of the rounded peak of their sum (CI saw 1,006 beside 459 + 546).
+    assert web > 0 and worker > 0 and max(web, worker) <= total <= web + worker + 1
     assert "--concurrency=2 -Q celery,sweep" in out  # the compose worker's command
     assert not list(tmp_path.glob("*.json"))  # the generated batches are removed
