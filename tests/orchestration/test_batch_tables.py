@@ -46,7 +46,7 @@ def test_kept_tables_are_read_not_built_again(monkeypatch):
         raise AssertionError("the batch was parsed again")
 
     monkeypatch.setattr(tables, "load_parsed", parse_again)
-    assert tables.deal_stages(run.batch) == {"dl_201": "Decision Maker Bought-In"}
+    assert tables.profile_of(run.batch) == {"dl_201": "Decision Maker Bought-In"}
 
 
 def test_tables_that_cannot_be_built_leave_the_review_whole(monkeypatch, caplog):

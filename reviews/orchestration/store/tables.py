@@ -59,19 +59,6 @@ def tables_for(batch: Batch, *, load: bool = True) -> Tables:
     return tables
 
 
-def deal_stages(batch: Batch) -> dict[str, str]:
-    """Deal id -> stage label of a stored batch (reviews.engine.tables.profile)."""
-    return profile.deal_stages(tables_for(batch, load=False))
-
-
-def fill_rates(batch: Batch) -> dict[str, list[dict]]:
-    """The batch's fill rates, worked out once and kept on its row."""
-    if not batch.fill_rates:
-        batch.fill_rates = profile.fill_rates(tables_for(batch, load=False))
-        Batch.objects.filter(pk=batch.pk).update(fill_rates=batch.fill_rates)
-    return batch.fill_rates
-
-
 def profile_of(batch: Batch) -> dict[str, str] | None:
     """For the coordinator of a batch that needs its tables: the deals' stages, with the
     batch's fill rates kept on the way; None for one that does not. What the tables add
@@ -80,8 +67,11 @@ def profile_of(batch: Batch) -> dict[str, str] | None:
     if not needs_tables(batch):
         return None
     try:
-        fill_rates(batch)
-        return deal_stages(batch)
+        views = tables_for(batch, load=False)  # opened once, for both
+        if not batch.fill_rates:  # worked out once per batch, kept on its row
+            batch.fill_rates = profile.fill_rates(views)
+            Batch.objects.filter(pk=batch.pk).update(fill_rates=batch.fill_rates)
+        return profile.deal_stages(views)
     except Exception:
         logger.exception("batch %s: its tables could not be read", batch.pk)
         return {}
