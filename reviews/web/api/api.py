@@ -10,7 +10,17 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
 from reviews.orchestration.intake.submit import unreachable_errors
-from reviews.web.api import batches, datasets, fixplan, pulls, runs, team_rules, tuning, undo
+from reviews.web.api import (
+    batches,
+    datasets,
+    fixplan,
+    pulls,
+    rule_sets,
+    runs,
+    team_rules,
+    tuning,
+    undo,
+)
 from reviews.web.unavailable import UNAVAILABLE, retry_after
 
 logger = logging.getLogger(__name__)
@@ -31,6 +41,7 @@ api.add_router("/", runs.router)
 api.add_router("/", pulls.router)
 api.add_router("/", tuning.router)
 api.add_router("/", team_rules.router)
+api.add_router("/", rule_sets.router)
 api.add_router("/", datasets.router)
 api.add_router("/", fixplan.router)
 api.add_router("/", undo.router)

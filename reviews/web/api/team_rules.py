@@ -48,7 +48,7 @@ class RulesVersionOut(Schema):
     changes: dict[str, str] = {}  # rule id -> added, changed or unchanged
 
 
-def _rules(payload: RulesIn) -> list[TeamRule]:
+def parse_rules(payload: RulesIn) -> list[TeamRule]:
     if (payload.rules is None) == (payload.file is None):
         raise RuleFileError(['send the rules as "rules" (a list) or "file" (its text), one'])
     if payload.file is not None:
@@ -56,7 +56,7 @@ def _rules(payload: RulesIn) -> list[TeamRule]:
     return check_rules(payload.rules)
 
 
-def _refused(error: RuleFileError) -> Status:
+def refused(error: RuleFileError) -> Status:
     return Status(
         400, {"detail": "the rule file is refused; nothing stored", "problems": error.problems}
     )
@@ -108,11 +108,11 @@ def add_rules(request: HttpRequest, name: str, payload: RulesIn):
     if dataset is None:
         return _missing(name)
     try:
-        rules = _rules(payload)
+        rules = parse_rules(payload)
         reason = payload.reason or "team rules added over the API"
         added = team_rules.add(dataset, rules, reason=reason, user=request.auth.user)
     except RuleFileError as error:
-        return _refused(error)
+        return refused(error)
     except PolicyError as error:
         return Status(400, {"detail": str(error), "problems": [str(error)]})
     if added.version is None:  # nothing changed: the current version, no new one
@@ -132,9 +132,9 @@ def preview_rules(request: HttpRequest, name: str, payload: RulesIn):
     if dataset is None:
         return _missing(name)
     try:
-        return Status(200, team_rules.preview(dataset, _rules(payload)))
+        return Status(200, team_rules.preview(dataset, parse_rules(payload)))
     except RuleFileError as error:
-        return _refused(error)
+        return refused(error)
     except PolicyError as error:
         return Status(400, {"detail": str(error), "problems": [str(error)]})
 

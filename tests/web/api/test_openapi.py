@@ -33,6 +33,10 @@ ENDPOINTS = {
     ("POST", "/api/v1/datasets/{name}/rules"),
     ("POST", "/api/v1/datasets/{name}/rules/preview"),
     ("DELETE", "/api/v1/datasets/{name}/rules/{rule_id}"),
+    ("GET", "/api/v1/rule-sets"),
+    ("POST", "/api/v1/rule-sets/{set_name}"),
+    ("POST", "/api/v1/datasets/{name}/rule-sets/{set_name}"),
+    ("DELETE", "/api/v1/datasets/{name}/rule-sets/{set_name}"),
     ("GET", "/api/v1/datasets/{name}/pipelines"),
     ("PUT", "/api/v1/datasets/{name}/pipelines"),
 }

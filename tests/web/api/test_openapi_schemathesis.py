@@ -52,12 +52,16 @@ STATEFUL_400 = [
 ]
 # These answer 400 for a well-formed rule file the server refuses with every problem (a
 # `when` outside the allow-list or not SQL, an id that is a built-in kind, a rule the
-# dataset does not have): the document lists that 400; no schema can say which SQL is
-# allowed (docs/rules.md#the-when-language).
+# dataset does not have; a rule set's name that is not a slug, or one the workspace
+# lacks): the document lists that 400; no schema can say which SQL is allowed
+# (docs/rules.md#the-when-language).
 RULE_FILE_400 = [
     "POST /api/v1/datasets/{name}/rules",
     "POST /api/v1/datasets/{name}/rules/preview",
     "DELETE /api/v1/datasets/{name}/rules/{rule_id}",
+    "POST /api/v1/rule-sets/{set_name}",
+    "POST /api/v1/datasets/{name}/rule-sets/{set_name}",
+    "DELETE /api/v1/datasets/{name}/rule-sets/{set_name}",
 ]
 CONFIG = SchemathesisConfig.from_dict(
     {
