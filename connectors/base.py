@@ -83,6 +83,8 @@ class Account:
     currency: str  # the account's company currency, "" when it names none
     time_zone: str
     details: dict  # the CRM's whole answer, kept with the connection
+    # Where its records' pages are, if the CRM says (Salesforce: the org's instance_url)
+    url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,9 @@ class Connector(Protocol):
     # The Dataset field that holds the account's id (HubSpot: "hubspot_portal_id"), set
     # when connecting and checked before a merge; None: the dataset has none.
     dataset_account_field: str | None
+    # The Dataset field that holds the account's address (Salesforce: "salesforce_url"),
+    # set when connecting: the fix plan links records to their pages there.
+    dataset_url_field: str | None
 
     @classmethod
     def configured(cls, settings: object, token: str) -> Connector:

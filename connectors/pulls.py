@@ -106,9 +106,14 @@ def connect(
             connection.save(update_fields=["last_full_at"])
         # The dataset's own field for this CRM's account id, where it has one (HubSpot:
         # hubspot_portal_id, read by fix-plan links and the merges' check).
-        field = getattr(registry.connector_class(provider), "dataset_account_field", None)
-        if field:
-            Dataset.objects.filter(pk=dataset.pk).update(**{field: account.id})
+        connector_class = registry.connector_class(provider)
+        fields = {}
+        if field := getattr(connector_class, "dataset_account_field", None):
+            fields[field] = account.id
+        if (field := getattr(connector_class, "dataset_url_field", None)) and account.url:
+            fields[field] = account.url  # the org's address: Salesforce's record links
+        if fields:
+            Dataset.objects.filter(pk=dataset.pk).update(**fields)
     logger.info("dataset %s connected to %s account %s", dataset.name, name, account.id)
     return connection
 

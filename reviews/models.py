@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import RegexValidator, URLValidator
 from django.db import models
 
 from reviews.engine import findings
@@ -40,6 +40,17 @@ class Dataset(models.Model):
         default="",
         validators=[RegexValidator(r"^[0-9]+$", "a HubSpot portal (Hub) id is a number")],
         help_text="The HubSpot account's Hub ID: tasks in the fix plan link to its records.",
+    )
+    # The Salesforce org the dataset syncs, its address (the instance_url its API answers):
+    # the fix plan links each task to the record's page in it. Set in the admin, or by a
+    # connection to the org.
+    salesforce_url = models.CharField(
+        "Salesforce org address",
+        max_length=200,
+        blank=True,
+        default="",
+        validators=[URLValidator(schemes=["https"], message="an org's https address")],
+        help_text="e.g. https://acme.my.salesforce.com: tasks in the fix plan link to its records.",
     )
     created = models.DateTimeField(auto_now_add=True)
     # Apply by itself a tuning proposal whose replay hides only dismissed findings

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import hypothesis
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -10,6 +11,11 @@ from django.db import connection
 from revreview.celery import app
 from tests import services
 from tests.llm.fake_gateway import FakeGateway
+
+# Property tests check what, never how fast (speed is bench/'s): a loaded 2-core machine
+# must not fail one on hypothesis's 200 ms deadline for an example.
+hypothesis.settings.register_profile("revreview", deadline=None)
+hypothesis.settings.load_profile("revreview")
 
 
 def pytest_report_header(config) -> list[str]:

@@ -33,6 +33,7 @@ from reviews.engine.ingest.pipelines import pipelines_from_hubspot
 class HubSpotConnector(ClientConnector):
     # The Dataset field that names the portal: fix-plan links and the merges' check.
     dataset_account_field = "hubspot_portal_id"
+    dataset_url_field = None  # its record links are the portal id and HUBSPOT_APP_URL
 
     def __init__(self, base_url: str, token: str, limits: Limits | None = None, **options) -> None:
         self.client = HubSpotClient(base_url, token, limits, **options)

@@ -86,6 +86,7 @@ ORGANIZATION_FILE = "Organization.csv"
 class SalesforceConnector(ClientConnector):
     # No Dataset field names the org: the connection's portal_id (the org id) is checked.
     dataset_account_field = None
+    dataset_url_field = "salesforce_url"
     crm = "Salesforce"
     applies_merges = False  # connectors/merges.py refuses before anything is sent
     merges_refusal = NOT_APPLIED
@@ -142,6 +143,7 @@ class SalesforceConnector(ClientConnector):
             currency=str(org.get("DefaultCurrencyIsoCode") or "")[:8],
             time_zone=str(org.get("TimeZoneSidKey") or "")[:64],
             details=details,
+            url=self.client.instance_url,
         )
 
     def pull(

@@ -14,7 +14,7 @@ from django.core.paginator import Paginator
 
 from reviews.engine.findings import Severity
 from reviews.engine.fixes.fixplan import FixPlan, Merge, Task
-from reviews.engine.fixes.hubspot_names import record_url
+from reviews.engine.fixes.links import RecordLinks
 from reviews.engine.history.policy import kinds_of
 from reviews.engine.specialists.spec import Kind
 from reviews.reports.fixplan_export import for_owner
@@ -73,7 +73,7 @@ def severity_label(severity: str) -> str:
 
 def page_context(
     plan: FixPlan,
-    portal_id: str | None,
+    links: RecordLinks,
     owner: str | None,
     page_number: str | None = None,
     kinds: Mapping[str, Kind] | None = None,
@@ -81,11 +81,10 @@ def page_context(
     """What the page shows: every owner with a count (in the order their most urgent
     task comes), the merges, and the tasks grouped by owner; only `owner`'s when given
     ("" : the tasks nobody owns), a page at a time."""
-    app_url = settings.HUBSPOT_APP_URL
     kinds = kinds if kinds is not None else kinds_of(None)
 
     def link(object_type: str, record_id: str) -> RecordLink:
-        return RecordLink(record_id, record_url(object_type, record_id, portal_id, app_url))
+        return RecordLink(record_id, links.url(object_type, record_id))
 
     ranks = {id(task): n for n, task in enumerate(plan.tasks, 1)}
 
@@ -130,6 +129,6 @@ def page_context(
         "merges": merges,
         "merges_total": len(plan.merges),
         "per_owner": PER_OWNER,
-        "portal_id": portal_id,
+        "links": links,
         "linked": any(t.url for t in plan.tasks) or any(m.primary.url for m in merges),
     }

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from reviews.engine.fixes.fixplan import FixPlan
 from reviews.orchestration.dataset.policies import kinds_of_run
-from reviews.orchestration.fixes.fixplan import PlanUnavailable, plan_for_run, portal_of
+from reviews.orchestration.fixes.fixplan import PlanUnavailable, links_of, plan_for_run
 from reviews.reports.fixplan_export import csv_lines, for_owner, plan_document
 from reviews.web.access import get_run_for_user
 from reviews.web.fixplan_page import page_context
@@ -39,7 +39,7 @@ def fix_plan_page(request: HttpRequest, run_id: int) -> HttpResponse:
         return render(request, "reviews/fix_plan.html", context, status=409)
     owner = request.GET.get("owner")
     context.update(
-        page_context(plan, portal_of(run), owner, request.GET.get("page"), kinds_of_run(run))
+        page_context(plan, links_of(run), owner, request.GET.get("page"), kinds_of_run(run))
     )
     template = "reviews/fix_plan.html"
     if request.htmx:

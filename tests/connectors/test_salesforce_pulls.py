@@ -68,6 +68,8 @@ def test_connecting_checks_the_credentials_and_keeps_them_sealed(settings):
     assert CLIENT_SECRET in tokens.decrypt(connection.token_sealed)
     assert CLIENT_SECRET.encode() not in bytes(connection.token_sealed)
     assert not Connection.objects.filter(dataset__name="other").exists()
+    # the org's address, where the fix plan links its records
+    assert Dataset.objects.get(name="acme-sf").salesforce_url == api.url
 
 
 def test_the_command_and_the_page_connect_a_salesforce_org(settings, django_user_model, client):

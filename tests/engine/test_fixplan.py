@@ -12,6 +12,7 @@ import pytest
 
 from reviews.engine.findings import Severity
 from reviews.engine.fixes import fixplan, survivor
+from reviews.engine.fixes.links import RecordLinks
 from reviews.engine.specialists.dedup import MERGE_KINDS
 from tests.engine.fixplan_helpers import findings, parsed, plan_of, sample
 from tests.engine.ingest.hubspot_exports import BATCH, api_files, csv_files, native_file
@@ -190,7 +191,7 @@ def test_realistic_exports_give_the_survivors_an_analyst_picks(files):
 
 def test_hubspot_csv_sample_links_tasks_to_the_portal():
     batch = sample("hubspot/companies.csv", "hubspot/contacts.csv", "hubspot/deals.csv")
-    plan = plan_of(batch, portal_id="4512345")
+    plan = plan_of(batch, links=RecordLinks(account="4512345"))
     [merge] = plan.merges
     assert (merge.primary, merge.merge) == ("9001001", ["9001002"])
     won = next(t for t in plan.tasks if t.kind == "won_without_amount")
@@ -198,6 +199,30 @@ def test_hubspot_csv_sample_links_tasks_to_the_portal():
     assert won.url == "https://app.hubspot.com/contacts/4512345/record/0-3/5001002"
     contact_task = next(t for t in plan.tasks if t.object == "contacts")
     assert contact_task.url.startswith("https://app.hubspot.com/contacts/4512345/record/0-1/")
+
+
+SALESFORCE_EXPORT = tuple(
+    f"salesforce/{name}.csv"
+    for name in ("Account", "Contact", "Lead", "Opportunity", "OpportunityContactRole", "User")
+)
+
+
+def test_salesforce_sample_links_tasks_to_the_org():
+    batch = sample(*SALESFORCE_EXPORT)
+    org = RecordLinks("salesforce", "https://acme.my.salesforce.com/")
+    plan = plan_of(batch, links=org)
+    urls = {(t.object, t.record_id): t.url for t in plan.tasks}
+    assert urls and all(urls.values())
+    for (object_type, record_id), url in urls.items():
+        sf_object = {"companies": "Account", "contacts": "Contact", "deals": "Opportunity"}
+        sf_object["leads"] = "Lead"
+        expected = f"https://acme.my.salesforce.com/lightning/r/{sf_object[object_type]}"
+        assert url == f"{expected}/{record_id}/view"
+    # no org named: no link; an id Salesforce would not have given: no link
+    assert not any(t.url for t in plan_of(batch, links=RecordLinks("salesforce")).tasks)
+    assert org.url("deals", "5001002") == ""
+    assert org.url("deals", "0065g0000AbC001") != ""  # the 15-character form
+    assert org.where == "Salesforce org acme.my.salesforce.com"
     assert all(t.url == "" for t in plan_of(batch).tasks)  # no portal: no links
 
 

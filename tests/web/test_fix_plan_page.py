@@ -6,10 +6,12 @@ submit path and review (eager tasks), read through the Django client."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
+from reviews.engine.ingest import UploadedFile
 from reviews.models import Dataset
 from tests.uploads import json_upload
 from tests.web.conftest import queued, reviewed
@@ -17,6 +19,7 @@ from tests.web.conftest import queued, reviewed
 pytestmark = pytest.mark.django_db
 
 PORTAL = "4512345"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 # Two companies share a domain (a merge); maya owns 101, nobody owns 102; owen owns one
 # deal himself. Criticals come first whatever their amount, a warning with more money last.
 BATCH = {
@@ -140,6 +143,30 @@ def test_no_link_when_the_portal_is_unknown_said_plainly(member_client):
     one_off = page(member_client, run_of(dataset=False))
     assert "app.hubspot.com" not in one_off
     assert "a one-off upload does not say which HubSpot portal" in one_off
+
+
+def test_a_salesforce_sync_links_to_its_org_or_says_how(member_client):
+    names = ("Account", "Contact", "Lead", "Opportunity", "OpportunityContactRole", "User")
+    files = [
+        UploadedFile(f"{name}.csv", (SAMPLES / "salesforce" / f"{name}.csv").read_bytes())
+        for name in names
+    ]
+    run = reviewed(files)
+    run.batch.dataset = Dataset.objects.create(name="acme-sf")
+    run.batch.save(update_fields=["dataset"])
+    html = page(member_client, run)
+    assert "No links to Salesforce: dataset acme-sf names no Salesforce org." in html
+    assert "lightning" not in html and "app.hubspot.com" not in html
+
+    Dataset.objects.filter(name="acme-sf").update(salesforce_url="https://acme.my.salesforce.com")
+    html = page(member_client, run)
+    assert "in Salesforce org acme.my.salesforce.com" in html
+    links = re.findall(r'href="(https://acme\.my\.salesforce\.com/[^"]+)"', html)
+    assert links and all(
+        re.fullmatch(r"https://acme\.my\.salesforce\.com/lightning/r/"
+                     r"(Account|Contact|Opportunity|Lead)/[A-Za-z0-9]{18}/view", link)
+        for link in links
+    )  # fmt: skip
 
 
 def test_a_run_with_no_plan_yet_says_why(member_client):

@@ -13,7 +13,7 @@ from alerts.models import WebhookSubscription
 from ledger.models import LedgerEntry
 from reviews.apiauth.models import ApiToken
 from reviews.apiauth.tokens import create_token
-from reviews.models import Dismissal, Finding, ReviewRun, findings_of
+from reviews.models import Dismissal, Finding, ReviewRun, RuleSet, findings_of
 from reviews.orchestration.dataset.dismissals import dismiss
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
@@ -22,6 +22,7 @@ from workspaces.models import Membership, Role, Workspace
 
 A_DATASET = "alpha-crm-7781"
 B_DATASET = "beta-crm-5512"
+A_RULE_SET = "alpha_rule_set_3318"  # a workspace rule set of A's
 A_AGENT = "alpha-agent-spend"  # a ledger row of A's, shown on the spend page by agent
 
 
@@ -100,6 +101,9 @@ def world(db, django_user_model) -> World:
         for run in (run_a, run_b)
     ]
     assert Dismissal.objects.filter(dataset__workspace=a).count() == 1
+    set_rule = {"id": "walk_set_rule", "object": "deals", "severity": "warning"}
+    set_rule |= {"title": "walk", "fix": "walk", "when": "amount IS NULL"}
+    RuleSet.objects.create(workspace=a, name=A_RULE_SET, number=1, rules=[set_rule], reason="w")
     return World(
         a, b, alice, bob, root, run_a, run_b, found[0], found[1], token_a.token, secrets, *hooks
     )

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from reviews.models import Batch, Dismissal
+from reviews.models import Batch, Dismissal, RuleSet
 from reviews.web.api.api import api
 from tests.engine.ingest.renewals_portal import pipelines_response
 from tests.uploads import upload
-from tests.workspaces.conftest import A_AGENT, A_DATASET, World
+from tests.workspaces.conftest import A_AGENT, A_DATASET, A_RULE_SET, World
 
 pytestmark = [pytest.mark.django_db, pytest.mark.own_workspaces]
 
@@ -30,6 +30,7 @@ ACTION = "action"  # acts on one of A's rows (POST): A and root may, B 404
 LIST = "list"  # a page of the user's rows: everyone 200, B's without A's marker
 PUBLIC = "public"  # holds no workspace data (sign-in, the API schema)
 UPLOAD = "upload"  # adds a batch: it lands in the actor's own workspace
+OWN = "own"  # writes a row of the actor's own workspace (a rule set): never of A's for B
 
 
 # A team rule the walk previews, adds and removes (docs/rules.md#a-teams-own-rules).
@@ -242,6 +243,25 @@ ROUTES: dict[str, Route] = {
         "delete",
         reached=(200, 400),  # 400 when the walk has not added it
     ),
+    "api:rule_sets": Route(LIST, lambda w: "/api/v1/rule-sets", marker=lambda w: A_RULE_SET),
+    "api:rule_set_save": Route(
+        OWN,
+        lambda w: f"/api/v1/rule-sets/{A_RULE_SET}",
+        "post",
+        data=lambda w: {"rules": [WALK_RULE], "reason": "walk"},
+    ),
+    "api:dataset_rule_set_use": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/rule-sets/{A_RULE_SET}",
+        "post",
+        reached=(201, 400),  # 400 when the walk's rule of the same id is A's own
+    ),
+    "api:dataset_rule_set_unuse": Route(
+        ACTION,
+        lambda w: f"/api/v1/datasets/{A_DATASET}/rule-sets/{A_RULE_SET}",
+        "delete",
+        reached=(200, 400),  # 400 when the walk has not used it
+    ),
     "api:dataset_pipelines": Route(OBJECT, lambda w: f"/api/v1/datasets/{A_DATASET}/pipelines"),
     "api:dataset_pipelines_put": Route(
         ACTION,
@@ -341,6 +361,10 @@ def test_b_never_reaches_as_data_and_a_does(world, name, settings):
             assert response.status_code in route.reached, (actor, name, text[:300])
         elif route.kind in (OBJECT, ACTION):  # root, after alice: may find it done already
             assert response.status_code not in (401, 403, 404), (actor, name, text[:300])
+        elif route.kind == OWN:
+            assert response.status_code == 201, (actor, name, text[:300])
+            kept = RuleSet.objects.order_by("-pk").first()  # the version just saved
+            assert kept.workspace == (world.b if actor == "bob" else world.a)
         elif route.kind == UPLOAD:
             assert response.status_code == 202, text[:300]
             batch = Batch.objects.get(pk=response.json()["batch_id"])
@@ -348,3 +372,4 @@ def test_b_never_reaches_as_data_and_a_does(world, name, settings):
     # B's attempts left A's data as it was before A acted.
     assert Dismissal.objects.filter(dataset__workspace=world.b).count() == 0
     assert Batch.objects.filter(workspace=world.a, created_by=world.bob).count() == 0
+    assert not RuleSet.objects.filter(workspace=world.a, created_by=world.bob).exists()

@@ -17,7 +17,8 @@ from reviews.engine.batch import Batch, Company, Contact, Deal, Lead
 from reviews.engine.findings import Severity
 from reviews.engine.fixes import survivor
 from reviews.engine.fixes.fixtasks import PlanFinding, Task, records_by_type, task_of
-from reviews.engine.fixes.hubspot_names import APP_URL, MERGE_FIELDS, property_name
+from reviews.engine.fixes.hubspot_names import MERGE_FIELDS, property_name
+from reviews.engine.fixes.links import NO_LINKS, RecordLinks
 from reviews.engine.specialists import KINDS, REGISTRY
 from reviews.engine.specialists.spec import Kind, Merges
 
@@ -66,8 +67,7 @@ def build(
     findings: Iterable[PlanFinding],
     *,
     order: Sequence[str] = survivor.DEFAULT_ORDER,
-    portal_id: str | None = None,
-    app_url: str = APP_URL,
+    links: RecordLinks = NO_LINKS,
     kinds: Mapping[str, Kind] = KINDS,
 ) -> FixPlan:
     """The run's merge plan and to-do list. `findings` in the run's order (severity,
@@ -84,7 +84,7 @@ def build(
             if merge is not None:
                 merges.append(merge)
                 continue
-        task = task_of(batch, finding, portal_id=portal_id, app_url=app_url, kinds=kinds)
+        task = task_of(batch, finding, links=links, kinds=kinds)
         if task is not None:
             tasks.append(task)
             ages[id(task)] = finding.first_seen

@@ -14,13 +14,12 @@ from typing import Any
 
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.fixes.hubspot_names import (
-    APP_URL,
     COMPANIES_ASSOCIATION,
     CONTACTS_ASSOCIATION,
     field_name,
-    record_url,
     salesforce_field,
 )
+from reviews.engine.fixes.links import NO_LINKS, RecordLinks
 from reviews.engine.specialists import KINDS
 from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind
 
@@ -80,8 +79,7 @@ def task_of(
     batch: Batch,
     finding: PlanFinding,
     *,
-    portal_id: str | None = None,
-    app_url: str = APP_URL,
+    links: RecordLinks = NO_LINKS,
     kinds: Mapping[str, Kind] = KINDS,
 ) -> Task | None:
     """The task for one finding, or None when none of its records is in the batch.
@@ -106,7 +104,7 @@ def task_of(
         problem=problem,
         amount=finding.amount,
         currency=finding.currency,
-        url=record_url(object_type, record.id, portal_id, app_url),
+        url=links.url(object_type, record.id),
         kind=finding.kind,
         severity=finding.severity,
         fix=finding.suggested_fix,

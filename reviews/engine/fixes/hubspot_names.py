@@ -80,14 +80,3 @@ MERGE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("currency", "currency"),
     ),
 }
-
-
-def record_url(
-    object_type: str, record_id: str, portal_id: str | None, app_url: str = APP_URL
-) -> str:
-    """The record's page in HubSpot; "" without a portal, or for an id HubSpot would not
-    have given (its ids are numbers)."""
-    type_id = OBJECT_TYPE_IDS.get(object_type)
-    if not portal_id or not type_id or not (record_id.isdigit() and record_id.isascii()):
-        return ""
-    return f"{app_url.rstrip('/')}/contacts/{portal_id}/record/{type_id}/{record_id}"

@@ -8,7 +8,9 @@ from django.conf import settings
 
 from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.fixes import fixplan, survivor
+from reviews.engine.fixes.links import RecordLinks
 from reviews.engine.ingest import IngestError
+from reviews.engine.vocabulary import SALESFORCE, crm_of
 from reviews.models import ReviewRun, findings_of
 from reviews.orchestration.dataset.dismissals import active_dismissals
 from reviews.orchestration.dataset.policies import kinds_of_run
@@ -56,18 +58,23 @@ def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
         parsed,
         findings,
         order=survivor.parse_order(settings.REVIEW_RULES.merge_survivor_order),
-        portal_id=portal_of(run),
-        app_url=settings.HUBSPOT_APP_URL,
+        links=links_of(run),
         kinds=kinds_of_run(run),
     )
 
 
-def portal_of(run: ReviewRun) -> str | None:
-    """The HubSpot portal the run's records live in, for their links: its dataset's
-    portal id (set in the admin, or by connecting the dataset); None for a one-off
-    upload or a dataset that names none (an export does not say which portal it is from)."""
+def links_of(run: ReviewRun) -> RecordLinks:
+    """Where the run's records live, for their links: its dataset's HubSpot portal or
+    Salesforce org, by the CRM the batch came from (set in the admin, or by connecting
+    the dataset); none for a one-off upload or a dataset that names none (an export does
+    not say which account it is from)."""
     dataset = run.batch.dataset
-    return (dataset.hubspot_portal_id or None) if dataset else None
+    crm = crm_of(run.batch.source)
+    if dataset is None:
+        return RecordLinks(crm)
+    if crm == SALESFORCE:
+        return RecordLinks(crm, dataset.salesforce_url)
+    return RecordLinks(crm, dataset.hubspot_portal_id, settings.HUBSPOT_APP_URL)
 
 
 def _plan_finding(row: dict) -> fixplan.PlanFinding:
