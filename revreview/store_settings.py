@@ -31,6 +31,11 @@ def store_backend(url: str, folder: Path, *, endpoint_url: str = "", region: str
         raise ValueError(f"STORE_URL: empty (a local folder) or s3://bucket/prefix, not {url!r}")
     from boto3.s3.transfer import TransferConfig  # only the full mode needs boto3 loaded
 
+    # An upload streamed in (not seekable) is sent in 8 MB parts; at most four are held
+    # at once (s3transfer's setting, which boto3's constructor does not take), so storing
+    # one costs a bounded 32 MB whatever its size.
+    transfer = TransferConfig(max_concurrency=4)
+    transfer.max_in_memory_upload_chunks = 4
     options: dict[str, Any] = {
         "bucket_name": parts.netloc,
         "location": parts.path.strip("/"),
@@ -38,9 +43,7 @@ def store_backend(url: str, folder: Path, *, endpoint_url: str = "", region: str
         "max_memory_size": _SPILL_BYTES,
         "default_acl": None,
         "querystring_auth": False,
-        # An upload streamed in (not seekable) is sent in 8 MB parts; at most four are
-        # held at once, so storing one costs a bounded 32 MB whatever its size.
-        "transfer_config": TransferConfig(max_in_memory_upload_chunks=4, max_concurrency=4),
+        "transfer_config": transfer,
     }
     if endpoint_url:
         options["endpoint_url"] = endpoint_url
