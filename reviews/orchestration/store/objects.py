@@ -53,8 +53,11 @@ def put(key: str, chunks: Iterable[bytes], *, size: int, label: str) -> Stored:
     the size the sender declared: other than that, nothing is kept and ValueError says
     so, naming `label` (the file's name)."""
     reader = _CountingReader(iter(chunks), size, label)
+    # Buffered: a read of n bytes gets n (the raw reader hands out a chunk at a time),
+    # so S3's parts are its full 8 MB, not one per incoming chunk.
+    buffered = io.BufferedReader(reader, _CHUNK)
     try:
-        stored = store().save(key, File(reader, name=key))
+        stored = store().save(key, File(buffered, name=key))
         reader.check_complete()
     except BaseException:
         delete(key)
