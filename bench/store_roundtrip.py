@@ -2,8 +2,8 @@
 the local folder and through S3 (moto's server on loopback, in a process of its own).
 
 Each mode runs in a fresh child process (its peak RSS is its own): it stores the file
-streamed from disk (objects.put, as an upload is stored), reads it back in chunks
-(objects.chunks), then whole (objects.read_bytes, what the parser is given).
+streamed from disk (store.put, as an upload is stored), reads it back in chunks
+(store.chunks), then whole (store.read_bytes, what the parser is given).
 
     .venv/bin/python bench/store_roundtrip.py [--mb 200] [--modes local,s3]
 """
@@ -46,7 +46,7 @@ def child(path: Path) -> dict:
     import django
 
     django.setup()
-    from reviews.orchestration.store import objects
+    from revreview import store
 
     def read(size: int = 64 * 1024):  # as Django's upload handler hands a file over
         with path.open("rb") as data:
@@ -56,20 +56,20 @@ def child(path: Path) -> dict:
     size = path.stat().st_size
     figures = {"start_mb": round(peak_mb())}
     started = time.perf_counter()
-    stored = objects.put("bench/upload", read(), size=size, label=path.name)
+    stored = store.put("bench/upload", read(), size=size, label=path.name)
     figures["put_s"] = round(time.perf_counter() - started, 2)
     figures["put_peak_mb"] = round(peak_mb())
     started = time.perf_counter()
-    read_back = sum(len(chunk) for chunk in objects.chunks(stored.key))
+    read_back = sum(len(chunk) for chunk in store.chunks(stored.key))
     figures["chunks_s"] = round(time.perf_counter() - started, 2)
     figures["chunks_peak_mb"] = round(peak_mb())
     assert read_back == size
     started = time.perf_counter()
-    whole = objects.read_bytes(stored.key)
+    whole = store.read_bytes(stored.key)
     figures["read_bytes_s"] = round(time.perf_counter() - started, 2)
     figures["read_bytes_peak_mb"] = round(peak_mb())
     assert len(whole) == size
-    objects.delete(stored.key)
+    store.delete(stored.key)
     return figures
 
 

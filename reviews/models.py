@@ -189,7 +189,7 @@ def fold_names(names: list[str]) -> str:
 
 class BatchFile(models.Model):
     """One uploaded file, byte for byte as received (a CSV export has three): its bytes
-    in the store under `key` (reviews/orchestration/store/objects.py); a file stored
+    in the store under `key` (revreview/store.py); a file stored
     before the store kept uploads has them in `data`."""
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="files")

@@ -1,5 +1,5 @@
 """The STORAGES entry of the store that keeps raw uploads and each batch's tables
-(reviews/orchestration/store/objects.py), from the environment's few settings.
+(revreview/store.py), from the environment's few settings.
 
 A local folder unless STORE_URL names a bucket (s3://bucket/prefix): then
 S3-compatible object storage through django-storages' S3Storage (boto3). Credentials

@@ -1,4 +1,4 @@
-"""The store of uploads and tables (reviews/orchestration/store/objects.py), in its two
+"""The store of uploads and tables (revreview/store.py), in its two
 modes: a local folder (the tests' default) and S3 on a loopback server (s3_store)."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import pytest
 from reviews.engine.tables.store import META
 from reviews.models import Batch, BatchFile
 from reviews.orchestration.intake.submit import accept, store_upload
-from reviews.orchestration.store import objects, tables
+from reviews.orchestration.store import tables
 from reviews.orchestration.store.blob_store import Source
 from reviews.orchestration.store.parsed import forget_parsed, stored_files
+from revreview import store
 from tests.orchestration.helpers import reviewed_run, seed_batch
 from tests.uploads import DATA, upload
 
@@ -37,42 +38,42 @@ def pieces(data: bytes, size: int = 100_000):
 
 def test_bytes_put_in_chunks_come_back_in_chunks_with_their_hash(mode):
     data = os.urandom(3 * 1024 * 1024 + 17)  # past one part, not a whole one
-    stored = objects.put("t/one", pieces(data), size=len(data), label="one.json")
+    stored = store.put("t/one", pieces(data), size=len(data), label="one.json")
     assert (stored.key, stored.size) == ("t/one", len(data))
     assert stored.sha256 == hashlib.sha256(data).hexdigest()
-    assert b"".join(objects.chunks("t/one")) == data
-    assert objects.read_bytes("t/one") == data
+    assert b"".join(store.chunks("t/one")) == data
+    assert store.read_bytes("t/one") == data
 
 
 @pytest.mark.parametrize("declared", [10, 1000])
 def test_bytes_other_than_declared_are_refused_and_not_kept(mode, declared):
     with pytest.raises(ValueError, match=r"^big\.json: .*declared"):
-        objects.put("t/wrong", pieces(b"x" * 100, 7), size=declared, label="big.json")
-    assert not objects.exists("t/wrong")
+        store.put("t/wrong", pieces(b"x" * 100, 7), size=declared, label="big.json")
+    assert not store.exists("t/wrong")
 
 
 def test_a_missing_key_says_which(mode):
-    with pytest.raises(objects.MissingObject, match="'t/nothing'"):
-        objects.read_bytes("t/nothing")
+    with pytest.raises(store.MissingObject, match="'t/nothing'"):
+        store.read_bytes("t/nothing")
 
 
 def test_an_upload_goes_to_the_store_not_the_row(mode):
     batch = store_upload([upload("seed-example.json")])
     row = BatchFile.objects.get(batch=batch)
-    assert row.data is None and row.key == objects.upload_key(batch.pk, 0)
-    assert objects.read_bytes(row.key) == (DATA / "seed-example.json").read_bytes()
+    assert row.data is None and row.key == store.upload_key(batch.pk, 0)
+    assert store.read_bytes(row.key) == (DATA / "seed-example.json").read_bytes()
 
 
 def test_a_deleted_batch_takes_its_objects_with_it(mode, django_capture_on_commit_callbacks):
     batch = reviewed_run(sync()).batch  # its tables kept too
-    prefix = objects.batch_prefix(batch.pk)
-    stored = objects.listing(prefix)
-    assert objects.upload_key(batch.pk, 0) in stored
+    prefix = store.batch_prefix(batch.pk)
+    stored = store.listing(prefix)
+    assert store.upload_key(batch.pk, 0) in stored
     assert tables.tables_key(batch) + META in stored
     assert tables.tables_folder(batch).exists()
     with django_capture_on_commit_callbacks(execute=True):
         Batch.objects.filter(pk=batch.pk).delete()
-    assert objects.listing(prefix) == []
+    assert store.listing(prefix) == []
     assert not tables.tables_folder(batch).exists()
 
 
@@ -81,7 +82,7 @@ def test_a_rolled_back_delete_keeps_the_objects(mode, django_capture_on_commit_c
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         Batch.objects.filter(pk=batch.pk).delete()
     assert len(callbacks) == 1  # run only at a commit, which a rollback never reaches
-    assert objects.exists(objects.upload_key(batch.pk, 0))
+    assert store.exists(store.upload_key(batch.pk, 0))
 
 
 def test_a_file_stored_in_its_row_before_the_store_still_reads():
@@ -101,7 +102,7 @@ def test_a_machine_without_the_tables_fetches_them_and_parses_nothing(mode, sett
     expected = tables.profile_of(batch)
     # Another machine: its own empty cache, and an upload it could not parse (gone).
     settings.TABLES_DIR = tmp_path / "other-machine"
-    objects.delete(objects.upload_key(batch.pk, 0))
+    store.delete(store.upload_key(batch.pk, 0))
     forget_parsed()
     Batch.objects.filter(pk=batch.pk).update(fill_rates={})
     batch.refresh_from_db()
@@ -112,12 +113,12 @@ def test_a_machine_without_the_tables_fetches_them_and_parses_nothing(mode, sett
 def test_tables_built_where_the_store_has_none_are_shared(mode, settings, tmp_path):
     batch = reviewed_run(sync()).batch
     prefix = tables.tables_key(batch)
-    objects.delete_prefix(prefix)  # as if the first machine could not store them
+    store.delete_prefix(prefix)  # as if the first machine could not store them
     shutil.rmtree(tables.tables_folder(batch))
     settings.TABLES_DIR = tmp_path / "second"
     forget_parsed()
     tables.tables_for(batch)  # parsed and built here, then stored
-    assert sorted(k.removeprefix(prefix) for k in objects.listing(prefix)) == sorted(
+    assert sorted(k.removeprefix(prefix) for k in store.listing(prefix)) == sorted(
         p.name for p in tables.tables_folder(batch).iterdir()
     )
 
@@ -126,7 +127,7 @@ def test_a_source_streamed_by_the_spool_is_stored_whole(mode):
     data = b'{"companies": [], "contacts": [], "deals": []}' * 1000
     source = Source(name="s.json", size=len(data), chunks=lambda: pieces(data, 4096))
     batch = store_upload([source])
-    assert objects.read_bytes(batch.files.get().key) == data
+    assert store.read_bytes(batch.files.get().key) == data
 
 
 def sync() -> dict:

@@ -16,7 +16,8 @@ from django.db import connection
 
 from reviews.models import ReviewRun
 from reviews.orchestration.intake.submit import submit
-from reviews.orchestration.store import objects, tables
+from reviews.orchestration.store import tables
+from revreview import store
 from revreview.celery import app
 from tests import services
 from tests.orchestration.helpers import reviewed_run, seed_batch
@@ -114,6 +115,6 @@ def test_two_machines_share_a_batch_through_the_store(postgres, redis_url, s3_st
     for machine in (specialists, coordinator):
         assert (machine / "tables" / name / "tables.json").exists()
     assert not (specialists / "store").exists() and not (coordinator / "store").exists()
-    assert objects.exists(objects.upload_key(run.batch_id, 0))  # this process's S3 too
+    assert store.exists(store.upload_key(run.batch_id, 0))  # this process's S3 too
     run.batch.refresh_from_db()
     assert run.batch.fill_rates  # worked out on the coordinator's machine, from the store

@@ -1,7 +1,7 @@
 """Uploaded bytes into the store, streamed: a 200 MB upload never sits in the web
 process's memory. Each file is read in chunks from where it was received (the temporary
 file Django's upload handler left on disk, or a spool folder), hashed on the way, and
-written to the store (reviews/orchestration/store/objects.py); its BatchFile row keeps
+written to the store (revreview/store.py); its BatchFile row keeps
 its name, sha256, size and key."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from reviews.models import Batch, BatchFile
-from reviews.orchestration.store import objects
+from revreview import store
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,16 +32,16 @@ def copy_into(batch: Batch, sources: list[tuple[str, Source]]) -> list[str]:
     digests: list[str] = []
     try:
         for index, (name, source) in enumerate(sources):
-            key = objects.upload_key(batch.pk, index)
+            key = store.upload_key(batch.pk, index)
             written.append(key)
-            stored = objects.put(key, source.chunks(), size=source.size, label=name)
+            stored = store.put(key, source.chunks(), size=source.size, label=name)
             BatchFile.objects.create(
                 batch=batch, name=name, sha256=stored.sha256, size_bytes=stored.size, key=stored.key
             )
             digests.append(stored.sha256)
     except BaseException:
         for key in written:
-            objects.delete(key)
+            store.delete(key)
         raise
     return digests
 
@@ -50,7 +50,7 @@ def file_bytes(file: BatchFile) -> bytes:
     """A stored file's bytes: from the store, or from its row when it was stored before
     the store kept uploads."""
     if file.key:
-        return objects.read_bytes(file.key)
+        return store.read_bytes(file.key)
     return bytes(file.data or b"")
 
 

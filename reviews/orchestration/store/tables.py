@@ -1,5 +1,5 @@
 """A stored batch's tables: built once from its parse, kept as Parquet in the store
-beside its upload (reviews/orchestration/store/objects.py), read by every later task,
+beside its upload (revreview/store.py), read by every later task,
 page and command that needs them (reviews/engine/tables/). DuckDB reads local files:
 TABLES_DIR is each machine's cache of them, and a worker that has not got a batch's
 tables fetches them from the store rather than parse the upload again."""
@@ -16,8 +16,8 @@ from reviews.engine.tables import profile
 from reviews.engine.tables.build import Tables, build_tables
 from reviews.engine.tables.store import META, read_parquet, write_folder, write_parquet
 from reviews.models import Batch
-from reviews.orchestration.store import objects
 from reviews.orchestration.store.parsed import load_parsed
+from revreview import store
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def needs_tables(batch: Batch) -> bool:
 
 def tables_key(batch: Batch) -> str:
     """The prefix of the batch's tables in the store: named as its local folder."""
-    return f"{objects.batch_prefix(batch.pk)}tables/{tables_folder(batch).name}/"
+    return f"{store.batch_prefix(batch.pk)}tables/{tables_folder(batch).name}/"
 
 
 def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
@@ -55,19 +55,19 @@ def share_tables(folder: Path, prefix: str) -> None:
     META in the store finds every file before it."""
     files = sorted(folder.iterdir(), key=lambda path: path.name == META)
     for path in files:
-        objects.put_file(path, prefix + path.name)
+        store.put_file(path, prefix + path.name)
 
 
 def fetch_tables(batch: Batch) -> bool:
     """Copy the batch's tables from the store to this machine's cache; False if the
     store holds none (not built yet, or only on a machine that could not store them)."""
     prefix = tables_key(batch)
-    if not objects.exists(prefix + META):
+    if not store.exists(prefix + META):
         return False
 
     def fill(work: Path) -> None:
-        for key in objects.listing(prefix):
-            objects.download(key, work / key.removeprefix(prefix))
+        for key in store.listing(prefix):
+            store.download(key, work / key.removeprefix(prefix))
 
     write_folder(tables_folder(batch), fill)
     logger.info("batch %s: its tables fetched from the store", batch.pk)

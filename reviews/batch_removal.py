@@ -18,7 +18,7 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 
 from reviews.models import Batch
-from reviews.orchestration.store import objects
+from revreview import store
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def _batch_deleted(sender, instance: Batch, **kwargs) -> None:
 def remove_stored(batch_id: int) -> None:
     """Delete everything the store and this machine's cache hold of the batch."""
     try:
-        removed = objects.delete_prefix(objects.batch_prefix(batch_id))
+        removed = store.delete_prefix(store.batch_prefix(batch_id))
     except Exception:  # the batch is gone either way; its objects are only orphans
         logger.exception("batch %s: its stored objects could not be deleted", batch_id)
     else:

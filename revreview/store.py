@@ -34,7 +34,7 @@ class Stored:
     size: int
 
 
-def store() -> Storage:
+def backend() -> Storage:
     return storages[ALIAS]
 
 
@@ -57,7 +57,7 @@ def put(key: str, chunks: Iterable[bytes], *, size: int, label: str) -> Stored:
     # so S3's parts are its full 8 MB, not one per incoming chunk.
     buffered = io.BufferedReader(reader, _CHUNK)
     try:
-        stored = store().save(key, File(buffered, name=key))
+        stored = backend().save(key, File(buffered, name=key))
         reader.check_complete()
     except BaseException:
         delete(key)
@@ -68,14 +68,14 @@ def put(key: str, chunks: Iterable[bytes], *, size: int, label: str) -> Stored:
 def put_file(path: Path, key: str) -> None:
     """Store the local file at `path` under `key`."""
     with path.open("rb") as data:
-        store().save(key, File(data, name=key))
+        backend().save(key, File(data, name=key))
 
 
 def open_object(key: str) -> File:
     """The object under `key`, to read in chunks (a with block closes it). Raises
     MissingObject."""
     try:
-        return store().open(key, "rb")
+        return backend().open(key, "rb")
     except FileNotFoundError as error:
         raise MissingObject(f"the store holds nothing under {key!r}") from error
 
@@ -100,7 +100,7 @@ def download(key: str, path: Path) -> None:
 
 
 def exists(key: str) -> bool:
-    return store().exists(key)
+    return backend().exists(key)
 
 
 def listing(prefix: str) -> list[str]:
@@ -114,7 +114,7 @@ def listing(prefix: str) -> list[str]:
 
 def delete(key: str) -> None:
     """Delete the object (nothing if there is none)."""
-    store().delete(key)
+    backend().delete(key)
 
 
 def delete_prefix(prefix: str) -> int:
@@ -127,7 +127,7 @@ def delete_prefix(prefix: str) -> int:
 
 def _listdir(prefix: str) -> tuple[list[str], list[str]]:
     try:
-        return store().listdir(prefix)
+        return backend().listdir(prefix)
     except FileNotFoundError:  # a local folder never made: nothing under it
         return [], []
 
