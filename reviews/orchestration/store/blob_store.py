@@ -1,8 +1,10 @@
 """Uploaded bytes into the store, streamed: a 200 MB upload never sits in the web
 process's memory. Each file is read in chunks from where it was received (the temporary
 file Django's upload handler left on disk, or a spool folder), hashed on the way, and
-written to the store (revreview/store.py); its BatchFile row keeps
-its name, sha256, size and key."""
+written to the store (revreview/store.py); its BatchFile row keeps its name, sha256,
+size and key. The bytes are written before the row's transaction commits: a commit that
+fails leaves them behind, unreferenced (on Postgres, where ids are not reused, they
+only take room)."""
 
 from __future__ import annotations
 
