@@ -62,7 +62,7 @@ class ReadOnlyInline(ReadOnly, admin.TabularInline):
 
 class BatchFileInline(ReadOnlyInline):
     model = BatchFile
-    fields = ("name", "size_bytes", "sha256")  # not `data`: the bytes can be 200 MB
+    fields = ("name", "size_bytes", "sha256", "key")  # not `data`: the bytes can be 200 MB
     readonly_fields = fields
 
 

@@ -199,13 +199,16 @@ def fold_names(names: list[str]) -> str:
 
 
 class BatchFile(models.Model):
-    """One uploaded file, byte for byte as received (a CSV export has three)."""
+    """One uploaded file, byte for byte as received (a CSV export has three): its bytes
+    in the store under `key` (revreview/store.py); a file stored
+    before the store kept uploads has them in `data`."""
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="files")
     name = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField()
-    data = models.BinaryField()
+    key = models.CharField(max_length=300, blank=True, default="")
+    data = models.BinaryField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

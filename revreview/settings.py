@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from reviews.engine.rules import Rules
+from revreview.store_settings import store_backend
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -265,11 +266,17 @@ if REDIS_URL:
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-# A worker started without -Q consumes all three (`make run`); docker-compose gives the
+# A worker started without -Q consumes them all (`make run`); docker-compose gives the
 # webhooks their own worker service.
-CELERY_TASK_QUEUES = (Queue("celery"), Queue(SWEEP_QUEUE), Queue(WEBHOOK_QUEUE))
+# COORDINATOR_QUEUE: the runs' coordinators on workers of their own (docs/scaling.md);
+# by default they share the specialists' queue.
+COORDINATOR_QUEUE = env("COORDINATOR_QUEUE", "celery")
+CELERY_TASK_QUEUES = tuple(
+    Queue(name) for name in dict.fromkeys(("celery", COORDINATOR_QUEUE, SWEEP_QUEUE, WEBHOOK_QUEUE))
+)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
+    "reviews.coordinate": {"queue": COORDINATOR_QUEUE},
     "reviews.sweep": {"queue": SWEEP_QUEUE},
     "reviews.import_spool": {"queue": SWEEP_QUEUE},
     # The failure of a task killed at its hard limit, recorded at once, not behind reviews.
@@ -361,6 +368,22 @@ SPOOL_DIR = Path(env("SPOOL_DIR", str(DATA_DIR / "spool")))
 # written by the first task that needs them, read by every later one. Workers on several
 # machines each keep their own copy (docs/scaling.md).
 TABLES_DIR = Path(env("TABLES_DIR", str(DATA_DIR / "tables")))
+# The store of raw uploads and each batch's tables (docs/scaling.md, several machines):
+# a local folder (STORE_DIR) unless STORE_URL names a bucket, s3://bucket/prefix, on
+# S3 or any S3-compatible server (STORE_S3_ENDPOINT_URL). Credentials: boto3's own
+# AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, never a setting.
+STORE_URL = env("STORE_URL")
+STORE_DIR = Path(env("STORE_DIR", str(DATA_DIR / "store")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "batches": store_backend(
+        STORE_URL,
+        STORE_DIR,
+        endpoint_url=env("STORE_S3_ENDPOINT_URL"),
+        region=env("STORE_S3_REGION"),
+    ),
+}
 # The most memory and time one team rule may take (docs/rules.md).
 TEAM_RULE_MEMORY_MB = envint("TEAM_RULE_MEMORY_MB", 1024)
 TEAM_RULE_SECONDS = envint("TEAM_RULE_SECONDS", 20)

@@ -29,7 +29,7 @@ def pytest_report_header(config) -> list[str]:
 # `integration` without saying so itself: `pytest -m "not integration"` (the fast loop)
 # leaves it out. `postgres` marks what relies on Postgres itself (COPY, lz4, its errors).
 # (Fixtures built on these, such as api_url or own_redis, count through them.)
-SERVICE_FIXTURES = frozenset({"postgres", "redis_url", "worker", "live_server"})
+SERVICE_FIXTURES = frozenset({"postgres", "redis_url", "worker", "live_server", "s3_store"})
 # Folders whose tests all run real servers or tools (gunicorn, nginx, compose, `make run`).
 INTEGRATION_FOLDERS = ("deploy",)
 
@@ -132,6 +132,22 @@ def worker(postgres, redis_url):
             yield process
     finally:
         app.conf.task_always_eager = True
+
+
+@pytest.fixture
+def s3_store(monkeypatch, settings):
+    """The store on an S3-compatible server on loopback (tests/s3.py) for this test."""
+    from revreview.store_settings import store_backend
+    from tests.s3 import CREDENTIALS, REGION, s3_server
+
+    with s3_server() as server:
+        for name, value in CREDENTIALS.items():
+            monkeypatch.setenv(name, value)
+        backend = store_backend(
+            server.store_url, Path(), endpoint_url=server.endpoint_url, region=REGION
+        )
+        settings.STORAGES = {**settings.STORAGES, "batches": backend}
+        yield server
 
 
 @pytest.fixture

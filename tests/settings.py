@@ -44,6 +44,11 @@ HUBSPOT_API_BASE_URL = "http://127.0.0.1:9"
 HUBSPOT_BACKOFF_SECONDS = 0.01
 # Each test process keeps batches' tables apart (a rolled-back test frees its batch's id).
 TABLES_DIR = Path(tempfile.mkdtemp(prefix="revreview-tables-"))
+# ...and their uploads' store (a test of the S3 store overrides STORAGES["batches"]).
+STORE_DIR = Path(tempfile.mkdtemp(prefix="revreview-store-"))
+# A worker or server the test starts stores uploads where the test reads them back.
+os.environ["STORE_DIR"] = str(STORE_DIR)
+STORAGES = {**STORAGES, "batches": store_backend("", STORE_DIR)}  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Whitenoise warns at every test client's first request when STATIC_ROOT is missing
 # (collectstatic fills it for `make run` and the Docker image, not for tests).

@@ -13,6 +13,7 @@ from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, ReviewRun
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.store.blob_store import file_bytes
 from reviews.orchestration.store.parsed import keep_parsed, load_parsed
 from tests.engine.ingest.helpers import batch_doc
 from tests.orchestration.test_cli import review_json
@@ -101,7 +102,7 @@ def test_duplicate_hostile_id_is_rejected_with_the_upload_kept(postgres):
     batch = Batch.objects.get(pk=submission.batch.pk)
     assert batch.status == Batch.Status.REJECTED
     assert batch.errors == ['deals[1].id: duplicate of deals[0] ("dl\\udc80")']
-    assert bytes(BatchFile.objects.get(batch=batch).data) == data
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == data
 
 
 def test_5000_digit_close_date_is_a_finding_not_a_crash(postgres):
@@ -161,4 +162,4 @@ def test_a_1000_character_file_name_is_stored_shortened_keeping_its_extension(po
 
     stored = BatchFile.objects.get(batch=submission.batch)
     assert len(stored.name) == 500 and stored.name.endswith("x.json") and "…" in stored.name
-    assert bytes(stored.data) == data and submission.accepted
+    assert file_bytes(stored) == data and submission.accepted

@@ -28,6 +28,7 @@ from reviews.apiauth.tokens import create_token, digest, revoke_token
 from reviews.models import Batch, ReviewRun
 from reviews.orchestration.intake.spool_import import import_spool
 from reviews.orchestration.store import spool
+from reviews.orchestration.store.blob_store import file_bytes
 from reviews.web.unavailable import UNAVAILABLE
 from reviews.web.uploads import SPOOLED
 from tests import services
@@ -214,7 +215,7 @@ def test_an_upload_whose_session_no_longer_holds_is_stored_rejected_with_the_rea
         "the password of member was changed after it signed in"
     )
     assert (batch.status, batch.errors, batch.created_by) == ("rejected", [reason], None)
-    assert bytes(batch.files.get().data) == SEED  # kept all the same
+    assert file_bytes(batch.files.get()) == SEED  # kept all the same
     assert not batch.runs.exists()
     client.force_login(django_user_model.objects.create_user("lead", is_staff=True))
     assert reason in client.get(reverse("reviews:batch", args=[batch.pk])).content.decode()
@@ -290,7 +291,7 @@ def test_an_api_upload_whose_token_was_revoked_before_the_import_is_stored_rejec
         f"token {new.token} was revoked"
     )
     assert (batch.status, batch.errors, batch.created_by) == ("rejected", [reason], None)
-    assert bytes(batch.files.get().data) == SEED
+    assert file_bytes(batch.files.get()) == SEED
 
 
 def test_nobody_without_a_session_or_a_known_token_gets_an_upload_kept(

@@ -23,6 +23,7 @@ from reviews.models import Batch, ReviewRun
 from reviews.orchestration.intake.spool_import import import_spool
 from reviews.orchestration.intake.tasks import accept_upload
 from reviews.orchestration.run import sweep
+from reviews.orchestration.store.blob_store import file_bytes
 from reviews.web.uploads import SPOOLED
 from tests.uploads import DATA
 
@@ -129,6 +130,6 @@ def test_an_upload_answered_kept_is_stored_and_reviewed_once(
 
     assert status == 503
     batch = Batch.objects.get()  # one, whoever stored it
-    assert bytes(batch.files.get().data) == SEED
+    assert file_bytes(batch.files.get()) == SEED
     assert ReviewRun.objects.filter(batch=batch).count() == 1
     assert not any(spool_dir.iterdir())  # imported (or found stored), and gone

@@ -14,6 +14,7 @@ from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run import runner
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.store.blob_store import file_bytes
 from reviews.orchestration.store.parsed import load_parsed
 from tests.uploads import json_upload, upload
 
@@ -48,7 +49,7 @@ def test_upload_is_stored_byte_for_byte_before_parsing():
     batch = Batch.objects.get(pk=submission.batch.pk)
     assert batch.status == Batch.Status.REJECTED
     assert batch.errors and "JSON" in batch.errors[0]
-    assert bytes(BatchFile.objects.get(batch=batch).data) == data
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == data
 
 
 def test_rejected_batch_lists_every_error_with_record_and_field():

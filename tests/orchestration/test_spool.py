@@ -25,7 +25,7 @@ from reviews.models import Batch, BatchFile, ReviewRun
 from reviews.orchestration.intake.spool_import import import_spool
 from reviews.orchestration.run import sweep, tasks
 from reviews.orchestration.store import spool
-from reviews.orchestration.store.blob_store import Source
+from reviews.orchestration.store.blob_store import Source, file_bytes
 from reviews.web.uploads import NOT_KEPT, SPOOLED
 from tests.uploads import DATA
 
@@ -133,7 +133,7 @@ def test_an_upload_sent_while_the_database_is_down_is_spooled_and_imported_when_
     assert report.imported == [(folder.name, batch.pk)]
     assert not folder.exists()
     assert sweep.sweep().spooled == 0
-    assert bytes(BatchFile.objects.get(batch=batch).data) == SEED
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == SEED
     assert (batch.created_by, batch.status, batch.dataset.name) == (member, "accepted", "acme-crm")
     assert batch.created_at == received  # reviewed as of when it was received
     assert batch.intake_key == claim
@@ -159,7 +159,7 @@ def test_a_big_upload_spooled_from_its_temporary_file_is_kept_whole(
 
     ((_, batch_id),) = import_spool().imported
 
-    stored = {f.name: bytes(f.data) for f in BatchFile.objects.filter(batch_id=batch_id)}
+    stored = {f.name: file_bytes(f) for f in BatchFile.objects.filter(batch_id=batch_id)}
     assert stored == {"companies.csv": companies, "deals.csv": deals}
     assert Batch.objects.get(pk=batch_id).runs.count() == 1
 
@@ -178,7 +178,7 @@ def test_an_upload_the_form_refused_is_spooled_and_stored_rejected_with_the_reas
 
     batch = Batch.objects.get()
     assert (batch.status, batch.errors) == ("rejected", ["as_of: Enter a valid date/time."])
-    assert bytes(batch.files.get().data) == SEED
+    assert file_bytes(batch.files.get()) == SEED
     assert not batch.runs.exists()
 
 
@@ -257,7 +257,7 @@ def test_an_upload_that_cannot_be_imported_stays_with_its_reason(member_client, 
 
     call_command("import_spool", "--retry-failed")
 
-    assert bytes(Batch.objects.get().files.get().data) == SEED
+    assert file_bytes(Batch.objects.get().files.get()) == SEED
     assert not folder.exists()
 
 
@@ -302,7 +302,7 @@ def test_the_beat_sweep_imports_the_spool_through_a_real_worker(
         time.sleep(0.2)
     assert not (spool_dir / spool_id).exists()
     batch = Batch.objects.get()
-    assert (batch.created_by, bytes(batch.files.get().data)) == (user, SEED)
+    assert (batch.created_by, file_bytes(batch.files.get())) == (user, SEED)
     while not batch.runs.filter(status=ReviewRun.Status.DONE).exists():
         assert time.monotonic() < deadline, "the imported upload was never reviewed"
         time.sleep(0.2)

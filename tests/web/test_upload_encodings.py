@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, BatchFile, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def api_upload(client, user, data: bytes):
 
 def the_batch(data: bytes) -> Batch:
     (batch,) = Batch.objects.all()
-    assert bytes(BatchFile.objects.get(batch=batch).data) == data  # kept byte for byte
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == data  # kept byte for byte
     return batch
 
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from reviews.apiauth.tokens import create_token
 from reviews.models import Batch, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.uploads import DATA
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +49,7 @@ def only_batch() -> Batch:
 
 
 def stored_files(batch: Batch) -> dict[str, bytes]:
-    return {f.name: bytes(f.data) for f in batch.files.order_by("pk")}
+    return {f.name: file_bytes(f) for f in batch.files.order_by("pk")}
 
 
 @pytest.mark.parametrize("filename", UNNAMED, ids=["empty", "control-characters"])

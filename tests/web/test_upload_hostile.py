@@ -12,6 +12,7 @@ from django.test import override_settings
 from django.urls import reverse
 
 from reviews.models import Batch, BatchFile, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.engine.ingest.helpers import batch_doc
 from tests.uploads import DATA
 
@@ -31,7 +32,7 @@ def doc_bytes(**lists) -> bytes:
 
 def stored(data: bytes) -> Batch:
     """The one batch holding exactly these bytes."""
-    (batch,) = [b for b in Batch.objects.all() if bytes(b.files.get().data) == data]
+    (batch,) = [b for b in Batch.objects.all() if file_bytes(b.files.get()) == data]
     return batch
 
 
@@ -132,7 +133,7 @@ def test_a_big_upload_is_streamed_and_parsed_by_the_worker(
 
     batch = stored(data)
     assert response.url == reverse("reviews:batch", args=[batch.pk])
-    assert bytes(BatchFile.objects.get(batch=batch).data) == data
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == data
     assert batch.status == Batch.Status.ACCEPTED
     run = batch.runs.get()
     assert run.status == ReviewRun.Status.DONE

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from reviews.engine.ingest.errors import MAX_JSON_DEPTH
 from reviews.models import Batch
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.engine.ingest.helpers import zipped
 from tests.engine.ingest.test_nesting import shapes
 
@@ -33,5 +34,5 @@ def test_deep_json_on_the_form_is_400_naming_the_limit_and_kept(member_client, n
     assert "MAX_JSON_DEPTH" in response.content.decode()
     (batch,) = Batch.objects.all()
     assert batch.status == Batch.Status.REJECTED
-    assert bytes(batch.files.get().data) == data
+    assert file_bytes(batch.files.get()) == data
     assert "nested too deeply" in batch.errors[0]

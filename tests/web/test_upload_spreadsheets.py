@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from reviews.models import Batch
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.engine.ingest.test_hostile_spreadsheets import REFUSED
 
 pytestmark = pytest.mark.django_db
@@ -25,6 +26,6 @@ def test_hostile_spreadsheet_upload_is_stored_and_answered_400(member_client, se
 
     assert response.status_code == 400
     (batch,) = Batch.objects.all()
-    assert bytes(batch.files.get().data) == data
+    assert file_bytes(batch.files.get()) == data
     assert batch.status == Batch.Status.REJECTED
     assert batch.errors[0].startswith(f"deals{extension}: ")

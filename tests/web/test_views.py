@@ -17,6 +17,7 @@ from ledger.models import LedgerEntry
 from reviews.engine.coverage import kind_words
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun, Verdict
 from reviews.orchestration.intake.submit import submit
+from reviews.orchestration.store.blob_store import file_bytes
 from reviews.reports.report import run_report
 from reviews.templatetags.words import MODES, TIERS
 from tests.uploads import DATA, json_upload, upload
@@ -107,7 +108,7 @@ def test_upload_of_a_broken_file_names_record_and_field_and_keeps_the_batch(memb
     assert response.status_code == 400
     batch = Batch.objects.get()
     assert batch.status == Batch.Status.REJECTED
-    assert bytes(BatchFile.objects.get(batch=batch).data) == json.dumps(BROKEN).encode()
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == json.dumps(BROKEN).encode()
     assert ReviewRun.objects.count() == 0
     page = response.content.decode()
     assert "Batch rejected" in page

@@ -10,6 +10,7 @@ from django.core.cache import caches
 from django.urls import reverse
 
 from reviews.models import Batch, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.orchestration.test_worker_recovery import private_redis
 from tests.uploads import DATA
 
@@ -56,7 +57,7 @@ def test_sign_in_pages_and_an_upload_work_while_redis_is_down(
         )
     assert uploaded.status_code == 302, uploaded.content[:1000]
     (batch,) = Batch.objects.all()
-    assert bytes(batch.files.get().data) == SEED
+    assert file_bytes(batch.files.get()) == SEED
     assert batch.runs.get().status in (ReviewRun.Status.DONE, ReviewRun.Status.QUEUED)
 
 

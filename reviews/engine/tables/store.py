@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -20,9 +21,8 @@ META = "tables.json"
 
 def write_parquet(tables: Tables, folder: Path) -> None:
     """Keep `tables` in `folder` (created; left as it is if another writer won)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
-    try:
+
+    def fill(work: Path) -> None:
         for name in OBJECTS:
             tables.connection.table(name).write_parquet(str(work / f"{name}.parquet"))
         meta = {
@@ -31,6 +31,17 @@ def write_parquet(tables: Tables, folder: Path) -> None:
             "currency": tables.currency,
         }
         (work / META).write_text(json.dumps(meta, ensure_ascii=False))
+
+    write_folder(folder, fill)
+
+
+def write_folder(folder: Path, fill: Callable[[Path], None]) -> None:
+    """Make `folder` whole or not at all: `fill` writes a temporary folder beside it,
+    renamed to `folder` at the end (left as it is if another writer won)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    try:
+        fill(work)
         try:
             os.rename(work, folder)
         except OSError:  # written meanwhile by another process: theirs stands

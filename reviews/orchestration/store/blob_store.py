@@ -1,22 +1,19 @@
-"""Uploaded bytes into BatchFile rows, streamed: a 200 MB upload never sits in the web
-process's memory.
-
-Django's client-side parameter binding would turn the bytes into a hex literal twice
-their size, on top of the bytes themselves; so on Postgres each file goes in through
-`COPY ... FROM STDIN (FORMAT binary)`, written chunk by chunk from the temporary file
-Django's upload handler left on disk, hashed on the way. Other databases (SQLite in
-the embedded mode) take an ordinary insert of the joined bytes."""
+"""Uploaded bytes into the store, streamed: a 200 MB upload never sits in the web
+process's memory. Each file is read in chunks from where it was received (the temporary
+file Django's upload handler left on disk, or a spool folder), hashed on the way, and
+written to the store (revreview/store.py); its BatchFile row keeps its name, sha256,
+size and key. The bytes are written before the row's transaction commits: a commit that
+fails leaves them behind, unreferenced (on Postgres, where ids are not reused, they
+only take room)."""
 
 from __future__ import annotations
 
 import hashlib
-import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from django.db import connection
-
 from reviews.models import Batch, BatchFile
+from revreview import store
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,55 +27,33 @@ class Source:
 
 def copy_into(batch: Batch, sources: list[tuple[str, Source]]) -> list[str]:
     """Store each (stored name, source) as a BatchFile of `batch`; the sha256 of each.
-    Call inside the transaction that created `batch`."""
-    if connection.vendor == "postgresql":
-        return [_copy_postgres(batch.pk, name, source) for name, source in sources]
-    digests = []
-    for name, source in sources:
-        data = b"".join(source.chunks())
-        digest = hashlib.sha256(data).hexdigest()
-        BatchFile.objects.create(
-            batch=batch, name=name, sha256=digest, size_bytes=len(data), data=data
-        )
-        digests.append(digest)
+    Call inside the transaction that created `batch`. Raises ValueError when a file's
+    bytes are not its declared size; what was stored of the batch's files is then
+    deleted (the transaction rolls its rows back)."""
+    written: list[str] = []
+    digests: list[str] = []
+    try:
+        for index, (name, source) in enumerate(sources):
+            key = store.upload_key(batch.pk, index)
+            written.append(key)
+            stored = store.put(key, source.chunks(), size=source.size, label=name)
+            BatchFile.objects.create(
+                batch=batch, name=name, sha256=stored.sha256, size_bytes=stored.size, key=stored.key
+            )
+            digests.append(stored.sha256)
+    except BaseException:
+        for key in written:
+            store.delete(key)
+        raise
     return digests
 
 
-_TABLE = BatchFile._meta.db_table
-# PGCOPY binary format: signature, flags, header extension length.
-_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
-_TRAILER = struct.pack("!h", -1)
-
-
-def _copy_postgres(batch_id: int, name: str, source: Source) -> str:
-    """One row, its data written as it is read: the sha256 column comes last, so it is
-    known by the time it is written."""
-    digest = hashlib.sha256()
-    encoded_name = name.encode()
-    sql = (
-        f'COPY "{_TABLE}" (batch_id, name, size_bytes, data, sha256) '  # noqa: S608 (model's table)
-        "FROM STDIN (FORMAT binary)"
-    )
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-        copy.write(_HEADER)
-        copy.write(struct.pack("!h", 5))
-        copy.write(struct.pack("!iq", 8, batch_id))
-        copy.write(struct.pack("!i", len(encoded_name)) + encoded_name)
-        copy.write(struct.pack("!iq", 8, source.size))
-        copy.write(struct.pack("!i", source.size))
-        written = 0
-        for chunk in _rechunk(source.chunks()):
-            written += len(chunk)
-            if written > source.size:
-                raise ValueError(f"{name}: more bytes than its declared {source.size:,}")
-            digest.update(chunk)
-            copy.write(chunk)
-        if written != source.size:
-            raise ValueError(f"{name}: {written:,} bytes, not its declared {source.size:,}")
-        hexdigest = digest.hexdigest()
-        copy.write(struct.pack("!i", len(hexdigest)) + hexdigest.encode())
-        copy.write(_TRAILER)
-    return hexdigest
+def file_bytes(file: BatchFile) -> bytes:
+    """A stored file's bytes: from the store, or from its row when it was stored before
+    the store kept uploads."""
+    if file.key:
+        return store.read_bytes(file.key)
+    return bytes(file.data or b"")
 
 
 def combined_sha256(digests: list[str]) -> str:
@@ -98,17 +73,3 @@ def files_sha256(files: Iterable[Source]) -> str:
             digest.update(chunk)
         digests.append(digest.hexdigest())
     return combined_sha256(digests)
-
-
-def _rechunk(chunks: Iterable[bytes], size: int = 1024 * 1024) -> Iterator[bytes]:
-    """Chunks of about `size` bytes: fewer round trips than Django's 64 KB reads."""
-    pending: list[bytes] = []
-    length = 0
-    for chunk in chunks:
-        pending.append(chunk)
-        length += len(chunk)
-        if length >= size:
-            yield b"".join(pending)
-            pending, length = [], 0
-    if pending:
-        yield b"".join(pending)

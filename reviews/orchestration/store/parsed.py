@@ -15,6 +15,7 @@ from reviews.engine import batch as plain
 from reviews.engine.ingest import Limits, UploadedFile, parse_upload
 from reviews.engine.ingest.pipelines import pipelines_from_data
 from reviews.models import Batch
+from reviews.orchestration.store.blob_store import file_bytes
 
 
 def parse(
@@ -48,7 +49,9 @@ def known_pipelines(stored: list) -> dict[str, plain.Pipeline]:
 
 
 def stored_files(batch: Batch) -> list[UploadedFile]:
-    return [UploadedFile(name=f.name, data=bytes(f.data)) for f in batch.files.all()]
+    """The batch's files as received, read back from the store (or, stored before the
+    store kept uploads, from their rows)."""
+    return [UploadedFile(name=f.name, data=file_bytes(f)) for f in batch.files.all()]
 
 
 # (batch id, content key) -> its parse: a re-run that refreshed the batch's pipelines

@@ -1,5 +1,8 @@
-"""A stored batch's tables: built once from its parse, kept as Parquet in TABLES_DIR, read
-by every later task, page and command that needs them (reviews/engine/tables/)."""
+"""A stored batch's tables: built once from its parse, kept as Parquet in the store
+beside its upload (revreview/store.py), read by every later task,
+page and command that needs them (reviews/engine/tables/). DuckDB reads local files:
+TABLES_DIR is each machine's cache of them, and a worker that has not got a batch's
+tables fetches them from the store rather than parse the upload again."""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ from django.conf import settings
 from reviews.engine import batch as plain
 from reviews.engine.tables import profile
 from reviews.engine.tables.build import Tables, build_tables
-from reviews.engine.tables.store import META, read_parquet, write_parquet
+from reviews.engine.tables.store import META, read_parquet, write_folder, write_parquet
 from reviews.models import Batch
 from reviews.orchestration.store.parsed import load_parsed
+from revreview import store
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +35,43 @@ def needs_tables(batch: Batch) -> bool:
     return batch.dataset_id is not None
 
 
+def tables_key(batch: Batch) -> str:
+    """The prefix of the batch's tables in the store: named as its local folder."""
+    return f"{store.batch_prefix(batch.pk)}tables/{tables_folder(batch).name}/"
+
+
 def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
-    """Build and keep the batch's tables from its parse, unless kept already: the first
-    specialist of a run does it while the parse is at hand."""
+    """Build and keep the batch's tables from its parse, unless kept already (here, or
+    in the store): the first specialist of a run does it while the parse is at hand."""
     folder = tables_folder(batch)
-    if not (folder / META).exists():
-        write_parquet(build_tables(parsed), folder)
+    if (folder / META).exists() or fetch_tables(batch):
+        return
+    write_parquet(build_tables(parsed), folder)
+    share_tables(folder, tables_key(batch))
+
+
+def share_tables(folder: Path, prefix: str) -> None:
+    """Copy a local tables folder to the store, its META last: a reader that finds the
+    META in the store finds every file before it."""
+    files = sorted(folder.iterdir(), key=lambda path: path.name == META)
+    for path in files:
+        store.put_file(path, prefix + path.name)
+
+
+def fetch_tables(batch: Batch) -> bool:
+    """Copy the batch's tables from the store to this machine's cache; False if the
+    store holds none (not built yet, or only on a machine that could not store them)."""
+    prefix = tables_key(batch)
+    if not store.exists(prefix + META):
+        return False
+
+    def fill(work: Path) -> None:
+        for key in store.listing(prefix):
+            store.download(key, work / key.removeprefix(prefix))
+
+    write_folder(tables_folder(batch), fill)
+    logger.info("batch %s: its tables fetched from the store", batch.pk)
+    return True
 
 
 def keep_tables_or_log(batch: Batch, parsed: plain.Batch) -> None:
@@ -49,12 +84,14 @@ def keep_tables_or_log(batch: Batch, parsed: plain.Batch) -> None:
 
 
 def tables_for(batch: Batch, *, load: bool = True) -> Tables:
-    """The batch's tables: read from the Parquet kept for it, else built from its parse
-    and kept. `load`: as reviews.engine.tables.store.read_parquet."""
+    """The batch's tables: read from the Parquet kept for it (on this machine, else
+    fetched from the store), else built from its parse and kept. `load`: as
+    reviews.engine.tables.store.read_parquet."""
     folder = tables_folder(batch)
     tables = read_parquet(folder, load=load)
     if tables is None:
-        keep_tables(batch, load_parsed(batch))
+        if not fetch_tables(batch):  # parsed only when no machine has kept them
+            keep_tables(batch, load_parsed(batch))
         tables = read_parquet(folder, load=load)
     return tables
 

@@ -23,6 +23,7 @@ from reviews.models import Batch as StoredBatch
 from reviews.models import ReviewRun
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.engine.ingest.helpers import RECEIVED, parse, zipped
 
 pytestmark = pytest.mark.slow  # thousands of generated uploads
@@ -176,7 +177,7 @@ def test_fuzz_any_upload_is_stored_then_reviewed_or_refused(postgres, upload):
     submission = submit([UploadedFile(name, data)], dispatch=False)
 
     batch = StoredBatch.objects.get(pk=submission.batch.pk)
-    assert bytes(batch.files.get().data) == data
+    assert file_bytes(batch.files.get()) == data
     if submission.accepted:
         start_review.apply(kwargs={"run_id": submission.run.pk})
         run = ReviewRun.objects.get(pk=submission.run.pk)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from reviews.models import Batch, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 from revreview.celery import app
 from tests.uploads import DATA
 
@@ -53,7 +54,7 @@ def test_a_big_json_body_is_stored_and_read_by_a_worker(http, worker, big_from):
     assert response.headers["Location"].endswith(f"/batches/{answer['batch_id']}/")
     batch = Batch.objects.get(pk=answer["batch_id"])
     assert batch.sha256 == hashlib.sha256(body).hexdigest()
-    assert bytes(batch.files.get().data) == body
+    assert file_bytes(batch.files.get()) == body
     run = reviewed(batch.pk)
     assert run.status == ReviewRun.Status.DONE
     assert ReviewRun.objects.filter(batch=batch).count() == 1
@@ -67,7 +68,7 @@ def test_big_multipart_files_are_stored_and_read_by_a_worker(http, worker, big_f
 
     assert response.status_code == 202, response.text
     batch = Batch.objects.get(pk=response.json()["batch_id"])
-    assert bytes(batch.files.get().data) == body
+    assert file_bytes(batch.files.get()) == body
     run = reviewed(batch.pk)
     assert run.status == ReviewRun.Status.DONE
     batch.refresh_from_db()

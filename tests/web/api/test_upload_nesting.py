@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reviews.models import Batch
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.web.test_upload_nesting import CASES, DEEP
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -20,7 +21,7 @@ def test_deep_json_as_the_body_is_400_naming_the_limit_and_kept(http, shape):
     answer = response.json()
     assert "MAX_JSON_DEPTH" in answer["errors"][0]["message"] + answer["errors"][0]["location"]
     batch = Batch.objects.get(pk=answer["batch_id"])
-    assert (batch.status, bytes(batch.files.get().data)) == (Batch.Status.REJECTED, body)
+    assert (batch.status, file_bytes(batch.files.get())) == (Batch.Status.REJECTED, body)
 
 
 @pytest.mark.parametrize(("name", "data"), CASES, ids=[name for name, _ in CASES])
@@ -29,5 +30,5 @@ def test_deep_json_as_files_is_400_naming_the_limit_and_kept(http, name, data):
 
     assert response.status_code == 400, response.text
     batch = Batch.objects.get(pk=response.json()["batch_id"])
-    assert bytes(batch.files.get().data) == data
+    assert file_bytes(batch.files.get()) == data
     assert "MAX_JSON_DEPTH" in batch.errors[0]

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reviews.models import Batch, BatchFile, ReviewRun
+from reviews.orchestration.store.blob_store import file_bytes
 from tests.services import ROOT
 from tests.uploads import DATA
 from tests.web.api.conftest import poll_until_finished
@@ -38,7 +39,7 @@ def test_a_json_batch_uploaded_by_token_is_reviewed_and_polled_to_done(http, wor
     # The same rows as an upload on the form: stored byte for byte, made by the user.
     batch = Batch.objects.get(pk=answer["batch_id"])
     assert batch.created_by == api_user
-    assert bytes(BatchFile.objects.get(batch=batch).data) == body
+    assert file_bytes(BatchFile.objects.get(batch=batch)) == body
     assert ReviewRun.objects.get(pk=answer["run_id"]).created_by == api_user
 
 
@@ -74,7 +75,7 @@ def test_a_rejected_batch_is_400_with_record_and_field_and_kept(http):
     assert any(loc.startswith("contacts[0]") for loc in locations), answer
     batch = Batch.objects.get(pk=answer["batch_id"])
     assert batch.status == Batch.Status.REJECTED
-    assert bytes(batch.files.get().data) == body
+    assert file_bytes(batch.files.get()) == body
 
 
 def test_hostile_bytes_do_not_crash_an_upload(http):
