@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviews', '0026_i39_batch_leads'),
+        ('reviews', '0027_dataset_salesforce_url'),
     ]
 
     operations = [
