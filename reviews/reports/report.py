@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import orjson
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
@@ -161,15 +163,36 @@ HISTORY_KEYS = ("fingerprint", "status", "first_seen")
 def finding_dicts(run: ReviewRun, in_dataset: bool, chunk_size: int) -> Iterator[dict]:
     """The run's findings (or those of the run it reuses) as output dicts, in order."""
     keys = FINDING_KEYS + (HISTORY_KEYS if in_dataset else ())
-    rows = findings_of(run).order_by("position").values_list(*keys)
+    # The record ids read as the column's JSON text and decoded by orjson: the JSON
+    # field's own decoding (the standard library's, a call per finding) was a third of
+    # a findings-heavy report.
+    columns = [_IDS_TEXT if key == "record_ids" else key for key in keys]
+    rows = (
+        findings_of(run)
+        .order_by("position")
+        .annotate(**{_IDS_TEXT: Cast("record_ids", TextField())})
+        .values_list(*columns)
+    )
+    ids = keys.index("record_ids")
     for row in rows.iterator(chunk_size=chunk_size):
         finding = dict(zip(keys, row, strict=True))
+        finding["record_ids"] = _json_list(row[ids])
         amount = finding["amount_at_risk"]
         finding["amount_at_risk"] = _number(amount)
         finding["currency"] = finding["currency"] or (DEFAULT_CURRENCY if amount else None)
         if in_dataset:
             finding["first_seen"] = _iso(finding["first_seen"])
         yield finding
+
+
+_IDS_TEXT = "record_ids_text"
+
+
+def _json_list(text: str) -> list:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # what orjson refuses and the JSON field read (a big int)
+        return json.loads(text)
 
 
 def report_findings(run: ReviewRun, in_dataset: bool) -> list[dict]:

@@ -5,8 +5,10 @@ from decimal import Decimal
 import orjson
 import pytest
 
+from reviews.engine import findings as findings_module
 from reviews.engine.findings import PACKED_FIELDS, RawFinding, pack, unpack
 from reviews.models import Finding
+from reviews.orchestration.run import findings_store
 from reviews.orchestration.run.findings_store import write_findings
 from tests.web.conftest import queued
 
@@ -57,6 +59,45 @@ def test_pack_survives_text_that_is_not_utf8_keeping_ids_distinct():
     blob = pack([finding(1, title="Acme \ud800 GmbH", record_ids=["co_\udfff", "co_\udffe"])])
     (read,) = unpack(blob)
     assert (read.title, read.record_ids) == ("Acme \\ud800 GmbH", ["co_\\udfff", "co_\\udffe"])
+
+
+def test_pack_streams_a_chunk_of_rows_to_a_line_and_unpack_reads_them_a_chunk_at_a_time(
+    monkeypatch,
+):
+    """The blob is written and read a chunk of rows at a time, the dismissed apart; it
+    stays one JSON document, and a blob in one line (packed before) still reads."""
+    monkeypatch.setattr(findings_module, "PACK_CHUNK", 2)
+    kept = [finding(i) for i in range(5)]
+    dismissed = [finding(i, source="model", title="a\nline break") for i in range(10, 13)]
+    blob = pack(kept, dismissed)
+    # rows: three chunks and the list's end; dismissed: two chunks and the end
+    assert blob.count(b"\n") == 4 + 3
+    assert unpack(blob) == kept
+    assert unpack(blob, dismissed=True) == dismissed
+    one_line = orjson.dumps(orjson.loads(blob))
+    assert b"\n" not in one_line
+    assert unpack(one_line) == kept
+    assert unpack(one_line, dismissed=True) == dismissed
+    empty = pack([], [])
+    assert unpack(empty) == unpack(empty, dismissed=True) == []
+
+
+@pytest.mark.django_db
+def test_write_findings_writes_chunk_after_chunk_in_order(monkeypatch):
+    """Each chunk's columns are checked on their own: a NUL in the last chunk is
+    escaped there, the chunks before go as they are, positions run on across them."""
+    monkeypatch.setattr(findings_store, "CHUNK", 2)
+    run = queued()
+    findings = [finding(i) for i in range(5)]
+    findings[4] = finding(4, detail="Acme\x00", record_ids=["co_\x00"], title="y" * 501)
+    assert write_findings(run.pk, findings) == 5
+    rows = list(Finding.objects.filter(run=run).order_by("position"))
+    assert [r.position for r in rows] == [0, 1, 2, 3, 4]
+    assert [r.title for r in rows[:4]] == [f"Companies {i} share a domain" for i in range(4)]
+    assert [r.record_ids for r in rows[:4]] == [[f"co_{i}", f"co_{i + 1}"] for i in range(4)]
+    assert (rows[4].detail, rows[4].record_ids, rows[4].title) == (
+        "Acme\\u0000", ["co_\\u0000"], "y" * 500,
+    )  # fmt: skip
 
 
 @pytest.mark.django_db

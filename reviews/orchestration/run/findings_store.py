@@ -12,7 +12,8 @@ field's default."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from itertools import repeat
 from operator import attrgetter
@@ -24,7 +25,7 @@ from psycopg import sql
 
 from reviews.engine.findings import MIXED, RawFinding
 from reviews.engine.history.compare import Marked
-from reviews.engine.storable import storable, storable_tree
+from reviews.engine.storable import is_storable, storable, storable_tree
 from reviews.models import Finding
 
 MARK_FIELDS = ("fingerprint", "status", "first_seen")
@@ -38,39 +39,54 @@ def write_findings(
 ) -> int:
     """Insert `findings` as the Finding rows of run `run_id`, in order (position 0..n-1),
     with their dataset-history marks (marks[i] for findings[i]) when given. Call inside
-    a transaction; returns the number of rows."""
+    a transaction; returns the number of rows.
+
+    Written CHUNK findings at a time (one COPY on Postgres, fed chunk by chunk): a
+    chunk's cells are built, checked and sent, then let go, so the cost in memory is a
+    chunk's, not a run's."""
     if not findings:
         return 0
     columns = [f for f in Finding._meta.concrete_fields if not f.primary_key]
-    # Built a column at a time (map over the findings, mostly in C), then zipped into
-    # rows: a call per cell through a getter was a third of the write.
-    values = [_column(field, run_id, findings, marks) for field in columns]
-    rows = zip(*values, strict=True)
     names = [field.column for field in columns]
-    if connection.vendor == "postgresql":
-        _copy(Finding._meta.db_table, names, rows)
-    else:
-        _executemany(Finding._meta.db_table, names, rows)
+    with _writer(Finding._meta.db_table, names) as write:
+        for start in range(0, len(findings), CHUNK):
+            part = findings[start : start + CHUNK]
+            part_marks = None if marks is None else marks[start : start + CHUNK]
+            # Built a column at a time (map over the findings, mostly in C), then zipped
+            # into rows: a call per cell through a getter was a third of the write.
+            values = [_column(field, run_id, part, part_marks, start) for field in columns]
+            write(zip(*values, strict=True))
     return len(findings)
 
 
-def _copy(table: str, names: list[str], rows: Iterable[tuple]) -> None:
-    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-        sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, names))
-    )
-    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
-        for row in rows:
-            copy.write_row(row)
+# Rows per chunk: big enough that a chunk's per-column checks run in C over long
+# strings, small enough that a chunk's cells are a few MB.
+CHUNK = 5_000
 
 
-def _executemany(table: str, names: list[str], rows: Iterable[tuple]) -> None:
+@contextmanager
+def _writer(table: str, names: list[str]) -> Iterator[Callable[[Iterable[tuple]], None]]:
+    """A function that writes rows, by the fastest path the database offers."""
+    if connection.vendor == "postgresql":
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, names))
+        )
+        with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+            write_row = copy.write_row
+
+            def copy_rows(rows: Iterable[tuple]) -> None:
+                for row in rows:
+                    write_row(row)
+
+            yield copy_rows
+        return
     quote = connection.ops.quote_name
     # Names come from the model's own fields, never from input.
     columns = ", ".join(map(quote, names))
     marks = ", ".join(["%s"] * len(names))
     statement = f"INSERT INTO {quote(table)} ({columns}) VALUES ({marks})"  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.executemany(statement, rows)
+        yield lambda rows: cursor.executemany(statement, rows)
 
 
 # --- one column at a time --------------------------------------------------------------
@@ -81,8 +97,9 @@ def _column(
     run_id: int,
     findings: Sequence[RawFinding],
     marks: Sequence[Marked] | None,
+    start: int,
 ) -> Iterable[Any]:
-    """The values of one column for every finding, in order."""
+    """The values of one column for every finding of a chunk (at `start`), in order."""
     name = field.name
     if name in MARK_FIELDS and marks is not None:
         values = map(attrgetter(name), marks)
@@ -92,7 +109,7 @@ def _column(
     if name == "run":
         return repeat(run_id, len(findings))
     if name == "position":
-        return range(len(findings))
+        return range(start, start + len(findings))
     if name == "amount_at_risk":
         return map(_amount, findings)
     if not hasattr(RawFinding, name):
@@ -101,10 +118,9 @@ def _column(
         return repeat(field.get_db_prep_save(field.get_default(), connection), len(findings))
     raw = map(attrgetter(name), findings)
     if isinstance(field, models.JSONField):
-        return (_json(value, field) for value in raw)
+        return _jsons(list(raw), field)
     if isinstance(field, models.CharField | models.TextField):
-        limit = field.max_length
-        return (_text(value, limit) for value in raw)
+        return _texts(list(raw), field.max_length)
     return raw
 
 
@@ -137,11 +153,36 @@ def storable_amount(amount: Decimal | None) -> Decimal | None:
     return max(-MAX_STORED_AMOUNT, min(amount, MAX_STORED_AMOUNT))
 
 
+def _texts(values: list[Any], limit: int | None) -> list[Any]:
+    """A chunk's text column, checked as one string: in the common case every value is
+    storable and within the column's limit, and the values go as they are."""
+    try:
+        whole = "".join(values)
+    except TypeError:  # a value that is not text: each on its own
+        return [_text(value, limit) for value in values]
+    if is_storable(whole) and (not limit or max(map(len, values)) <= limit):
+        return values
+    return [_text(value, limit) for value in values]
+
+
 def _text(value: Any, limit: int | None) -> Any:
     if value.__class__ is not str:
         return value
     value = storable(value)
     return value[:limit] if limit and len(value) > limit else value
+
+
+def _jsons(values: list[Any], field: models.JSONField) -> list[str]:
+    """A chunk's JSON column, checked as one document: in the common case it is UTF-8
+    with no escaped NUL, and each value is simply its JSON."""
+    try:
+        whole = orjson.dumps(values)
+    except orjson.JSONEncodeError:  # a lone surrogate somewhere: each on its own
+        return [_json(value, field) for value in values]
+    if b"\\u0000" in whole or None in values:
+        return [_json(value, field) for value in values]
+    dumps = orjson.dumps
+    return [dumps(value).decode() for value in values]
 
 
 def _json(value: Any, field: models.JSONField) -> str:
