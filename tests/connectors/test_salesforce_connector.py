@@ -51,6 +51,7 @@ def test_check_names_the_org_its_currency_and_time_zone_never_the_secret():
         currency="USD",
         time_zone="Europe/Paris",
         details=account.details,
+        url=api.url,  # the token's instance_url: where its records' pages are
     )
     assert CLIENT_SECRET not in repr(account.details)
     assert CLIENT_SECRET not in repr(read_credentials(credentials(**credentials_for(api))))
