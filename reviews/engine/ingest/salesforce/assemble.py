@@ -120,7 +120,9 @@ def assemble_salesforce(
         pipelines=dict(pipelines),
         uploaded_pipelines=list(pipelines.values()),
         value_problems=problems,
-        partial=[n for n in ("companies", "contacts", "deals") if n not in exported],
+        # Leads too: an org has them, so an export without Lead.csv left them out and
+        # the lead rules could not run (docs/rules.md#partial-exports).
+        partial=[n for n in ("companies", "contacts", "deals", "leads") if n not in exported],
         ignored_columns={name: kept for name, kept in _kept(tables).items() if kept},
         exported_fields=exported,
         observed_stages=_observed(tables.get(OPPORTUNITY.name)),
