@@ -16,6 +16,9 @@ from reviews.engine.vocabulary import crm_of
 DEFAULT_PIPELINE_ID = "default"
 # Amounts that name no currency (the native JSON has no currency field) are dollars.
 DEFAULT_CURRENCY = "USD"
+# ISO 4217's code for "no currency": an amount whose own currency code is not a code is
+# shown with the generic sign (¤85,000) and never added to another currency's amounts.
+UNKNOWN_CURRENCY = "XXX"
 
 
 @dataclass(slots=True)

@@ -49,9 +49,6 @@ from reviews.engine.ingest.written import (
 STAGE_PIPELINE = "default"  # the one stage list of an org (batch.DEFAULT_PIPELINE_ID)
 _REFERENCES = ("companyId",)  # fields that hold another record's id
 _MAX_CHAIN = 20  # merges followed from a merged-away id to its master
-# ISO 4217's code for "no currency": an amount whose CurrencyIsoCode is not a code is
-# shown with the generic sign (¤85,000) and never added to another currency's amounts.
-UNKNOWN_CURRENCY = "XXX"
 
 
 def assemble_salesforce(
@@ -94,8 +91,6 @@ def assemble_salesforce(
                 problem.place = f"{table.name} row {row}"
                 key = problem.path.rsplit(".", 1)[-1]
                 problem.column = column.get(key, key)
-                if key == "currency":  # its amount is in a currency nobody knows, not USD
-                    record.currency = UNKNOWN_CURRENCY
             out.append(record)
         exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
