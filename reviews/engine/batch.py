@@ -16,8 +16,7 @@ from reviews.engine.vocabulary import crm_of
 DEFAULT_PIPELINE_ID = "default"
 # Amounts that name no currency (the native JSON has no currency field) are dollars.
 DEFAULT_CURRENCY = "USD"
-# ISO 4217's code for "no currency": an amount whose own currency code is not a code is
-# shown with the generic sign (¤85,000) and never added to another currency's amounts.
+# ISO 4217's "no currency", of an amount whose code is not one: shown ¤85,000, added to none.
 UNKNOWN_CURRENCY = "XXX"
 
 
