@@ -9,7 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from alerts.models import Trigger, WebhookSubscription
-from reviews.engine.coverage import switched_off_of
+from reviews.engine.coverage import lists_not_run, switched_off_of
 from reviews.engine.history.compare import standing_sentence
 from reviews.models import ReviewRun, Severity, findings_of
 
@@ -54,6 +54,7 @@ def message(run: ReviewRun, triggers: list[str]) -> dict:
             "missing_lists": run.batch.partial,
             "missing_columns": run.batch.missing_columns,
             "switched_off": switched_off_of(run.batch.missing_columns),
+            "not_run": lists_not_run(run.batch.partial, run.batch.source),
             # What each of the dataset's own rules did (docs/rules.md#a-teams-own-rules).
             "team_rules": run.team_rules,
             "verdict": verdict.decision if verdict else None,

@@ -21,15 +21,11 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from reviews.engine.history.observe import observe  # noqa: E402
 from reviews.engine.history.policy import EMPTY  # noqa: E402
-from reviews.engine.history.tune import (  # noqa: E402
-    new_by_sync,
-    observe,
-    propose,
-    record_fields,
-    replay,
-    root_causes,  # noqa: E402
-)
+from reviews.engine.history.replay import replay  # noqa: E402
+from reviews.engine.history.root_causes import new_by_sync, record_fields, root_causes  # noqa: E402
+from reviews.engine.history.tune import propose  # noqa: E402
 from reviews.engine.ingest import UploadedFile, parse_upload  # noqa: E402
 from reviews.engine.rules import Rules  # noqa: E402
 from reviews.samplegen.sync import generate_syncs  # noqa: E402

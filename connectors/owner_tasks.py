@@ -23,8 +23,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from connectors.base import Connector, ConnectorError, CrmTask
-from connectors.merges import same_portal, staff_dataset
 from connectors.models import SentTask
+from connectors.write_access import same_portal, staff_dataset
 from reviews.engine.fixes.fixtasks import Task
 from reviews.models import Finding, ReviewRun
 from reviews.orchestration.fixes.fixplan import plan_for_run

@@ -1,5 +1,5 @@
 """The merge dry run's pre-flight (docs/output.md#applying-merges): from both records of
-a merge read from the CRM now (connectors.merges.dry_run with a client), what the
+a merge read from the CRM now (connectors.merge_steps.dry_run with a client), what the
 survivor would not keep, property by property.
 
 HubSpot keeps the primary's value of each property where it has one, and takes the

@@ -31,7 +31,8 @@ from django.utils import timezone
 
 from connectors.base import WriteRefused, WriteUnanswered
 from connectors.hubspot.records import lost_on_undo, writable
-from connectors.merges import MergeNotAllowed, current_id, same_portal, staff_dataset
+from connectors.merge_steps import current_id
+from connectors.write_access import MergeNotAllowed, same_portal, staff_dataset
 from reviews.models import AppliedMerge, ReviewRun
 
 logger = logging.getLogger(__name__)

@@ -16,6 +16,8 @@ from reviews.engine.vocabulary import crm_of
 DEFAULT_PIPELINE_ID = "default"
 # Amounts that name no currency (the native JSON has no currency field) are dollars.
 DEFAULT_CURRENCY = "USD"
+# ISO 4217's "no currency", of an amount whose code is not one: shown ¤85,000, added to none.
+UNKNOWN_CURRENCY = "XXX"
 
 
 @dataclass(slots=True)

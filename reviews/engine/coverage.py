@@ -1,5 +1,6 @@
 """What an export left out that a rule reads (docs/rules.md#partial-exports): each
-missing column, by the names an analyst knows it by, and the kinds it switched off.
+missing column, by the names an analyst knows it by, and the kinds it switched off; and
+the kinds that could not run for a list the batch does not have (lists_not_run).
 
 The kinds are the registry's (each Kind's `reads`, spec.switched_off); the column names
 are the ingest's one table (ingest/columns.py). What is kept with a batch is plain JSON
@@ -19,7 +20,9 @@ from reviews.engine.ingest.hubspot_records import FILLS
 from reviews.engine.ingest.salesforce.fields import columns_of as salesforce_columns_of
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import KINDS, switched_off_kinds
-from reviews.engine.specialists.spec import OBJECTS
+from reviews.engine.specialists.spec import OBJECTS, needs_of
+from reviews.engine.team_rules.run import absent_lists
+from reviews.engine.vocabulary import SALESFORCE, crm_of
 
 _INTERNAL = re.compile(r"^[a-z][a-z0-9_]*$")  # HubSpot's internal property names
 
@@ -50,6 +53,31 @@ def missing_columns(batch: Batch) -> list[dict]:
             }
         )
     return entries
+
+
+def lists_not_run(partial: Iterable[str], source: str | None) -> list[dict[str, str]]:
+    """The registry's kinds that could not run for a list the batch does not have, by
+    kind: [{"kind", "list", "why"}]. A kind could not run when one of its needs has
+    every field in such a list (the lead rules in a Salesforce export without Lead.csv,
+    and in every HubSpot batch: HubSpot has no leads): it looked at nothing, so it is
+    not "ran, nothing found". The lists are team rules' (team_rules.run.absent_lists).
+    The verdict does not count them (docs/output.md#partial-runs: a list left out is a
+    choice, not a broken export)."""
+    absent = absent_lists(partial, source)
+    entries = []
+    for name in sorted(KINDS):
+        for need in KINDS[name].reads:
+            lists = [f.partition(".")[0] for f in needs_of(need)]
+            if all(listed in absent for listed in lists):
+                entries.append({"kind": name, "list": lists[0], "why": _why(lists[0], source)})
+                break
+    return entries
+
+
+def _why(listed: str, source: str | None) -> str:
+    if listed == "leads" and crm_of(source) != SALESFORCE:
+        return "only Salesforce has leads"
+    return f"the export has no {listed}"
 
 
 def columns_of(listed: str, field: str) -> tuple[list[str], list[str]]:

@@ -11,78 +11,32 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Generic, TypeVar
 
 import httpx
 from django.conf import settings
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from reviews.llm.classify import classify
+from reviews.llm.deadline import Deadline
 from reviews.llm.errors import (
-    AuthFailed,
-    BadRequest,
     CallTimeout,
     ConnectionFailed,
-    ContextOverflow,
-    LLMError,
-    ModelUnavailable,
     Outcome,
     ProviderUnavailable,
-    RateLimited,
     SchemaUnsupported,
     StructuredOutputError,
     Usage,
 )
+from reviews.llm.replies import parse_json_int, parse_reply, parse_usage
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-# Words providers use when a prompt does not fit the model's context window.
-_CONTEXT_MARKERS = (
-    "context_length",
-    "context length",
-    "maximum context",
-    "context window",
-    "too many tokens",
-    "prompt is too long",
-)
-# How gateways say a model id is unknown, misspelt or retired (lower-cased), as their
-# 400 / 404 bodies read (see tests/llm/test_model_unavailable.py for the bodies):
-# OpenRouter "X is not a valid model ID" (400) and "No endpoints found for X" (404);
-# LiteLLM "Invalid model name passed in model=X" (400); Google's OpenAI-compatible
-# endpoint "models/X is not found for API version v1main" (404, NOT_FOUND); Ollama
-# 'model "X" not found, try pulling it first' (404); OpenAI "The model `X` does not
-# exist" (404, model_not_found); retirement notices ("no longer available",
-# "decommissioned", "retired"). Not "deprecated": a 400 about a deprecated parameter
-# names the model too, and the next model would be sent the same parameter.
-_UNAVAILABLE_MARKERS = (
-    "not a valid model",
-    "invalid model",
-    "model_not_found",
-    "no endpoints found",
-    "is not found for api version",
-    "unknown model",
-)
-# Words that say the same only when the body is about a model (a wrong base URL's 404
-# "does not exist" is not).
-_UNAVAILABLE_WORDS = (
-    "not found",
-    "not_found",
-    "does not exist",
-    "no longer available",
-    "decommissioned",
-    "retired",
-)
-_UNAVAILABLE_STATUSES = (400, 404, 410)
-# A gateway's cost above this many USD for one call is not believed (a garbled number).
-_MAX_GATEWAY_COST_USD = Decimal(10_000)
-_MAX_INT_DIGITS = 30  # any real token count or cost fits
 _BAD_REPLY_CHARS = 4000  # of an invalid reply echoed back for its repair
 REPAIR_PROMPT = (
     "Your reply was not valid for the required JSON format: {problem}\n"
@@ -248,11 +202,11 @@ class Gateway:
             ) from None
         latency_ms = _since(started)
         if not response.is_success:
-            raise self._classify(response.status_code, response.text, use_schema, latency_ms)
+            raise classify(
+                response.status_code, response.text, use_schema, latency_ms, redact=self._redact
+            )
         try:
-            # Numbers too long for an int (Python refuses over 4,300 digits) are kept as
-            # Decimal, which no usage field accepts: a garbled count, not a lost reply.
-            payload = json.loads(response.content, parse_int=_parse_int)
+            payload = json.loads(response.content, parse_int=parse_json_int)
         except ValueError:
             raise ProviderUnavailable(
                 "the gateway's reply is not JSON", latency_ms=latency_ms
@@ -269,7 +223,9 @@ class Gateway:
             error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
             code = error.get("code")
             status = code if isinstance(code, int) else 502
-            raise self._classify(status, json.dumps(error)[:500], False, latency_ms, usage)
+            raise classify(
+                status, json.dumps(error)[:500], False, latency_ms, usage, redact=self._redact
+            )
         first = choices[0] if isinstance(choices, list) else None
         message = first.get("message") if isinstance(first, dict) else None
         if not isinstance(message, dict):
@@ -280,152 +236,9 @@ class Gateway:
         served = payload.get("model") or model
         return Exchange(str(served), str(content), usage, latency_ms)
 
-    def _classify(
-        self,
-        status: int,
-        text: str,
-        used_schema: bool,
-        latency_ms: int,
-        usage: Usage | None = None,
-    ) -> LLMError:
-        message = self._redact(f"HTTP {status}: {text[:300]}")
-        lowered = text.lower()
-        kind: type[LLMError]
-        if status in (401, 403):
-            kind = AuthFailed
-        elif status == 429:
-            kind = RateLimited
-        elif status >= 500 or status == 408:
-            kind = ProviderUnavailable
-        elif _names_model_unavailable(status, lowered):
-            kind = ModelUnavailable
-        elif status == 413 or any(marker in lowered for marker in _CONTEXT_MARKERS):
-            kind = ContextOverflow
-        elif used_schema and ("json_schema" in lowered or "response_format" in lowered):
-            kind = SchemaUnsupported
-        else:
-            kind = BadRequest
-        return kind(message, usage=usage, latency_ms=latency_ms)
-
     def _redact(self, text: str) -> str:
         """Providers sometimes echo the key in an error; it must reach no log or page."""
         return text.replace(self._api_key, "[redacted]") if self._api_key else text
-
-
-class Deadline:
-    """One deadline for a whole exchange: connect, write and the read of the whole body.
-
-    httpx's timeouts are per operation, so a gateway that trickles a byte every few
-    seconds never trips one. This one shuts the exchange's socket down when its time is
-    up, which ends a blocked read at once; `expired` tells the caller why it ended. The
-    socket comes from httpx's trace hook as the connection opens (connect itself is
-    bounded by the connect timeout, which is the same number of seconds)."""
-
-    def __init__(self, seconds: float) -> None:
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self.expired = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> Deadline:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._timer.cancel()
-
-    def trace(self, event: str, info: dict) -> None:
-        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            return
-        stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if sock is None:
-            return
-        with self._lock:
-            self._sockets.append(sock)
-            late = self.expired
-        if late:
-            _shutdown(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shutdown(sock)
-
-
-def _shutdown(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # closed already: nothing left to cut
-        pass
-
-
-def parse_usage(raw: Any) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage()
-    prompt = _count(raw.get("prompt_tokens"))
-    details = raw.get("prompt_tokens_details")
-    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    # LiteLLM passes through Anthropic-style cache reads under this name.
-    cached = cached or _count(raw.get("cache_read_input_tokens"))
-    return Usage(
-        prompt,
-        min(cached, prompt),
-        _count(raw.get("completion_tokens")),
-        gateway_cost_micros(raw.get("cost")),
-    )
-
-
-def gateway_cost_micros(value: Any) -> int | None:
-    """OpenRouter's `usage.cost` (USD, a JSON number) in integer micro-dollars, or None
-    when absent or not a believable amount (a string, negative, NaN, infinite, huge)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        usd = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
-    if not usd.is_finite() or usd < 0 or usd > _MAX_GATEWAY_COST_USD:
-        return None
-    return int((usd * 1_000_000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-
-
-def _names_model_unavailable(status: int, lowered_body: str) -> bool:
-    """A 400/404/410 whose body says the model id is unknown or retired. A bare 404
-    (a wrong base URL, say) is not one: the next model would get the same answer."""
-    if status not in _UNAVAILABLE_STATUSES:
-        return False
-    if any(marker in lowered_body for marker in _UNAVAILABLE_MARKERS):
-        return True
-    return "model" in lowered_body and any(word in lowered_body for word in _UNAVAILABLE_WORDS)
-
-
-def parse_reply(content: str, schema: type[T]) -> tuple[T | None, str]:
-    """(the validated reply, "") or (None, what is wrong with it)."""
-    text = _strip_fence(content)
-    if not text:
-        return None, "the reply is empty"
-    try:
-        return schema.model_validate_json(text), ""
-    except ValidationError as error:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}"
-            for e in error.errors(include_url=False, include_input=False)[:5]
-        ]
-        return None, "; ".join(problems)
-
-
-def _strip_fence(content: str) -> str:
-    """Models in JSON mode sometimes wrap the object in a ```json fence anyway."""
-    text = content.strip()
-    if text.startswith("```") and text.endswith("```"):
-        text = text[3:-3]
-        if text.startswith("json"):
-            text = text[4:]
-    return text.strip()
 
 
 def _response_format(schema: type[BaseModel]) -> dict:
@@ -443,14 +256,6 @@ def _with_schema_hint(messages: list[dict], schema: type[BaseModel]) -> list[dic
     )
     last = messages[-1]
     return [*messages[:-1], {**last, "content": f"{last['content']}{hint}"}]
-
-
-def _parse_int(text: str) -> int | Decimal:
-    return int(text) if len(text) <= _MAX_INT_DIGITS else Decimal(text)
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _since(started: float) -> int:

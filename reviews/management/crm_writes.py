@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from connectors import registry
 from connectors.base import Connector
-from connectors.merges import MergeNotAllowed, configured_client
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import ReviewRun
 
 EXIT_SOME_FAILED = 1  # a write was refused or went unanswered

@@ -13,7 +13,7 @@ from django.db.models.functions import Cast
 from ledger.models import LedgerEntry
 from ledger.pricing import analyst_cost_usd, micros_to_usd, run_cost
 from reviews.engine.batch import DEFAULT_CURRENCY
-from reviews.engine.coverage import column_words, switched_off_of
+from reviews.engine.coverage import column_words, lists_not_run, switched_off_of
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.history.compare import standing_sentence
 from reviews.engine.money import format_cost, format_count, format_money
@@ -77,6 +77,8 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             "missing_lists": batch.partial,
             "missing_columns": batch.missing_columns,
             "switched_off": switched_off_of(batch.missing_columns),
+            # The checks that looked at nothing: over a list the batch does not have.
+            "not_run": lists_not_run(batch.partial, batch.source),
             # What each of the dataset's own rules did: ran (with its count) or could
             # not run, and why (docs/rules.md#a-teams-own-rules).
             "team_rules": run.team_rules,
@@ -250,6 +252,9 @@ def text_report(report: dict, file_name: str = "", crm: str = HUBSPOT) -> str:
     lines += [f"warning: {warning['message']}" for warning in batch.get("warnings") or ()]
     if run.get("missing_lists"):
         lines.append(f"partial: no {', '.join(run['missing_lists'])} in the upload")
+        not_run = [e["kind"] for e in run.get("not_run") or () if e["list"] in run["missing_lists"]]
+        if not_run:
+            lines.append(f"partial: checks not run: {', '.join(not_run)}")
     for entry in run.get("missing_columns") or ():
         lines.append(
             f"partial: no column for {column_words(entry)} ({entry['list']}); "

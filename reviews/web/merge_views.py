@@ -12,8 +12,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from connectors import registry
-from connectors.merges import MergeNotAllowed, apply_merges, configured_client, dry_run
+from connectors.merge_steps import dry_run
+from connectors.merges import apply_merges
 from connectors.undo import applied, planned, undo_merges
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import ReviewRun
 from reviews.orchestration.fixes.fixplan import PlanUnavailable
 from reviews.web.access import get_dataset_for_user, get_run_for_user, require_role

@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from connectors import registry
-from connectors.merges import MergeNotAllowed, configured_client
 from connectors.owner_tasks import dry_run, send_tasks
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.orchestration.fixes.fixplan import PlanUnavailable
 from reviews.web.access import get_run_for_user
 from workspaces.models import Role

@@ -12,8 +12,10 @@ import time
 import pytest
 
 from connectors import pulls
-from connectors.merges import apply_merges, configured_client, dry_run
+from connectors.merge_steps import dry_run
+from connectors.merges import apply_merges
 from connectors.models import Pull
+from connectors.write_access import configured_client
 from reviews.models import AppliedMerge, Dataset
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.store.parsed import stored_files

@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from connectors.merges import apply_merges, configured_client, dry_run
+from connectors.merge_steps import dry_run
+from connectors.merges import apply_merges
+from connectors.write_access import configured_client
 from reviews.models import AppliedMerge, Dataset
 from reviews.orchestration.store.parsed import stored_files
 from tests.connectors.portals import problem_portal

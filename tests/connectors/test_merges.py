@@ -11,7 +11,9 @@ import pytest
 
 from connectors.hubspot.client import Limits
 from connectors.hubspot.connector import HubSpotConnector
-from connectors.merges import MergeNotAllowed, _claim, apply_merges, dry_run
+from connectors.merge_steps import dry_run
+from connectors.merges import _claim, apply_merges
+from connectors.write_access import MergeNotAllowed
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AppliedMerge, Dataset, ReviewRun
 from reviews.orchestration.intake.submit import submit

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import call_command
 
 from connectors import pulls
-from connectors.merges import MergeNotAllowed, configured_client
 from connectors.models import Pull, SentTask
 from connectors.owner_tasks import dry_run, send_tasks
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import Dataset, ReviewRun
 from reviews.orchestration.run.tasks import start_review
 from tests.connectors.portals import problem_portal

@@ -12,9 +12,9 @@ from django.core.exceptions import ValidationError
 
 from connectors import pulls, registry, tokens
 from connectors.hubspot.connector import HubSpotConnector
-from connectors.merges import MergeNotAllowed, configured_client
 from connectors.models import Connection, Pull
 from connectors.salesforce.connector import SalesforceConnector
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import Dataset
 from reviews.web.api.schemas import ConnectionOut
 from reviews.web.connection_views import ConnectForm

@@ -12,10 +12,11 @@ import pytest
 from django.urls import reverse
 
 from connectors import pulls, registry
-from connectors.merges import MergeNotAllowed, apply_merges, configured_client
-from connectors.merges import dry_run as merge_dry_run
+from connectors.merge_steps import dry_run as merge_dry_run
+from connectors.merges import apply_merges
 from connectors.models import SentTask
 from connectors.owner_tasks import dry_run, send_tasks
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.engine.fixes.fixplan import Merge
 from reviews.engine.fixes.salesforce_merges import merge_requests
 from reviews.models import Dataset

@@ -14,9 +14,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from connectors import pulls
-from connectors.merges import MergeNotAllowed, apply_merges, configured_client
+from connectors.merges import apply_merges
 from connectors.models import Pull
 from connectors.undo import CANNOT, undo_dry_run, undo_merges
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import AppliedMerge, Dataset
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving

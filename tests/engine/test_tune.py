@@ -11,16 +11,11 @@ import orjson
 import pytest
 
 from reviews.engine.history.compare import fingerprint_of
+from reviews.engine.history.observe import detect, observe
 from reviews.engine.history.policy import EMPTY, Policy, critical_kinds, critical_rules
-from reviews.engine.history.tune import (
-    MIN_DISMISSALS,
-    detect,
-    hides_only_dismissed,
-    observe,
-    propose,
-    replay,
-    root_causes,
-)
+from reviews.engine.history.replay import hides_only_dismissed, replay
+from reviews.engine.history.root_causes import root_causes
+from reviews.engine.history.tune import MIN_DISMISSALS, propose
 from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import SPECIALISTS
@@ -153,7 +148,7 @@ def test_a_planted_source_of_duplicates_is_named_first():
 def test_an_inclusive_threshold_lands_between_dismissed_and_kept():
     """amount_looks_like_typo is made when amount >= factor x median: the proposed factor
     passes every dismissed ratio and stays under every kept one."""
-    from reviews.engine.history.tune import Seen
+    from reviews.engine.history.observe import Seen
 
     def seen(n: int, ratio: str) -> Seen:
         return Seen(f"fp{n}", "amount_looks_like_typo", "suggestion", (f"d{n}",), Decimal(ratio))
@@ -201,7 +196,7 @@ def test_a_proposal_keeps_a_margin_on_both_sides_and_room_for_ageing():
 
 
 def test_record_fields_join_the_source_and_its_detail():
-    from reviews.engine.history.tune import record_fields
+    from reviews.engine.history.root_causes import record_fields
 
     batch = parsed(
         {
@@ -357,7 +352,7 @@ def test_a_team_dismissing_fuzzy_deal_pairs_gets_no_proposal(fuzzy_history):
 def test_no_whole_ratio_between_dismissed_and_kept_is_no_ratio_proposal():
     """person_name_fuzzy_ratio is a whole number: 96.40 dismissed and 96.80 kept leave
     none between them (97 would hide the kept pair), so the proposal is a severity."""
-    from reviews.engine.history.tune import Seen
+    from reviews.engine.history.observe import Seen
 
     def seen(n: int, ratio: str) -> Seen:
         ids = (f"a{n}", f"b{n}")

@@ -7,7 +7,8 @@ import httpx
 import pytest
 
 from reviews.llm import errors
-from reviews.llm.client import Gateway, parse_reply, parse_usage
+from reviews.llm.client import Gateway
+from reviews.llm.replies import parse_reply, parse_usage
 from reviews.llm.schemas import SpecialistReply
 
 MODEL = "google/gemini-2.5-flash-lite"

@@ -14,8 +14,8 @@ import orjson
 import pytest
 from django.core.management import call_command
 
+from reviews.engine.history.observe import observe
 from reviews.engine.history.policy import EMPTY, Policy, PolicyError
-from reviews.engine.history.tune import observe
 from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.engine.rules import Rules
 from reviews.models import Dataset, Finding, PolicyVersion, ReviewRun

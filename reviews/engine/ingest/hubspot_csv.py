@@ -7,18 +7,15 @@ the same record builder and ValueProblems as a JSON record."""
 from __future__ import annotations
 
 import csv
-import io
 from datetime import datetime
 
 from reviews.engine.batch import Batch
 from reviews.engine.ingest.columns import COLUMNS, LANGUAGES, kind_of, map_headers
-from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
+from reviews.engine.ingest.csv_rows import csv_rows
 from reviews.engine.ingest.errors import ErrorList, Limits
 from reviews.engine.ingest.hubspot_records import Table, assemble
 from reviews.engine.ingest.spreadsheet import sheet_rows, spreadsheet_kind
 from reviews.engine.ingest.values import describe
-
-DELIMITERS = (",", ";", "\t")
 
 
 def parse_csv_batch(
@@ -42,7 +39,8 @@ def parse_csv_batch(
             sheet = sheet_rows(name, data, errors, limits)
             table = table_from_rows(name, *sheet, errors) if sheet else None
         else:
-            table = _open(name, data, errors, limits.encoding)
+            opened = csv_rows(name, data, errors, limits.encoding)
+            table = table_from_rows(name, *opened, errors, read_error=csv.Error) if opened else None
         if table is None:
             continue
         if table.kind in tables:
@@ -54,28 +52,6 @@ def parse_csv_batch(
     return assemble(
         tables, as_of=as_of, received_at=received_at, date_order=date_order, source="hubspot-csv"
     )
-
-
-def _open(name: str, data: bytes, errors: ErrorList, encoding: str = AUTO) -> Table | None:
-    try:
-        # Checked whole once, in chunks (encodings.py), to name a bad byte exactly; the
-        # rows are then read from a stream, so the file is never held as text (a
-        # StringIO would cost four bytes a character).
-        codec = csv_codec(data, encoding)
-    except Undecodable as error:
-        errors.add(f"{name} {error}")
-        return None
-    # The codec drops a byte-order mark; newline="" lets the csv module handle CRLF and
-    # line breaks inside quoted cells.
-    first_line = io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline="").readline()
-    stream = io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline="")
-    rows = csv.reader(stream, delimiter=_delimiter(first_line))
-    try:
-        headers = next(rows, None)
-    except csv.Error as error:
-        errors.add(f"{name} row 1: unreadable CSV: {error}")
-        return None
-    return table_from_rows(name, headers, rows, errors, read_error=csv.Error)
 
 
 def table_from_rows(
@@ -115,12 +91,6 @@ def table_from_rows(
     )
     _read(table, headers, mapped, rows, errors, read_error)
     return table
-
-
-def _delimiter(header_line: str) -> str:
-    """The most frequent of , ; and tab on the header line (csv.Sniffer guesses badly
-    on short or quoted samples). A tie goes to the comma."""
-    return max(DELIMITERS, key=header_line.count)
 
 
 def _read(

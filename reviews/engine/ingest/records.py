@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from reviews.engine.batch import Company, Contact, Deal, Lead, ValueProblem
+from reviews.engine.batch import UNKNOWN_CURRENCY, Company, Contact, Deal, Lead, ValueProblem
 from reviews.engine.extra_fields import NO_EXTRA
 from reviews.engine.ingest.values import (
     Invalid,
@@ -173,7 +173,8 @@ def build_record(
     `fields` and `extra`, what remains is exactly the unknown fields, kept without
     copying; reading record by record, it passes NO_EXTRA and keeps what remains in
     the batch's ExtraFields. A malformed value is left unset (missing) and reported on
-    `problems`."""
+    `problems`; a malformed currency code is ISO 4217's "no currency" (UNKNOWN_CURRENCY),
+    since a missing one would be the batch's."""
     values = {}
     for key, attr, parse, category in plan:
         raw = fields.pop(key, None)
@@ -185,6 +186,8 @@ def build_record(
         if value.__class__ is Invalid:
             path = f"{kind.name}[{index}].{key}"
             problems.append(ValueProblem(category, rid, path, value.message))
+            if attr == "currency":  # its amount is in a currency nobody knows, not the batch's
+                values[attr] = UNKNOWN_CURRENCY
             continue
         values[attr] = value
     if extra is fields and not extra:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from connectors.merges import MergeNotAllowed, apply_merges, configured_client, dry_run
+from connectors.merge_steps import dry_run
+from connectors.merges import apply_merges
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.management.crm_writes import (
     EXIT_BAD_INPUT,
     EXIT_SOME_FAILED,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from connectors.merges import MergeNotAllowed
 from connectors.owner_tasks import dry_run, send_tasks
+from connectors.write_access import MergeNotAllowed
 from reviews.management.crm_writes import (
     EXIT_BAD_INPUT,
     EXIT_SOME_FAILED,

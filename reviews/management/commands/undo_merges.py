@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from connectors.merges import MergeNotAllowed
 from connectors.undo import undo_dry_run, undo_merges
+from connectors.write_access import MergeNotAllowed
 from reviews.management.crm_writes import (
     EXIT_BAD_INPUT,
     EXIT_SOME_FAILED,

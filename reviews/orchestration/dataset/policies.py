@@ -1,6 +1,7 @@
 """A dataset's review policy, versioned, and tuning it from the dataset's own history
 (docs/history.md): the one code path the dataset page, the API and `manage.py tune` call.
-The numbers come from the engine's pure functions (reviews.engine.history.policy, .tune)."""
+The numbers come from the engine's pure functions (reviews.engine.history: policy,
+observe, tune, replay, root_causes)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from reviews.engine.history import policy as engine_policy
-from reviews.engine.history import tune
+from reviews.engine.history import replay, root_causes, tune
+from reviews.engine.history.observe import observe
 from reviews.engine.history.policy import Policy, PolicyError
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.spec import Kind
@@ -156,14 +158,14 @@ def tune_dataset(dataset: Dataset, *, batches: list | None = None) -> dict[str, 
     turned_down = set(
         DismissedProposal.objects.filter(dataset=dataset).values_list("proposal", flat=True)
     )
-    observed = [tune.observe(batch, rules, policy) for batch in batches]
+    observed = [observe(batch, rules, policy) for batch in batches]
     proposals = [p for p in tune.propose(observed, dismissed, policy) if p.id not in turned_down]
     for proposal in proposals:
-        proposal.replay = tune.replay(batches, rules, policy, proposal.policy, dismissed)
+        proposal.replay = replay.replay(batches, rules, policy, proposal.policy, dismissed)
     records: dict[str, dict[str, str]] = {}
     for batch in batches:
-        records |= tune.record_fields(batch)
-    causes = tune.root_causes(tune.new_by_sync(observed), records)
+        records |= root_causes.record_fields(batch)
+    causes = root_causes.root_causes(root_causes.new_by_sync(observed), records)
     return {
         "proposals": [p.as_dict() for p in proposals],
         "root_causes": causes,
@@ -199,7 +201,7 @@ def auto_apply(dataset: Dataset) -> list[PolicyVersion]:
         return []
     made = []
     for proposal in tune_dataset(dataset)["_objects"]:
-        if tune.hides_only_dismissed(proposal.replay):
+        if replay.hides_only_dismissed(proposal.replay):
             made.append(
                 apply_proposal(
                     dataset,

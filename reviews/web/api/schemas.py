@@ -92,6 +92,14 @@ class MissingColumn(Document):
     switched_off: list[str]  # the kinds it switched off
 
 
+class KindNotRun(Document):
+    """A built-in check that could not run: it reads a list the batch does not have."""
+
+    kind: str
+    list: str  # companies, contacts, deals or leads
+    why: str  # "the export has no leads", "only Salesforce has leads"
+
+
 class TeamRuleRan(Document):
     """What one of the dataset's own rules did on the run (docs/rules.md)."""
 
@@ -118,6 +126,7 @@ class RunInfo(Document):
     missing_lists: list[str] = []
     missing_columns: list[MissingColumn] = []
     switched_off: list[str] = []
+    not_run: list[KindNotRun] = []
     team_rules: list[TeamRuleRan] = []
 
 

@@ -10,8 +10,8 @@ from typing import Annotated
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
-from connectors.merges import MergeNotAllowed, configured_client
 from connectors.undo import undo_dry_run, undo_merges
+from connectors.write_access import MergeNotAllowed, configured_client
 from reviews.models import ReviewRun
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.fixplan import RunId

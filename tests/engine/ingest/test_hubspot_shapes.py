@@ -173,14 +173,19 @@ def test_amount_in_company_currency_preferred_and_currency_kept():
     assert "€92,000 at risk across 1 deal" in result.summary
 
 
-def test_currencies_are_never_added_up():
+def deals_reviewed(rows: str):
+    """A deals export of these rows (of company 9) with its companies, and its review."""
     deals = (
-        "Record ID,Deal Name,Deal Stage,Amount,Currency,Close Date,Associated Company IDs\n"
+        "Record ID,Deal Name,Deal Stage,Amount,Currency,Close Date,Associated Company IDs\n" + rows
+    )
+    batch = parse_files(("companies.csv", "Record ID,Company name\n9,K\n"), ("deals.csv", deals))
+    return batch, review(batch)
+
+
+def test_currencies_are_never_added_up():
+    batch, result = deals_reviewed(
         "1,A,Contract Sent,-500,EUR,2026-09-30,9\n2,B,Contract Sent,-700,USD,2026-09-30,9\n"
     )
-
-    batch = parse_files(("companies.csv", "Record ID,Company name\n9,K\n"), ("deals.csv", deals))
-    result = review(batch)
 
     assert [(d.currency, d.amount) for d in batch.deals] == [
         ("EUR", Decimal(-500)),
@@ -247,3 +252,23 @@ def test_json_batch_lists_the_fields_no_rule_reads():
 
     assert batch.ignored_columns == {"companies": ["country", "industry"]}
     assert batch.extra_of(batch.companies[0]) == {"industry": "X"}  # kept, only not read
+
+
+def test_an_invalid_currency_code_is_an_invalid_value_and_its_amount_is_in_no_known_currency():
+    batch, result = deals_reviewed(
+        "1,A,Contract Sent,85000,EURO,2020-01-31,9\n2,B,Contract Sent,1000,USD,2020-01-31,9\n"
+    )
+
+    # As Salesforce's reader has it: ISO 4217's "no currency", not the batch's dollars.
+    assert [(d.currency, d.amount) for d in batch.deals] == [
+        ("XXX", Decimal(85000)),
+        ("USD", Decimal(1000)),
+    ]
+    (invalid,) = [f for f in result.findings if f.kind == "invalid_value"]
+    assert invalid.record_ids == ["1"]
+    assert 'deals[0].currency: not a currency code: "EURO"' in invalid.detail
+    late = {f.record_ids[0]: f for f in result.findings if f.kind == "open_past_close_date"}
+    assert (late["1"].amount_at_risk, late["1"].currency) == (Decimal(85000), "XXX")
+    assert (late["2"].amount_at_risk, late["2"].currency) == (Decimal(1000), "USD")
+    assert "¤85,000" in result.summary and "$1,000" in result.summary
+    assert "$86,000" not in result.summary and "$85,000" not in result.summary

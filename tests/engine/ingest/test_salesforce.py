@@ -12,15 +12,17 @@ from decimal import Decimal
 
 import pytest
 
-from reviews.engine.coverage import missing_columns
+from reviews.engine.coverage import lists_not_run, missing_columns
 from reviews.engine.ingest import IngestError, UploadedFile, parse_upload
 from reviews.engine.ingest.salesforce.ids import to18
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import NAMES, detector
 from reviews.engine.tables.build import build_tables
+from reviews.engine.team_rules.run import absent_lists
 from reviews.samplegen import salesforce_org as org
 
 ACC, CON, OPP, LEA = org.ACC, org.CON, org.OPP, org.LEA
+LEAD_KINDS = ["lead_already_contact", "lead_inactive_owner", "lead_no_owner", "lead_same_email"]
 
 
 def zipped(files: dict[str, bytes]) -> list[UploadedFile]:
@@ -319,3 +321,31 @@ def test_a_single_currency_orgs_amounts_are_in_the_currency_organization_csv_nam
     assert "Organization.csv" not in batch.ignored_columns
     money = [f for f in review(batch) if f.amount_at_risk]
     assert money and {f.currency for f in money} == {currency}
+
+
+# --- a list the export left out -----------------------------------------------------------
+
+
+def test_an_export_without_lead_csv_lacks_the_leads_list_and_its_lead_rules_did_not_run():
+    files = {n: d for n, d in org.data_export().items() if n != "Lead.csv"}
+    batch = parse(loose(files))
+    whole = parse(SHAPES["data-export-zip"]())
+
+    assert batch.partial == ["leads"] and whole.partial == []
+    assert [(e["kind"], e["why"]) for e in lists_not_run(batch.partial, batch.source)] == [
+        (kind, "the export has no leads") for kind in LEAD_KINDS
+    ]
+    assert lists_not_run(whole.partial, whole.source) == []
+    # A team's rule over leads could not run either (the same absent lists).
+    assert "leads" in absent_lists(batch.partial, batch.source)
+    assert "leads" not in absent_lists(whole.partial, whole.source)
+
+
+def test_a_hubspot_batch_never_ran_the_lead_rules():
+    batch = parse([UploadedFile("contacts.csv", b"Record ID,Email\n101,dana@acme.example\n")])
+    not_run = lists_not_run(batch.partial, batch.source)
+    assert [(e["kind"], e["why"]) for e in not_run if e["list"] == "leads"] == [
+        (kind, "only Salesforce has leads") for kind in LEAD_KINDS
+    ]
+    assert {e["list"] for e in not_run} == {"companies", "deals", "leads"}
+    assert "contact_same_email" not in {e["kind"] for e in not_run}

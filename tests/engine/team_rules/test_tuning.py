@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+from reviews.engine.history.observe import observe
 from reviews.engine.history.policy import EMPTY, Policy
-from reviews.engine.history.tune import observe, propose, replay
+from reviews.engine.history.replay import replay
+from reviews.engine.history.tune import propose
 from reviews.engine.rules import Rules
 from reviews.engine.team_rules.rulefile import load
 from tests.engine.team_rules.exports import COMPANIES, export_batch

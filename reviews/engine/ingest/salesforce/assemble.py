@@ -49,9 +49,6 @@ from reviews.engine.ingest.written import (
 STAGE_PIPELINE = "default"  # the one stage list of an org (batch.DEFAULT_PIPELINE_ID)
 _REFERENCES = ("companyId",)  # fields that hold another record's id
 _MAX_CHAIN = 20  # merges followed from a merged-away id to its master
-# ISO 4217's code for "no currency": an amount whose CurrencyIsoCode is not a code is
-# shown with the generic sign (¤85,000) and never added to another currency's amounts.
-UNKNOWN_CURRENCY = "XXX"
 
 
 def assemble_salesforce(
@@ -94,8 +91,6 @@ def assemble_salesforce(
                 problem.place = f"{table.name} row {row}"
                 key = problem.path.rsplit(".", 1)[-1]
                 problem.column = column.get(key, key)
-                if key == "currency":  # its amount is in a currency nobody knows, not USD
-                    record.currency = UNKNOWN_CURRENCY
             out.append(record)
         exported[kind.name] = _exported(table, tables)
         headers[kind.name] = table.headers
@@ -120,7 +115,9 @@ def assemble_salesforce(
         pipelines=dict(pipelines),
         uploaded_pipelines=list(pipelines.values()),
         value_problems=problems,
-        partial=[n for n in ("companies", "contacts", "deals") if n not in exported],
+        # Leads too: an org has them, so an export without Lead.csv left them out and
+        # the lead rules could not run (docs/rules.md#partial-exports).
+        partial=[n for n in ("companies", "contacts", "deals", "leads") if n not in exported],
         ignored_columns={name: kept for name, kept in _kept(tables).items() if kept},
         exported_fields=exported,
         observed_stages=_observed(tables.get(OPPORTUNITY.name)),

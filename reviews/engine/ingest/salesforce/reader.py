@@ -12,6 +12,7 @@ import io
 from dataclasses import dataclass, field
 
 from reviews.engine.ingest.columns import header_key
+from reviews.engine.ingest.csv_rows import COMMA, csv_rows
 from reviews.engine.ingest.encodings import AUTO, Undecodable, csv_codec
 from reviews.engine.ingest.errors import ErrorList, Limits
 from reviews.engine.ingest.salesforce.fields import (
@@ -103,18 +104,8 @@ def read_table(
         if sheet is None:
             return None
         return _table(name, *sheet, errors, read_error=())
-    try:
-        codec = csv_codec(data, encoding)
-    except Undecodable as error:
-        errors.add(f"{name} {error}")
-        return None
-    rows = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding=codec, newline=""))
-    try:
-        headers = next(rows, None)
-    except csv.Error as error:
-        errors.add(f"{name} row 1: unreadable CSV: {error}")
-        return None
-    return _table(name, headers, rows, errors, read_error=csv.Error)
+    opened = csv_rows(name, data, errors, encoding, delimiters=COMMA)
+    return _table(name, *opened, errors, read_error=csv.Error) if opened else None
 
 
 def _table(
