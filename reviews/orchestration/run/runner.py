@@ -333,9 +333,10 @@ def _coordinate(run: ReviewRun) -> None:
                 model, refused = judged.model_served, judged.refused
     switched = coverage.switched_off_of(run.batch.missing_columns)
     baseline = context.baseline if context else None
-    # Kinds not looked for (columns missing, a rule that could not run, a kind switched
-    # off or a rule removed): their open problems are not resolved.
-    unchecked = set(switched) | unchecked_kinds(
+    # Kinds not looked for (columns or a list missing, a rule that could not run, a kind
+    # switched off or a rule removed): their open problems are not resolved.
+    not_run = coverage.lists_not_run(run.batch.partial, run.batch.source)
+    unchecked = {*switched, *(entry["kind"] for entry in not_run)} | unchecked_kinds(
         team, policies.of_version(run.policy_version), baseline
     )
     comparison = history.compare(
