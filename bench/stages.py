@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
             f"  pack {name} ({len(found):,})",
             lambda n=name, f=found: handoff.pack_for_coordinator(run.pk, n, f, []),
         )
-    # The coordinator, as runner._coordinate runs it: the collector paused throughout,
+    # The coordinator, as coordination._coordinate runs it: the collector paused throughout,
     # each specialist's findings handed over in-process (the blob checked, not unpacked).
     gc.disable()
     findings = stage(

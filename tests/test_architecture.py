@@ -304,7 +304,6 @@ LONG_MODULES = {
     "reviews.admin",
     "reviews.engine.specialists.dedup",
     "reviews.engine.specialists.attribution",
-    "reviews.orchestration.run.runner",
 }
 
 

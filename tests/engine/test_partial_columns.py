@@ -44,7 +44,7 @@ def parsed(files: list[tuple[str, bytes]]) -> Batch:
 
 def reviewed(files: list[tuple[str, bytes]], policy: Policy = EMPTY):
     """(batch, review) as the run's coordinator decides it: every detector, the fused
-    verdict, then the partial export's (runner._coordinate does the same)."""
+    verdict, then the partial export's (coordination._coordinate does the same)."""
     batch = parsed(files)
     found = [f for name in NAMES for f in detector(name)(batch, Rules())]
     review = coordinator.fuse(found, batch.counts, [])

@@ -11,7 +11,7 @@ from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
 from reviews.orchestration.intake.serve import ServeRefused, rerun, reuse_run
 from reviews.orchestration.intake.submit import submit
-from reviews.orchestration.run import runner
+from reviews.orchestration.run import coordination, runner
 from reviews.orchestration.run.tasks import start_review
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.store.blob_store import file_bytes
@@ -71,7 +71,7 @@ def test_redelivered_tasks_write_no_duplicate_findings(postgres):
     assert before > 0
     for agent in ("dedup", "attribution", "pipeline", "freshness"):
         runner.run_specialist(run.pk, agent)  # a redelivered specialist task
-    runner.coordinate(run.pk)  # a redelivered coordinator
+    coordination.coordinate(run.pk)  # a redelivered coordinator
     assert Finding.objects.filter(run=run).count() == before
     assert ReviewRun.objects.get(pk=run.pk).status == ReviewRun.Status.DONE
 
@@ -228,7 +228,7 @@ def test_a_redelivered_coordinator_does_not_run_again():
     AgentRun.objects.filter(run=run, agent=AgentRun.COORDINATOR).update(
         status=AgentRun.Status.RUNNING
     )  # the first coordinator is at work
-    runner.coordinate(run.pk)
+    coordination.coordinate(run.pk)
     run.refresh_from_db()
     assert run.status == ReviewRun.Status.RUNNING
     assert not Finding.objects.filter(run=run).exists()
@@ -249,9 +249,9 @@ def test_the_rules_coordinator_lets_go_of_the_runs_parsed_batch_only(monkeypatch
     from reviews.orchestration.store import parsed as parsed_module
 
     coordinated = []
-    real = runner._coordinate
+    real = coordination._coordinate
     monkeypatch.setattr(
-        runner,
+        coordination,
         "_coordinate",
         lambda run: coordinated.append(dict(parsed_module._parsed)) or real(run),
     )

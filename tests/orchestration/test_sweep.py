@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from reviews.models import AgentRun, Finding, ReviewRun
 from reviews.orchestration.intake.submit import submit
-from reviews.orchestration.run import heartbeat, runner, sweep, tasks
+from reviews.orchestration.run import coordination, heartbeat, runner, sweep, tasks
 from revreview.celery import app
 from tests.uploads import upload
 
@@ -171,7 +171,7 @@ def test_a_run_long_in_the_queue_is_sent_again_but_never_failed_for_waiting(sett
 
 def test_a_coordinator_sent_early_waits_for_the_specialists():
     run = running_run(done=("dedup", "pipeline"), running=("attribution", "freshness"))
-    runner.coordinate(run.pk)
+    coordination.coordinate(run.pk)
     run.refresh_from_db()
     assert run.status == ReviewRun.Status.RUNNING
     assert agent(run, AgentRun.COORDINATOR).status == AgentRun.Status.PENDING

@@ -1,4 +1,5 @@
-"""Celery tasks: thin wrappers that take ids and call reviews.orchestration.run.runner.
+"""Celery tasks: thin wrappers that take ids and call reviews.orchestration.run.runner
+(and .coordination).
 
 No chord: its counter lives in the result backend, so a lost specialist (a killed
 worker) or a Redis restart would leave the coordinator waiting for ever. Instead the
@@ -20,7 +21,7 @@ from kombu.exceptions import OperationalError
 from alerts.tasks import deliver_webhook
 from reviews.engine.specialists import NAMES
 from reviews.models import ReviewRun
-from reviews.orchestration.run import limits, runner
+from reviews.orchestration.run import coordination, limits, runner
 from reviews.orchestration.run import sweep as sweeper
 from reviews.orchestration.store import unread
 from reviews.orchestration.store.unread import ACCEPT_UPLOAD
@@ -62,7 +63,7 @@ def run_specialist(*, run_id: int, agent: str) -> None:
 )
 def coordinate(*, run_id: int) -> None:
     try:
-        runner.coordinate(run_id)
+        coordination.coordinate(run_id)
     except BaseException as error:
         why = limits.reason(error)
         runner.fail_run(run_id, f"its coordinator: {why}" if why else error)
