@@ -418,3 +418,21 @@ def test_rules_before_the_first_sync_and_a_preview_in_words(rule_file):
     code, out, _ = rules_cli("preview", "--dataset", "later", "--file", str(rule_file))
     assert "contract_sent_no_next_step: 1 record (" in out
     assert "eu_company_without_vat: 2 records (" in out
+
+
+def test_a_preview_reads_the_last_syncs_tables_once(monkeypatch):
+    from reviews.engine.team_rules.rulefile import load
+    from reviews.orchestration.dataset import team_rules
+    from reviews.orchestration.store import tables
+
+    reviewed()
+    reads = []
+    real = tables.tables_for
+    monkeypatch.setattr(
+        team_rules, "tables_for", lambda batch: reads.append(batch.pk) or real(batch)
+    )
+    preview = team_rules.preview(Dataset.objects.get(name="acme"), load(RULES), replay=False)
+    assert {r["id"]: r["status"] for r in preview["rules"]} == dict.fromkeys(
+        [r for r, _ in EXPECTED], "ran"
+    )
+    assert len(reads) == 1  # checked, then run, on one read of its Parquet

@@ -78,6 +78,7 @@ class Tables:
     left_out: dict[str, list[str]] = field(default_factory=dict)
     # the currency of amounts that name none (Batch.currency; None: DEFAULT_CURRENCY)
     currency: str | None = None
+    locked: bool = False  # reads only what it holds from here on (sandbox.lock)
 
     def columns(self, name: str) -> list[str]:
         return [row[0] for row in self.connection.execute(f'DESCRIBE "{name}"').fetchall()]

@@ -141,8 +141,11 @@ def add_helpers(tables: Tables, rules: Iterable[TeamRule], absent: Collection[st
 
 
 def lock_tables(tables: Tables, *, memory_mb: int, threads: int = THREADS) -> None:
-    """The tables' connection, from here on reading only what it holds."""
-    lock(tables.connection, memory_mb=memory_mb, threads=threads)
+    """The tables' connection, from here on reading only what it holds. Once: a locked
+    connection refuses every setting, so tables checked then run are locked once."""
+    if not tables.locked:
+        lock(tables.connection, memory_mb=memory_mb, threads=threads)
+        tables.locked = True
 
 
 def run_rule(

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from reviews.engine.batch import Batch as Records
 from reviews.engine.history.policy import PolicyError
-from reviews.engine.tables.build import build_tables
+from reviews.engine.tables.build import Tables, build_tables
 from reviews.engine.team_rules import run as team_run
 from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule
 from reviews.models import Batch, Dataset, PolicyVersion, ReviewRun, findings_of
@@ -75,11 +75,16 @@ def check(dataset: Dataset, rules: list[TeamRule]) -> None:
     on the tables of the dataset's last sync, or on empty tables of the documented
     columns when it has none: a rule that would fail on every sync is refused now."""
     batch = _last_sync(dataset)
-    if batch is None:
+    _check_on(batch, tables_for(batch) if batch else None, rules)
+
+
+def _check_on(batch: Batch | None, tables: Tables | None, rules: list[TeamRule]) -> None:
+    """check, on `batch`'s `tables` (or empty ones when there is no batch)."""
+    if batch is None or tables is None:
         empty = Records(None, timezone.now(), None, [], [], [], {})
         tables, as_of, absent = build_tables(empty), empty.as_of, team_run.absent_lists([], None)
     else:
-        tables, as_of = tables_for(batch), batch.as_of or batch.created_at
+        as_of = batch.as_of or batch.created_at
         absent = team_run.absent_lists(batch.partial, batch.source)
     problems = team_run.rule_errors(
         tables, rules, as_of.date(), memory_mb=settings.TEAM_RULE_MEMORY_MB, absent=absent
@@ -142,9 +147,13 @@ def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> 
     )
     if not batches:
         raise PolicyError(f"dataset {dataset.name} has no sync to preview the rules on")
-    check(dataset, rules)
     last, replayed = batches[0], batches[::-1]
-    outcomes = {batch.pk: _outcomes(batch, rules) for batch in replayed}
+    last_tables = tables_for(last)  # read once, checked then run (a keystroke's preview)
+    _check_on(last, last_tables, rules)
+    outcomes = {
+        batch.pk: _outcomes(batch, rules, last_tables if batch is last else tables_for(batch))
+        for batch in replayed
+    }
     flagged = _flagged_by_built_in(last)
     out = []
     for index in range(len(rules)):
@@ -174,8 +183,7 @@ def preview(dataset: Dataset, rules: list[TeamRule], *, replay: bool = True) -> 
     return {"sync": last.pk, "rules": out}
 
 
-def _outcomes(batch: Batch, rules: list[TeamRule]) -> list[team_run.Outcome]:
-    tables = tables_for(batch)
+def _outcomes(batch: Batch, rules: list[TeamRule], tables: Tables) -> list[team_run.Outcome]:
     as_of = batch.as_of or batch.created_at
     return team_run.run_rules(
         tables,
