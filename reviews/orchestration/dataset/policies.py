@@ -50,6 +50,19 @@ def rules_of(version: PolicyVersion | None) -> Rules:
     return engine_policy.rules_for(settings.REVIEW_RULES, of_version(version))
 
 
+def checked_reason(reason: str | None, what: str) -> str:
+    """The reason for a change to `what`, stripped; PolicyError if it is missing, too long
+    or holds what no database stores."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise PolicyError(f"a reason is required to change {what}")
+    if len(reason) > REASON_MAX:
+        raise PolicyError(f"the reason is {len(reason):,} characters; at most {REASON_MAX:,}")
+    if not is_storable(reason):
+        raise PolicyError("the reason holds a NUL byte or a lone surrogate")
+    return reason
+
+
 def save(
     dataset: Dataset,
     policy: Policy,
@@ -62,12 +75,8 @@ def save(
 ) -> PolicyVersion:
     """A new version of the dataset's policy. A break-glass reason (making a critical kind
     quieter) is taken from staff only; PolicyError says what is wrong."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise PolicyError("a reason is required to change a dataset's policy")
-    if len(reason) > REASON_MAX:
-        raise PolicyError(f"the reason is {len(reason):,} characters; at most {REASON_MAX:,}")
-    if not is_storable(reason) or not is_storable(policy.break_glass):
+    reason = checked_reason(reason, "a dataset's policy")
+    if not is_storable(policy.break_glass):
         raise PolicyError("the reason holds a NUL byte or a lone surrogate")
     engine_policy.check(policy)
     if engine_policy.quieter_criticals(policy) and not getattr(user, "is_staff", False):

@@ -38,14 +38,16 @@ def users(workspace_id: int, name: str) -> list[Dataset]:
 def save_set(
     workspace_id: int, name: str, rules: list[TeamRule], *, reason: str, user=None
 ) -> tuple[RuleSet, list[PolicyVersion]]:
-    """A new version of the set, and a new policy version for each dataset using it."""
+    """A new version of the set, and a new policy version for each dataset using it; the
+    rules of its latest version again make none (that version, no dataset)."""
     if not SLUG.fullmatch(name):
         raise PolicyError(f"rule set name {name!r} must be a slug (a-z, 0-9, _)")
     if not rules:
         raise PolicyError("the file holds no rules")
-    if not (reason or "").strip():
-        raise PolicyError("a reason is required to change a rule set")
+    reason = policies.checked_reason(reason, "a rule set")
     previous = latest(workspace_id, name)
+    if previous is not None and previous.rules == [rule.as_data() for rule in rules]:
+        return previous, []  # the same rules: no new version, nothing for its datasets
     number = (previous.number + 1) if previous else 1
     using = users(workspace_id, name)
     updated = SharedRules(name, number, tuple(rules))
@@ -64,14 +66,14 @@ def save_set(
             name=name,
             number=number,
             rules=[rule.as_data() for rule in rules],
-            reason=reason.strip(),
+            reason=reason,
             created_by=user if user is not None and user.is_authenticated else None,
         )
         made = [
             policies.save(
                 dataset,
                 changed[dataset.pk],
-                reason=f"workspace rule set {name} version {number}: {reason.strip()}",
+                reason=f"workspace rule set {name} version {number}: {reason}",
                 user=user,
             )
             for dataset in using
@@ -80,11 +82,14 @@ def save_set(
 
 
 def use(dataset: Dataset, name: str, *, reason: str = "", user=None) -> PolicyVersion:
-    """A new policy version of the dataset using the set's latest version."""
+    """A new policy version of the dataset using the set's latest version; the current
+    version when it uses that one already."""
     version = latest(dataset.workspace_id, name)
     if version is None:
         raise PolicyError(f"the workspace has no rule set {name!r}")
-    _, policy = policies.current(dataset)
+    current_version, policy = policies.current(dataset)
+    if any(s.name == name and s.version == version.number for s in policy.rule_sets):
+        return current_version  # already uses that version: no new one
     return policies.save(
         dataset,
         policy.with_rule_set(shared(version)),

@@ -13,7 +13,7 @@ from ninja import Router, Schema, Status
 
 from reviews.engine.history.policy import PolicyError
 from reviews.engine.team_rules.rulefile import RuleFileError
-from reviews.orchestration.dataset import rule_sets
+from reviews.orchestration.dataset import policies, rule_sets
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.schemas import Problem
 from reviews.web.api.team_rules import ERRORS, RefusedOut, RulesIn, parse_rules, refused
@@ -59,12 +59,20 @@ def list_sets(request: HttpRequest):
 @router.post(
     "/rule-sets/{set_name}",
     auth=UPLOAD,
-    response={201: RuleSetVersionOut, 400: RefusedOut, 401: Problem, 403: Problem, 422: Problem},
+    response={
+        200: RuleSetVersionOut,
+        201: RuleSetVersionOut,
+        400: RefusedOut,
+        401: Problem,
+        403: Problem,
+        422: Problem,
+    },
     url_name="rule_set_save",
 )
 def save_set(request: HttpRequest, set_name: str, payload: RulesIn):
     """A new version of the set (the first makes it); each dataset using it gets a new
-    policy version."""
+    policy version. The rules of its latest version again: 200 with that version."""
+    before = rule_sets.latest(request.auth.workspace_id, set_name)
     try:
         version, made = rule_sets.save_set(
             request.auth.workspace_id,
@@ -77,8 +85,9 @@ def save_set(request: HttpRequest, set_name: str, payload: RulesIn):
         return refused(error)
     except PolicyError as error:
         return _policy_error(error)
+    unchanged = before is not None and version.pk == before.pk
     return Status(
-        201,
+        200 if unchanged else 201,
         {
             "name": version.name,
             "version": version.number,
@@ -92,11 +101,12 @@ def save_set(request: HttpRequest, set_name: str, payload: RulesIn):
 @router.post(
     "/datasets/{dataset_name:name}/rule-sets/{set_name}",
     auth=UPLOAD,
-    response={201: UsedOut, **ERRORS},
+    response={200: UsedOut, 201: UsedOut, **ERRORS},
     url_name="dataset_rule_set_use",
 )
 def use_set(request: HttpRequest, name: str, set_name: str, reason: str = ""):
-    """The dataset uses the set's latest version: a new policy version."""
+    """The dataset uses the set's latest version: a new policy version (200 with the
+    current one when it uses that version already)."""
     return _change_use(request, name, set_name, rule_sets.use, reason, 201)
 
 
@@ -115,12 +125,13 @@ def _change_use(request, name: str, set_name: str, change, reason: str, status: 
     dataset = _dataset(request, name)
     if dataset is None:
         return _missing(name)
+    before = policies.current(dataset)[0]
     try:
         made = change(dataset, set_name, reason=reason, user=request.auth.user)
     except PolicyError as error:
         return _policy_error(error)
     return Status(
-        status,
+        200 if before is not None and made.pk == before.pk else status,
         {
             "number": made.number,
             "reason": made.reason,

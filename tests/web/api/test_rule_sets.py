@@ -4,6 +4,8 @@ dataset's own rule answers 400 with every problem, and nothing is stored."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -21,6 +23,7 @@ UNOWNED = {
     "title": "Open deal without owner",
     "fix": "Assign it",
 }
+JSON = {"Content-Type": "application/json"}
 NO_DOMAIN = """
 rules:
   - {id: company_without_domain, object: companies, severity: suggestion,
@@ -65,6 +68,14 @@ def test_a_set_saved_used_versioned_and_left(http, datasets):
     assert latest.reason == "workspace rule set hygiene version 2: domains matter more"
     assert not PolicyVersion.objects.filter(dataset__name="amer").exists()
 
+    # nothing changed: no new version of the set, nor of the dataset's policy
+    versions = PolicyVersion.objects.count()
+    same = http.post("/rule-sets/hygiene", json={"file": NO_DOMAIN, "reason": "again"})
+    assert (same.status_code, same.json()["version"], same.json()["datasets"]) == (200, 2, [])
+    used_again = http.post("/datasets/emea/rule-sets/hygiene")
+    assert (used_again.status_code, used_again.json()["number"]) == (200, latest.number)
+    assert PolicyVersion.objects.count() == versions
+
     left = http.delete("/datasets/emea/rule-sets/hygiene")
     assert (left.status_code, left.json()["rule_sets"]) == (200, [])
     again = http.delete("/datasets/emea/rule-sets/hygiene")
@@ -94,6 +105,14 @@ def test_a_refused_set_or_clash_stores_nothing(http, datasets):
     ]
     unreasoned = http.post("/rule-sets/hygiene", json={"file": NO_DOMAIN})
     assert unreasoned.json()["problems"] == ["a reason is required to change a rule set"]
+    for reason, problem in (
+        (r"a\udfffb", "the reason holds a NUL byte or a lone surrogate"),
+        (r"a\u0000b", "the reason holds a NUL byte or a lone surrogate"),
+        ("x" * 2001, "the reason is 2,001 characters; at most 2,000"),
+    ):  # a new set, which no dataset uses yet: its own reason is checked
+        body = f'{{"file": {json.dumps(NO_DOMAIN)}, "reason": "{reason}"}}'  # JSON escapes
+        refused = http.post("/rule-sets/fresh", content=body.encode(), headers=JSON)
+        assert (refused.status_code, refused.json()["problems"]) == (400, [problem])
     assert http.post("/rule-sets/Not A Slug", json={"file": NO_DOMAIN, "reason": "x"}).json()[
         "problems"
     ] == ["rule set name 'Not A Slug' must be a slug (a-z, 0-9, _)"]
