@@ -49,7 +49,13 @@ class Dataset(models.Model):
         max_length=200,
         blank=True,
         default="",
-        validators=[URLValidator(schemes=["https"], message="an org's https address")],
+        validators=[
+            URLValidator(schemes=["https"], message="an org's https address"),
+            RegexValidator(
+                r"^https://[^/?#]+/?$",
+                "the org's address alone, e.g. https://acme.my.salesforce.com (no path)",
+            ),
+        ],
         help_text="e.g. https://acme.my.salesforce.com: tasks in the fix plan link to its records.",
     )
     created = models.DateTimeField(auto_now_add=True)

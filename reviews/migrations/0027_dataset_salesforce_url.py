@@ -14,6 +14,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='dataset',
             name='salesforce_url',
-            field=models.CharField(blank=True, default='', help_text='e.g. https://acme.my.salesforce.com: tasks in the fix plan link to its records.', max_length=200, validators=[django.core.validators.URLValidator(message="an org's https address", schemes=['https'])], verbose_name='Salesforce org address'),
+            field=models.CharField(blank=True, default='', help_text='e.g. https://acme.my.salesforce.com: tasks in the fix plan link to its records.', max_length=200, validators=[django.core.validators.URLValidator(message="an org's https address", schemes=['https']), django.core.validators.RegexValidator('^https://[^/?#]+/?$', "the org's address alone, e.g. https://acme.my.salesforce.com (no path)")], verbose_name='Salesforce org address'),
         ),
     ]

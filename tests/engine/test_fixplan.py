@@ -223,6 +223,11 @@ def test_salesforce_sample_links_tasks_to_the_org():
     assert org.url("deals", "5001002") == ""
     assert org.url("deals", "0065g0000AbC001") != ""  # the 15-character form
     assert org.where == "Salesforce org acme.my.salesforce.com"
+    with_path = RecordLinks("salesforce", "https://acme.my.salesforce.com/home?x=1")
+    assert with_path.url("deals", "0065g0000AbC001") == (
+        "https://acme.my.salesforce.com/lightning/r/Opportunity/0065g0000AbC001/view"
+    )
+    assert RecordLinks("salesforce", "acme.my.salesforce.com").url("deals", "0065g0000AbC001") == ""
     assert all(t.url == "" for t in plan_of(batch).tasks)  # no portal: no links
 
 

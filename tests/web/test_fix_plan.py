@@ -237,6 +237,18 @@ def test_the_portal_id_is_edited_in_the_admin(admin_client, postgres):
     assert dataset.hubspot_portal_id == "4512345"
 
 
+def test_the_salesforce_org_address_is_edited_in_the_admin_host_alone(admin_client, postgres):
+    dataset = Dataset.objects.create(name="acme-sf")
+    url = reverse("admin:reviews_dataset_change", args=[dataset.pk])
+    form = {"name": "acme-sf", "verdict_scope": "new"}
+    for refused in ("http://acme.my.salesforce.com", "https://acme.my.salesforce.com/x?y=1"):
+        page = admin_client.post(url, {**form, "salesforce_url": refused}).content.decode()
+        assert "https address" in page or "no path" in page
+    admin_client.post(url, {**form, "salesforce_url": "https://acme.my.salesforce.com"})
+    dataset.refresh_from_db()
+    assert dataset.salesforce_url == "https://acme.my.salesforce.com"
+
+
 def test_the_documented_csv_columns_are_the_written_ones():
     text = (SAMPLES.parent / "docs" / "output.md").read_text()
     merges = re.search(r"- `merges.csv`: (.+?)\.\n", text, re.S).group(1)

@@ -32,8 +32,12 @@ class RecordLinks:
             sf_object = BY_LIST.get(object_type)
             if sf_object is None or not _SALESFORCE_ID.fullmatch(record_id):
                 return ""
-            # Lightning's record page (developer.salesforce.com, pageReference types).
-            return f"{self.account.rstrip('/')}/lightning/r/{sf_object.name}/{record_id}/view"
+            org = urlsplit(self.account)
+            if org.scheme not in ("https", "http") or not org.netloc:
+                return ""
+            # Lightning's record page (developer.salesforce.com, pageReference types), on
+            # the org's host whatever path the address was given with.
+            return f"{org.scheme}://{org.netloc}/lightning/r/{sf_object.name}/{record_id}/view"
         type_id = OBJECT_TYPE_IDS.get(object_type)
         if not type_id or not (record_id.isdigit() and record_id.isascii()):
             return ""
