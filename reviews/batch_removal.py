@@ -3,8 +3,8 @@ store, and this machine's cached copy of its tables (other machines' caches are 
 caches: TABLES_DIR may be cleared at any time).
 
 Deleted after the commit: a delete that is rolled back keeps its batch's objects. A
-batch goes by the admin, or with its dataset or workspace (CASCADE); pre_delete is sent
-for each of them."""
+batch goes one at a time or in bulk from the admin (pre_delete is sent for each); its
+dataset and workspace cannot be deleted while it exists (PROTECT)."""
 
 from __future__ import annotations
 
