@@ -30,7 +30,7 @@ EXIT_CODES = {
     "could not be read, --as-of or --dataset is invalid, or the upload is over "
     "MAX_UPLOAD_BYTES",
     EXIT_NOT_REVIEWED: "no verdict: the run failed, --worker did not finish within "
-    "--timeout, or the database was unavailable (nothing stored)",
+    "--timeout, or the database or the store was unavailable (nothing stored)",
 }
 
 

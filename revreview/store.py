@@ -9,6 +9,7 @@ file: a 200 MB upload never sits whole in memory on its way in."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import shutil
@@ -25,6 +26,10 @@ _CHUNK = 1024 * 1024
 
 class MissingObject(FileNotFoundError):
     """The store holds nothing under this key."""
+
+
+class StoreUnavailable(Exception):
+    """The store did not take an object: a bucket missing, a server down, a disk full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +56,7 @@ def upload_key(batch_id: int, index: int) -> str:
 def put(key: str, chunks: Iterable[bytes], *, size: int, label: str) -> Stored:
     """Store the bytes `chunks` yields under `key`, hashing them on the way. `size` is
     the size the sender declared: other than that, nothing is kept and ValueError says
-    so, naming `label` (the file's name)."""
+    so, naming `label` (the file's name). StoreUnavailable when the store fails."""
     reader = _CountingReader(iter(chunks), size, label)
     # Buffered: a read of n bytes gets n (the raw reader hands out a chunk at a time),
     # so S3's parts are its full 8 MB, not one per incoming chunk.
@@ -59,6 +64,13 @@ def put(key: str, chunks: Iterable[bytes], *, size: int, label: str) -> Stored:
     try:
         stored = backend().save(key, File(buffered, name=key))
         reader.check_complete()
+    except ValueError:  # the sender's bytes, not the store
+        delete(key)
+        raise
+    except Exception as error:
+        with contextlib.suppress(Exception):  # a store that failed may fail this too
+            delete(key)
+        raise StoreUnavailable(f"the store did not take {label}: {error}") from error
     except BaseException:
         delete(key)
         raise

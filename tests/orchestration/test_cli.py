@@ -245,3 +245,20 @@ def test_review_of_an_empty_batch_says_it_was_empty(postgres, tmp_path):
     code, report = review_json(empty)
     assert (code, report["verdict"]) == (0, "approve")
     assert report["summary"].startswith("The batch is empty")
+
+
+def test_a_store_that_takes_nothing_is_no_verdict_and_keeps_nothing(settings, tmp_path):
+    from django.core.management.base import CommandError
+
+    not_a_folder = tmp_path / "store"
+    not_a_folder.write_text("")  # the store's folder is a file: every write fails
+    backend = "django.core.files.storage.FileSystemStorage"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "batches": {"BACKEND": backend, "OPTIONS": {"location": str(not_a_folder)}},
+    }
+    with pytest.raises(CommandError) as error:
+        call_command("review", str(SEED), stdout=io.StringIO(), stderr=io.StringIO())
+    assert error.value.returncode == 3  # no verdict, never read as request_changes (1)
+    assert str(error.value).startswith("the store did not take seed-example.json: ")
+    assert not Batch.objects.exists()

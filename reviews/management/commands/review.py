@@ -31,6 +31,7 @@ from reviews.engine.ingest import IngestError, UploadedFile
 from reviews.models import ReviewRun
 from reviews.orchestration.intake.serve import ServeRefused
 from reviews.orchestration.intake.submit import DatabaseUnavailable, UploadTooLarge, submit
+from revreview.store import StoreUnavailable
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
 
@@ -110,6 +111,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"the database is unavailable, nothing was stored ({error}); "
                 "run the review again when it is back",
+                returncode=EXIT_NOT_REVIEWED,
+            ) from None
+        except StoreUnavailable as error:  # as the database: nothing kept, no verdict
+            raise CommandError(
+                f"{error}; nothing was stored, run the review again when it is back",
                 returncode=EXIT_NOT_REVIEWED,
             ) from None
         if not submission.accepted:

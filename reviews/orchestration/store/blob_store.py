@@ -8,6 +8,7 @@ only take room)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ def copy_into(batch: Batch, sources: list[tuple[str, Source]]) -> list[str]:
             digests.append(stored.sha256)
     except BaseException:
         for key in written:
-            store.delete(key)
+            with contextlib.suppress(Exception):  # a store that failed may fail this too
+                store.delete(key)
         raise
     return digests
 
