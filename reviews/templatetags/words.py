@@ -10,7 +10,7 @@ from django.conf import settings
 
 from reviews.engine.coverage import kind_words
 from reviews.engine.money import format_count
-from reviews.engine.vocabulary import HUBSPOT, crm_of, in_words
+from reviews.engine.vocabulary import HUBSPOT, SALESFORCE, crm_of, in_words
 
 register = template.Library()
 
@@ -43,6 +43,19 @@ def record_counts(batch) -> str:
         f"{format_count(n)} {_ONE[name] if n == 1 else name}" for name, n in batch.counts.items()
     )
     return in_words(listed, crm_of(batch.source))
+
+
+# The columns a stage's state is read from when no pipeline describes it (docs/input.md).
+STATE_COLUMNS = {
+    HUBSPOT: "Is Closed Won, Is Deal Closed?, Deal probability",
+    SALESFORCE: "IsWon, IsClosed, Probability",
+}
+
+
+@register.filter
+def state_columns(batch) -> str:
+    """The export's own stage-state columns, named as the batch's CRM names them."""
+    return STATE_COLUMNS[crm_of(batch.source)]
 
 
 @register.filter

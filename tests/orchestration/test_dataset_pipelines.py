@@ -124,7 +124,8 @@ def test_owners_are_kept_on_the_findings_and_their_csv(postgres, client, django_
     assert header.endswith(",owners,record_sources")
     assert any(row.endswith(",Avery Chen,CRM UI") and "40001" in row for row in rows)
     page = client.get(f"/runs/{run.pk}/").content.decode()
-    assert 'id="stage-source"' in page and "state columns" in page
+    assert 'id="stage-source"' in page
+    assert "state columns (Is Closed Won, Is Deal Closed?, Deal probability)" in page
     assert "Avery Chen" in page
 
 

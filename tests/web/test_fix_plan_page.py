@@ -158,6 +158,8 @@ def test_a_salesforce_sync_links_to_its_org_or_says_how(member_client):
     assert "No links to Salesforce: dataset acme-sf names no Salesforce org." in html
     assert "lightning" not in html and "app.hubspot.com" not in html
     assert "merge in Salesforce before" in html and "HubSpot" not in html
+    run_page = member_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    assert "state columns (IsWon, IsClosed, Probability)" in run_page  # Salesforce's names
 
     Dataset.objects.filter(name="acme-sf").update(salesforce_url="https://acme.my.salesforce.com")
     html = page(member_client, run)
