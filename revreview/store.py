@@ -134,7 +134,24 @@ def delete_prefix(prefix: str) -> int:
     keys = listing(prefix)
     for key in keys:
         delete(key)
+    _remove_empty_folders(prefix)
     return len(keys)
+
+
+def _remove_empty_folders(prefix: str) -> None:
+    """A local store keeps the folders its keys made; they go with their last object.
+    (An object store has no folders: its backend has no local path.)"""
+    try:
+        top = Path(backend().path(prefix))
+    except NotImplementedError:
+        return
+    if not top.is_dir():
+        return
+    for folder in sorted((p for p in top.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: something else is kept there
+            folder.rmdir()
+    with contextlib.suppress(OSError):
+        top.rmdir()
 
 
 def _listdir(prefix: str) -> tuple[list[str], list[str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,8 @@ def test_a_deleted_batch_takes_its_objects_with_it(mode, django_capture_on_commi
         Batch.objects.filter(pk=batch.pk).delete()
     assert store.listing(prefix) == []
     assert not tables.tables_folder(batch).exists()
+    if mode == "local":  # no empty folders left behind either
+        assert not Path(store.backend().path(prefix)).exists()
 
 
 def test_a_rolled_back_delete_keeps_the_objects(mode, django_capture_on_commit_callbacks):
