@@ -361,8 +361,8 @@ def test_b_never_reaches_as_data_and_a_does(world, name, settings):
             assert response.status_code in route.reached, (actor, name, text[:300])
         elif route.kind in (OBJECT, ACTION):  # root, after alice: may find it done already
             assert response.status_code not in (401, 403, 404), (actor, name, text[:300])
-        elif route.kind == OWN:
-            assert response.status_code == 201, (actor, name, text[:300])
+        elif route.kind == OWN:  # root after alice: the same rules again make no version
+            assert response.status_code in (200, 201), (actor, name, text[:300])
             kept = RuleSet.objects.order_by("-pk").first()  # the version just saved
             assert kept.workspace == (world.b if actor == "bob" else world.a)
         elif route.kind == UPLOAD:
