@@ -45,8 +45,9 @@ def save_set(
     if not rules:
         raise PolicyError("the file holds no rules")
     reason = policies.checked_reason(reason, "a rule set")
+    data = [rule.as_data() for rule in rules]
     previous = latest(workspace_id, name)
-    if previous is not None and previous.rules == [rule.as_data() for rule in rules]:
+    if previous is not None and previous.rules == data:
         return previous, []  # the same rules: no new version, nothing for its datasets
     number = (previous.number + 1) if previous else 1
     using = users(workspace_id, name)
@@ -65,7 +66,7 @@ def save_set(
             workspace_id=workspace_id,
             name=name,
             number=number,
-            rules=[rule.as_data() for rule in rules],
+            rules=data,
             reason=reason,
             created_by=user if user is not None and user.is_authenticated else None,
         )

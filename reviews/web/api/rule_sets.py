@@ -16,7 +16,14 @@ from reviews.engine.team_rules.rulefile import RuleFileError
 from reviews.orchestration.dataset import policies, rule_sets
 from reviews.web.api.auth import READ, UPLOAD
 from reviews.web.api.schemas import Problem
-from reviews.web.api.team_rules import ERRORS, RefusedOut, RulesIn, parse_rules, refused
+from reviews.web.api.team_rules import (
+    ERRORS,
+    RefusedOut,
+    RulesIn,
+    parse_rules,
+    policy_refused,
+    refused,
+)
 from reviews.web.api.tuning import _dataset, _missing
 
 router = Router(tags=["rule sets"])
@@ -39,10 +46,6 @@ class UsedOut(Schema):
     number: int  # the dataset's new policy version
     reason: str
     rule_sets: list[dict[str, Any]]  # the sets it uses now: {name, version, rules}
-
-
-def _policy_error(error: PolicyError) -> Status:
-    return Status(400, {"detail": str(error), "problems": [str(error)]})
 
 
 @router.get(
@@ -84,7 +87,7 @@ def save_set(request: HttpRequest, set_name: str, payload: RulesIn):
     except RuleFileError as error:
         return refused(error)
     except PolicyError as error:
-        return _policy_error(error)
+        return policy_refused(error)
     unchanged = before is not None and version.pk == before.pk
     return Status(
         200 if unchanged else 201,
@@ -129,7 +132,7 @@ def _change_use(request, name: str, set_name: str, change, reason: str, status: 
     try:
         made = change(dataset, set_name, reason=reason, user=request.auth.user)
     except PolicyError as error:
-        return _policy_error(error)
+        return policy_refused(error)
     return Status(
         200 if before is not None and made.pk == before.pk else status,
         {

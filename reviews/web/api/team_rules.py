@@ -70,6 +70,11 @@ def _version(version) -> dict:
     }
 
 
+def policy_refused(error: PolicyError) -> Status:
+    """A change the dataset's (or a rule set's) policy refuses, as a refused file is."""
+    return Status(400, {"detail": str(error), "problems": [str(error)]})
+
+
 ERRORS = {400: RefusedOut, 401: Problem, 403: Problem, 404: Problem, 422: Problem}
 
 
@@ -114,7 +119,7 @@ def add_rules(request: HttpRequest, name: str, payload: RulesIn):
     except RuleFileError as error:
         return refused(error)
     except PolicyError as error:
-        return Status(400, {"detail": str(error), "problems": [str(error)]})
+        return policy_refused(error)
     if added.version is None:  # nothing changed: the current version, no new one
         return Status(200, {**_version(policies.current(dataset)[0]), "changes": added.changes})
     return Status(201, {**_version(added.version), "changes": added.changes})
@@ -136,7 +141,7 @@ def preview_rules(request: HttpRequest, name: str, payload: RulesIn):
     except RuleFileError as error:
         return refused(error)
     except PolicyError as error:
-        return Status(400, {"detail": str(error), "problems": [str(error)]})
+        return policy_refused(error)
 
 
 @router.delete(
@@ -158,5 +163,5 @@ def remove_rule(request: HttpRequest, name: str, rule_id: str, reason: str = "")
             user=request.auth.user,
         )
     except PolicyError as error:
-        return Status(400, {"detail": str(error), "problems": [str(error)]})
+        return policy_refused(error)
     return Status(200, _version(made))
