@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import hypothesis
@@ -54,13 +55,21 @@ def _empty_test_cache():
 
 @pytest.fixture(autouse=True)
 def _no_parsed_batch_from_another_test():
-    """The process keeps one parsed batch by its id (reviews.orchestration.store.parsed); a
-    test's rolled-back rows free their ids on SQLite, so the next test's batch may get
-    the same id. Stored batches never change in production, so only tests need this."""
+    """The process keeps one parsed batch by its id (reviews.orchestration.store.parsed),
+    and the tables keep one by its id and content (store/tables.py), which a batch is
+    read back from; a test's rolled-back rows free their ids on SQLite, so the next
+    test's batch may get the same id. Stored batches never change in production, and
+    their ids are never reused, so only tests need this."""
     yield
     from reviews.orchestration.store.parsed import forget_parsed
 
     forget_parsed()
+    kept = [
+        *Path(settings.TABLES_DIR).glob("*"),
+        *Path(settings.STORE_DIR).glob("batches/*/tables"),
+    ]
+    for folder in kept:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def require(problem: str | None) -> None:

@@ -10,6 +10,7 @@ fix plan, a survivor choice or a tuning pass looks at (Batch.extra_of)."""
 from __future__ import annotations
 
 from array import array
+from itertools import accumulate
 from types import MappingProxyType
 from typing import Any
 
@@ -32,6 +33,16 @@ class ExtraFields:
         self._text = bytearray()
         self._ends = array("q")  # end of record i's text in _text; its start is i-1's end
         self._changed: dict[int, dict[str, Any]] = {}  # replace(): cleaned after parsing
+
+    @classmethod
+    def from_json(cls, texts: list[bytes | None]) -> ExtraFields:
+        """Kept fields read back (reviews.engine.tables.records): record i's JSON text as
+        json() gave it, None or b"" for none."""
+        kept = cls()
+        texts = [text or b"" for text in texts]
+        kept._text = bytearray(b"".join(texts))
+        kept._ends = array("q", accumulate(map(len, texts)))
+        return kept
 
     def add(self, index: int, fields: dict[str, Any]) -> None:
         """Keep `fields` (may be empty) as record `index`'s; indices come in order."""

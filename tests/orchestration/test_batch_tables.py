@@ -4,10 +4,16 @@ rates. A one-off upload's review does without them."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from reviews.engine.tables.store import META
-from reviews.orchestration.store import tables
+from reviews.orchestration.dataset import policies
+from reviews.orchestration.fixes.fixplan import plan_for_run
+from reviews.orchestration.serving import decide as serving
+from reviews.orchestration.store import parsed as parsed_module
+from reviews.orchestration.store import table_files, tables
 from tests.orchestration.helpers import reviewed_run, seed_batch
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +29,9 @@ def test_a_review_keeps_its_batchs_tables_and_fill_rates():
     run = reviewed_run(batch)
     folder = tables.tables_folder(run.batch)
     assert sorted(p.name for p in folder.iterdir()) == [
-        "companies.parquet", "contacts.parquet", "deals.parquet", "leads.parquet", META,
+        "companies.parquet", "companies.records.parquet", "contacts.parquet",
+        "contacts.records.parquet", "deals.parquet", "deals.records.parquet", "leads.parquet",
+        "leads.records.parquet", META,
     ]  # fmt: skip
     rates = {row["name"]: row for row in run.batch.fill_rates["contacts"]}
     assert (rates["phone"]["filled"], rates["phone"]["total"]) == (1, 2)
@@ -61,3 +69,37 @@ def test_tables_that_cannot_be_built_leave_the_review_whole(monkeypatch, caplog)
     assert (run.status, run.degraded) == ("done", False)
     assert "its tables could not be built" in caplog.text
     assert run.batch.fill_rates == {}
+
+
+def test_a_kept_sync_is_read_back_from_its_tables_not_parsed(monkeypatch):
+    run = reviewed_run(a_sync())
+    as_parsed = parsed_module.parse_stored(run.batch)
+    plan = plan_for_run(run)  # read from the tables too: compared with a parse's below
+
+    def parse_again(*args, **kwargs):
+        raise AssertionError("the batch was parsed again")
+
+    monkeypatch.setattr(parsed_module, "parse_upload", parse_again)
+    read = parsed_module.read_stored(run.batch)
+    assert read.companies == as_parsed.companies and read.deals == as_parsed.deals
+    assert serving.content_key(read) == run.batch.content_key
+    # The fix plan and tuning read it so too.
+    assert plan_for_run(run) == plan and plan.merges
+    assert len(policies.stored_batches(run.batch.dataset)) == 1
+    monkeypatch.undo()
+    shutil.rmtree(tables.tables_folder(run.batch))
+    monkeypatch.setattr(table_files, "fetch_tables", lambda batch: False)
+    assert plan_for_run(run) == plan  # parsed, with the same plan
+
+
+def test_a_one_off_upload_is_still_parsed_from_its_upload(monkeypatch):
+    run = reviewed_run(seed_batch())
+    calls = []
+    real = parsed_module.parse_upload
+    monkeypatch.setattr(
+        parsed_module, "parse_upload", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    assert parsed_module.read_stored(run.batch).counts == {
+        "companies": 2, "contacts": 2, "deals": 1,
+    }  # fmt: skip
+    assert calls == [1]

@@ -14,13 +14,17 @@ from pathlib import Path
 
 import duckdb
 
+from reviews.engine.batch import Batch
 from reviews.engine.tables.build import OBJECTS, Tables, typed_columns
+from reviews.engine.tables.records import read_batch, write_records
 
 META = "tables.json"
 
 
-def write_parquet(tables: Tables, folder: Path) -> None:
-    """Keep `tables` in `folder` (created; left as it is if another writer won)."""
+def write_parquet(tables: Tables, folder: Path, batch: Batch | None = None) -> None:
+    """Keep `tables` in `folder` (created; left as it is if another writer won); with
+    the `batch` they were built from, its records too, to be read back without a parse
+    (records.py)."""
 
     def fill(work: Path) -> None:
         for name in OBJECTS:
@@ -29,8 +33,9 @@ def write_parquet(tables: Tables, folder: Path) -> None:
             "headers": tables.headers,
             "left_out": tables.left_out,
             "currency": tables.currency,
+            "batch": write_records(batch, work) if batch is not None else None,
         }
-        (work / META).write_text(json.dumps(meta, ensure_ascii=False))
+        (work / META).write_text(json.dumps(meta))
 
     write_folder(folder, fill)
 
@@ -73,3 +78,12 @@ def read_parquet(folder: Path, *, load: bool = True) -> Tables | None:
         left_out=meta["left_out"],
         currency=meta.get("currency"),
     )
+
+
+def read_parsed(folder: Path) -> Batch | None:
+    """The parsed batch kept with the tables in `folder`, or None: no tables there, or
+    kept without their records (before records were kept, or not writable: records.py)."""
+    if not (folder / META).exists():
+        return None
+    meta = json.loads((folder / META).read_text()).get("batch")
+    return read_batch(folder, meta) if meta else None

@@ -20,7 +20,7 @@ from reviews.engine.specialists.spec import Kind
 from reviews.engine.storable import is_storable
 from reviews.models import Batch, Dataset, DismissedProposal, PolicyVersion
 from reviews.orchestration.dataset.dismissals import active_dismissals
-from reviews.orchestration.store.parsed import parse_stored
+from reviews.orchestration.store.parsed import read_stored
 
 REASON_MAX = 2000
 
@@ -149,13 +149,14 @@ def history(dataset: Dataset) -> list[dict[str, Any]]:
 
 
 def stored_batches(dataset: Dataset) -> list:
-    """The dataset's last TUNE_REPLAY_SYNCS accepted syncs, parsed, oldest first."""
+    """The dataset's last TUNE_REPLAY_SYNCS accepted syncs, as parsed (read back from their
+    tables where kept), oldest first."""
     rows = list(
         Batch.objects.filter(dataset=dataset, status=Batch.Status.ACCEPTED).order_by(
             "-as_of", "-pk"
         )[: settings.TUNE_REPLAY_SYNCS]
     )
-    return [parse_stored(batch) for batch in reversed(rows)]
+    return [read_stored(batch) for batch in reversed(rows)]
 
 
 def tune_dataset(dataset: Dataset, *, batches: list | None = None) -> dict[str, Any]:

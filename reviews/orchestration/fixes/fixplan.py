@@ -14,7 +14,7 @@ from reviews.engine.vocabulary import SALESFORCE, crm_of
 from reviews.models import ReviewRun, findings_of
 from reviews.orchestration.dataset.dismissals import active_dismissals
 from reviews.orchestration.dataset.policies import kinds_of_run
-from reviews.orchestration.store.parsed import parse_stored
+from reviews.orchestration.store.parsed import read_stored
 
 _COLUMNS = (
     "category",
@@ -40,9 +40,9 @@ def plan_for_run(run: ReviewRun) -> fixplan.FixPlan:
         raise PlanUnavailable(f"run {run.pk} is {run.status}: a plan needs a finished review")
     batch = run.batch
     try:
-        # Parsed here, not kept (reviews.orchestration.store.parsed.load_parsed keeps one per
+        # Read here, not kept (reviews.orchestration.store.parsed.load_parsed keeps one per
         # worker): a web process holds no batch between requests.
-        parsed = parse_stored(batch)
+        parsed = read_stored(batch)
     except IngestError as error:
         raise PlanUnavailable(f"batch {batch.pk} no longer parses: {error}") from None
     dataset = batch.dataset

@@ -7,25 +7,21 @@ tables fetches them from the store rather than parse the upload again."""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
-from django.conf import settings
 
 from reviews.engine import batch as plain
 from reviews.engine.tables import profile
 from reviews.engine.tables.build import Tables, build_tables
-from reviews.engine.tables.store import META, read_parquet, write_folder, write_parquet
+from reviews.engine.tables.store import META, read_parquet, write_parquet
 from reviews.models import Batch
 from reviews.orchestration.store.parsed import load_parsed
-from revreview import store
+from reviews.orchestration.store.table_files import (
+    fetch_tables,
+    share_tables,
+    tables_folder,
+    tables_key,
+)
 
 logger = logging.getLogger(__name__)
-
-
-def tables_folder(batch: Batch) -> Path:
-    """The batch's folder: its content key is part of the name, so a batch re-parsed
-    with other pipelines (a new content key) gets new tables."""
-    return Path(settings.TABLES_DIR) / f"{batch.pk}-{(batch.content_key or 'x')[:16]}"
 
 
 def needs_tables(batch: Batch) -> bool:
@@ -35,43 +31,14 @@ def needs_tables(batch: Batch) -> bool:
     return batch.dataset_id is not None
 
 
-def tables_key(batch: Batch) -> str:
-    """The prefix of the batch's tables in the store: named as its local folder."""
-    return f"{store.batch_prefix(batch.pk)}tables/{tables_folder(batch).name}/"
-
-
 def keep_tables(batch: Batch, parsed: plain.Batch) -> None:
     """Build and keep the batch's tables from its parse, unless kept already (here, or
     in the store): the first specialist of a run does it while the parse is at hand."""
     folder = tables_folder(batch)
     if (folder / META).exists() or fetch_tables(batch):
         return
-    write_parquet(build_tables(parsed), folder)
+    write_parquet(build_tables(parsed), folder, parsed)
     share_tables(folder, tables_key(batch))
-
-
-def share_tables(folder: Path, prefix: str) -> None:
-    """Copy a local tables folder to the store, its META last: a reader that finds the
-    META in the store finds every file before it."""
-    files = sorted(folder.iterdir(), key=lambda path: path.name == META)
-    for path in files:
-        store.put_file(path, prefix + path.name)
-
-
-def fetch_tables(batch: Batch) -> bool:
-    """Copy the batch's tables from the store to this machine's cache; False if the
-    store holds none (not built yet, or only on a machine that could not store them)."""
-    prefix = tables_key(batch)
-    if not store.exists(prefix + META):
-        return False
-
-    def fill(work: Path) -> None:
-        for key in store.listing(prefix):
-            store.download(key, work / key.removeprefix(prefix))
-
-    write_folder(tables_folder(batch), fill)
-    logger.info("batch %s: its tables fetched from the store", batch.pk)
-    return True
 
 
 def keep_tables_or_log(batch: Batch, parsed: plain.Batch) -> None:
