@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from reviews.admin import FINDINGS_INLINE_LIMIT
+from reviews.admin.runs import FINDINGS_INLINE_LIMIT
 from reviews.models import Dataset, Finding, ReviewRun
 from tests.web.conftest import reviewed
 

@@ -1,6 +1,5 @@
 """AppliedMerge: one merge of a fix plan sent to HubSpot (connectors.merges),
-who asked for it, when, and what HubSpot answered. Kept in its own module so
-reviews/models.py stays readable; reviews.models imports it, so Django finds it there."""
+who asked for it, when, and what HubSpot answered."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Admin for batches, runs and findings: read-only records, fast lists (no per-row
-queries, even with 100k findings), re-run and CSV export as actions."""
+"""Admin for runs: read-only, with their verdict, agents and first findings inline;
+re-run, CSV export and purge as actions."""
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
@@ -13,100 +13,17 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from ledger.ratelimit import rate_keys
+from reviews.admin.base import ReadOnly, ReadOnlyInline, changelist_url
 from reviews.audit import purge_runs, why_kept
-from reviews.engine.findings import MIXED
-from reviews.engine.money import format_money
-from reviews.history_admin import changelist_url, dismiss_findings
-from reviews.models import (
-    VERDICT_LABELS,
-    AgentRun,
-    Batch,
-    BatchFile,
-    Finding,
-    ReviewRun,
-    Verdict,
-    findings_of,
-)
+from reviews.models import VERDICT_LABELS, AgentRun, Finding, ReviewRun, Verdict, findings_of
 from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.reports.exports import findings_csv_response, findings_of_runs
-from reviews.search import search_findings, search_runs
+from reviews.search import search_runs
 from workspaces.access import scope
-from workspaces.admin import ScopedRelatedFilter, WorkspaceScoped
+from workspaces.admin import WorkspaceScoped
 from workspaces.models import Role
 
-# The list pages need the width at 1366 px more than a second menu beside them.
-admin.site.enable_nav_sidebar = False
-
 FINDINGS_INLINE_LIMIT = 50
-
-
-class ReadOnly:
-    """What the factory recorded is evidence: shown, never edited by hand."""
-
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
-class ReadOnlyInline(ReadOnly, admin.TabularInline):
-    pass
-
-
-# --- batches ---------------------------------------------------------------------------
-
-
-class BatchFileInline(ReadOnlyInline):
-    model = BatchFile
-    fields = ("name", "size_bytes", "sha256", "key")  # not `data`: the bytes can be 200 MB
-    readonly_fields = fields
-
-
-@admin.register(Batch)
-class BatchAdmin(WorkspaceScoped, admin.ModelAdmin):
-    workspace_path = "workspace"
-    list_display = (
-        "id",
-        "file_name",
-        "external_id",
-        "status",
-        "companies",
-        "contacts",
-        "deals",
-        "workspace",
-        "dataset",
-        "runs_link",
-        "created_by",
-        "created_at",
-    )
-    list_filter = ("status", "source", ("dataset", ScopedRelatedFilter))
-    search_fields = ("=id", "external_id", "file_name", "^sha256")
-    list_select_related = ("created_by", "dataset", "workspace")
-    readonly_fields = [f.name for f in Batch._meta.fields]
-    inlines = (BatchFileInline,)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Batch]:
-        return super().get_queryset(request).annotate(run_count=Count("runs"))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # uploads go through the dashboard, which stores and parses them
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    @admin.display(description="runs", ordering="run_count")
-    def runs_link(self, batch: Batch) -> str:
-        if not batch.run_count:
-            return "–"
-        url = changelist_url("reviews_reviewrun", batch__id__exact=batch.pk)
-        return format_html('<a href="{}">{}</a>', url, batch.run_count)
-
-
-# --- runs ------------------------------------------------------------------------------
 
 
 class VerdictInline(ReadOnly, admin.StackedInline):
@@ -339,78 +256,3 @@ class ReviewRunAdmin(WorkspaceScoped, admin.ModelAdmin):
             "reason_missing": request.POST.get("confirm") == "yes",
         }
         return TemplateResponse(request, "admin/reviews/purge_confirmation.html", context)
-
-
-# --- findings --------------------------------------------------------------------------
-
-
-@admin.register(Finding)
-class FindingAdmin(WorkspaceScoped, admin.ModelAdmin):
-    workspace_path = "run__batch__workspace"
-    # The money before the long columns, so it is never behind a horizontal scroll.
-    list_display = (
-        "id",
-        "run",
-        "severity",
-        "amount",
-        "category",
-        "kind",
-        "short_title",
-        "records",
-    )
-    list_filter = ("severity", "category", "source")
-    search_fields = ("title",)  # shows the box; reviews.search does the work
-    search_help_text = (
-        "A company, person or deal name (titles name their records), a record id "
-        "(dl_201), words of the title, a kind, or the batch's id or file name."
-    )
-    list_select_related = ("run",)
-    # Newest first by primary key: the model's ("run", "position") order would sort 100k
-    # rows through a join on every page.
-    ordering = ("-id",)
-    readonly_fields = [f.name for f in Finding._meta.fields]
-    actions = ("export_findings_csv", "dismiss_selected")
-    # No second COUNT(*) over the whole table when a filter is on: 100k rows add up.
-    show_full_result_count = False
-
-    def get_search_results(self, request: HttpRequest, queryset, search_term: str):
-        return search_findings(queryset, search_term), False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    @admin.display(description="amount at risk", ordering="amount_at_risk")
-    def amount(self, finding: Finding) -> str:
-        """In its own currency, as the dashboard writes it ($410,000)."""
-        if finding.amount_at_risk is None:
-            return "several currencies" if finding.currency == MIXED else "–"
-        return format_html(
-            '<span class="nowrap">{}</span>',
-            format_money(finding.amount_at_risk, finding.currency or None),
-        )
-
-    @admin.display(description="title", ordering="title")
-    def short_title(self, finding: Finding) -> str:
-        return format_html(
-            '<span title="{}">{}</span>', finding.title, Truncator(finding.title).chars(110)
-        )
-
-    @admin.display(description="records")
-    def records(self, finding: Finding) -> str:
-        ids = finding.record_ids
-        return ", ".join(ids[:5]) + (f" +{len(ids) - 5}" if len(ids) > 5 else "")
-
-    dismiss_selected = admin.action(
-        dismiss_findings, description="Dismiss selected findings for their dataset (with a reason)"
-    )
-
-    @admin.action(description="Export selected findings as CSV")
-    def export_findings_csv(
-        self, request: HttpRequest, queryset: QuerySet[Finding]
-    ) -> StreamingHttpResponse:
-        return findings_csv_response(
-            queryset.order_by("run_id", "position"), "findings.csv", with_run=True
-        )
