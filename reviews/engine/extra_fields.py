@@ -35,14 +35,23 @@ class ExtraFields:
         self._changed: dict[int, dict[str, Any]] = {}  # replace(): cleaned after parsing
 
     @classmethod
-    def from_json(cls, texts: list[bytes | None]) -> ExtraFields:
-        """Kept fields read back (reviews.engine.tables.records): record i's JSON text as
-        json() gave it, None or b"" for none."""
+    def load(cls, text: bytes, ends: list[int]) -> ExtraFields:
+        """Fields kept by dump() read back (reviews.engine.tables.records)."""
         kept = cls()
-        texts = [text or b"" for text in texts]
-        kept._text = bytearray(b"".join(texts))
-        kept._ends = array("q", accumulate(map(len, texts)))
+        kept._text = bytearray(text)
+        kept._ends = array("q", ends)
         return kept
+
+    def dump(self) -> tuple[bytes, list[int]]:
+        """(the text, each record's end in it), for load(): what replace() changed
+        written in its place."""
+        if not self._changed:
+            return bytes(self._text), self._ends.tolist()
+        texts = [
+            _encoder.encode(self._changed[i]) if i in self._changed else bytes(self._slice(i))
+            for i in range(len(self._ends))
+        ]
+        return b"".join(texts), list(accumulate(map(len, texts)))
 
     def add(self, index: int, fields: dict[str, Any]) -> None:
         """Keep `fields` (may be empty) as record `index`'s; indices come in order."""

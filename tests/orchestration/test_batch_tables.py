@@ -28,11 +28,12 @@ def test_a_review_keeps_its_batchs_tables_and_fill_rates():
     batch["contacts"][0]["phone"] = "+1 415 555 0134"
     run = reviewed_run(batch)
     folder = tables.tables_folder(run.batch)
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "companies.parquet", "companies.records.parquet", "contacts.parquet",
-        "contacts.records.parquet", "deals.parquet", "deals.records.parquet", "leads.parquet",
-        "leads.records.parquet", META,
-    ]  # fmt: skip
+    # Per object its table, and the records (with their kept fields) it is read back into.
+    ends = (".parquet", ".records.parquet", ".extras", ".extras.npy")
+    objects = ("companies", "contacts", "deals", "leads")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [*(name + end for name in objects for end in ends), META]
+    )
     rates = {row["name"]: row for row in run.batch.fill_rates["contacts"]}
     assert (rates["phone"]["filled"], rates["phone"]["total"]) == (1, 2)
     # The seed's deal is past its close date, open at Decision Maker Bought-In.

@@ -22,10 +22,10 @@ is written without its records; it is parsed again when it is read."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from itertools import repeat
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -47,43 +47,47 @@ def records_file(folder: Path, name: str) -> Path:
     return folder / f"{name}.records.parquet"
 
 
+def _extras_files(folder: Path, name: str) -> tuple[Path, Path]:
+    return folder / f"{name}.extras", folder / f"{name}.extras.npy"
+
+
 # --- writing ------------------------------------------------------------------------------
 
 
 def write_records(batch: Batch, folder: Path) -> dict | None:
-    """Write each object's records file into `folder`; the batch's meta for the tables'
-    META, or None (nothing written) if its kept fields would not read back as they are."""
-    columns = {}
-    for name in OBJECTS:
-        found = _record_columns(batch, name)
-        if found is None:
-            return None
-        columns[name] = found
+    """Write each object's records and kept fields into `folder`; the batch's meta for
+    the tables' META, or None if its kept fields would not read back as they are (what
+    was written is then never read: the META says there is no batch)."""
     connection = duckdb.connect(":memory:")
-    for name, data in columns.items():
+    for name in OBJECTS:
+        records = getattr(batch, name)
+        extras = _extras(batch, name, records)
+        if extras is None:
+            return None
+        text, ends = extras
+        kept, ends_file = _extras_files(folder, name)
+        kept.write_bytes(text)
+        np.save(ends_file, np.array(ends, dtype=np.int64))
+        data = {"index": [r.index for r in records]}
+        if name == "deals":
+            data["amount"] = [None if r.amount is None else str(r.amount) for r in records]
         _write(connection, data, records_file(folder, name))
     return batch_meta(batch)
 
 
-def _record_columns(batch: Batch, name: str) -> dict[str, list] | None:
-    records = getattr(batch, name)
+def _extras(batch: Batch, name: str, records: list) -> tuple[bytes, list[int]] | None:
+    """The object's kept fields as one text and each one's end in it: the batch's own
+    ExtraFields as they are (by record index), or each record's own fields, in row order."""
     kept = batch.extras.get(name)
     if kept is not None:
-        extra = [kept.json(r.index) for r in records]
-    else:
-        extra = [_own_extra(r.extra) for r in records]
-        if any(text is None for text in extra):
-            return None
-    data: dict[str, list] = {
-        "index": [r.index for r in records],
-        "extra": [None if text in (b"", b"{}") else text for text in extra],
-    }
-    if name == "deals":
-        data["amount"] = [None if r.amount is None else str(r.amount) for r in records]
-    return data
+        return kept.dump()
+    texts = [_own_extra(r.extra) for r in records]
+    if any(text is None for text in texts):
+        return None
+    return b"".join(texts), list(accumulate(map(len, texts)))
 
 
-def _own_extra(fields: dict) -> bytes | None:
+def _own_extra(fields: Mapping) -> bytes | None:
     """A record's own kept fields as JSON text, or None if the text would not read back
     as the same values (NaN, or a Decimal the standard library made of a huge number)."""
     if not fields:
@@ -96,11 +100,11 @@ def _own_extra(fields: dict) -> bytes | None:
 
 
 def _write(connection: duckdb.DuckDBPyConnection, data: dict[str, list], path: Path) -> None:
-    types = {"index": "BIGINT", "extra": "BLOB", "amount": "VARCHAR"}
+    types = {"index": "BIGINT", "amount": "VARCHAR"}
     _rows = {column: np.array(values, dtype=object) for column, values in data.items()}  # noqa: F841
     selects = ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in data)
     # The names are our own (types above), never the batch's.
-    connection.execute(f"COPY (SELECT {selects} FROM _rows) TO '{path}' (FORMAT parquet)")  # noqa: S608
+    connection.sql(f"SELECT {selects} FROM _rows").write_parquet(str(path))  # noqa: S608
 
 
 def batch_meta(batch: Batch) -> dict:
@@ -158,53 +162,65 @@ def read_batch(folder: Path, meta: dict) -> Batch:
     "batch"), equal to the one that was parsed."""
     batch = batch_from_meta(meta)
     connection = duckdb.connect(":memory:")
-    company_ids: dict[str, str] = {}
+    shared: dict[str, str] = {}  # a company's id -> its string
     for name in OBJECTS:
-        path = records_file(folder, name)
-        table = folder / f"{name}.parquet"
-        records, kept = _read_object(connection, name, table, path, name in meta["kept_extras"])
+        text_file, ends_file = _extras_files(folder, name)
+        text, ends = text_file.read_bytes(), np.load(ends_file).tolist()
+        if name in meta["kept_extras"]:
+            batch.extras[name] = ExtraFields.load(text, ends)
+            extras: Iterable = repeat(NO_EXTRA)
+        else:
+            extras = map(_decode_extra, repeat(text), [0, *ends[:-1]], ends)
+        records = _read_records(connection, folder, name, extras, shared)
         if name == "companies":
-            company_ids = {record.id: record.id for record in records}
-        elif company_ids and name in ("contacts", "deals"):
-            for record in records:  # one string per company id, as the parse shares it
-                if record.company_id:
-                    record.company_id = company_ids.get(record.company_id, record.company_id)
+            shared = {record.id: record.id for record in records}
         setattr(batch, name, records)
-        if kept is not None:
-            batch.extras[name] = kept
     return batch
 
 
-def _read_object(
-    connection: duckdb.DuckDBPyConnection, name: str, table: Path, path: Path, kept: bool
-) -> tuple[list, ExtraFields | None]:
+def _decode_extra(text: bytes, start: int, end: int) -> dict:
+    return _decode(text[start:end]) if end > start else {}
+
+
+def _read_records(
+    connection: duckdb.DuckDBPyConnection,
+    folder: Path,
+    name: str,
+    extras: Iterable,
+    shared: dict[str, str],
+) -> list:
     kind = KINDS[name]
     typed = typed_columns(name)
-    own = ["index", "extra", "amount"] if name == "deals" else ["index", "extra"]
-    # Two scans in file order, row for row: both files were written from the same list.
+    own = ("index", "extra", "amount") if name == "deals" else ("index", "extra")
     theirs = [column for column in kind.make.__slots__ if column not in own]
-    found = connection.execute(
-        f"SELECT {', '.join(_select(c, typed[c]) for c in theirs)} "  # noqa: S608 (our names)
-        f"FROM read_parquet('{table}')"
-    ).fetchnumpy()
-    found.update(connection.execute(f"SELECT * FROM read_parquet('{path}')").fetchnumpy())  # noqa: S608
+    lists = [column for column in theirs if typed[column] == "VARCHAR[]"]
+    scalars = [column for column in theirs if column not in lists]
+    table = folder / f"{name}.parquet"
+    # Scans in file order, row for row: both files were written from the same list.
+    selects = ", ".join(_select(c, typed[c]) for c in scalars)
+    found = connection.read_parquet(str(table)).project(selects).fetchnumpy()
+    found.update(connection.read_parquet(str(records_file(folder, name))).fetchnumpy())
+    for column in lists:
+        found[column] = _id_lists(
+            connection, table, column, empty=[] if column == "contact_ids" else ()
+        )
     columns = []
-    extra_texts: list = []
     for column in kind.make.__slots__:
-        values = found[column].tolist()  # NULLs come back None
         if column == "extra":
-            extra_texts = values
-            columns.append(repeat(NO_EXTRA) if kept else map(_extra_dict, values))
+            columns.append(extras)
             continue
+        values = found[column]
         convert = _CONVERT.get((name, column)) or _BY_TYPE.get(typed.get(column))
-        columns.append(convert(values) if convert else values)
-    records = list(map(kind.make, *columns))
-    return records, (ExtraFields.from_json(extra_texts) if kept else None)
+        values = convert(values) if convert else _plain(values)
+        if column == "company_id":  # one string per company id, as the parse shares it
+            values = list(map(shared.get, values, values))
+        columns.append(values)
+    return list(map(kind.make, *columns))
 
 
 def _select(column: str, kind: str) -> str:
-    """A typed column as Python reads it fastest: moments as whole numbers, converted
-    once per distinct value (_memo)."""
+    """A typed column as Python reads it fastest: moments as whole numbers (converted
+    once per distinct value: _distinct)."""
     if kind == "TIMESTAMPTZ":
         return f'epoch_us("{column}") AS "{column}"'
     if kind == "DATE":
@@ -212,47 +228,53 @@ def _select(column: str, kind: str) -> str:
     return f'"{column}"'
 
 
-def _extra_dict(text: bytes | None) -> dict:
-    return _decode(text) if text else {}
+def _id_lists(connection, table: Path, column: str, empty: list | tuple) -> list:
+    """A list column; an empty list (NULL here: cheaper to fetch) as the field's default."""
+    rows = (
+        connection.read_parquet(str(table))
+        .project(f'CASE WHEN len("{column}") > 0 THEN "{column}" END')
+        .fetchall()
+    )
+    if empty == []:
+        return [row[0] or [] for row in rows]
+    return [row[0] or empty for row in rows]
 
 
-def _memo(convert: Callable[[Any], Any]) -> Callable[[list], list]:
+def _plain(values: Any) -> list:
+    return values if isinstance(values, list) else values.tolist()  # NULLs come back None
+
+
+def _distinct(convert: Callable[[int], Any]) -> Callable[[np.ndarray], list]:
     """Values repeat (a few thousand dates in a million records): each distinct one is
-    converted once and shared, as the parse shares them."""
+    converted once and shared, as the parse shares them (numbers: sorted in C)."""
 
-    def column(values: list) -> list:
-        seen: dict = {None: None}
-
-        def once(value: Any) -> Any:
-            try:
-                return seen[value]
-            except KeyError:
-                found = seen[value] = convert(value)
-                return found
-
-        return list(map(once, values))
+    def column(values: np.ndarray) -> list:
+        missing = np.ma.getmaskarray(values)
+        distinct, where = np.unique(np.ma.filled(values, 0), return_inverse=True)
+        converted = np.empty(len(distinct) + 1, dtype=object)
+        converted[:-1] = [convert(value) for value in distinct.tolist()]
+        where[missing] = len(distinct)  # the last: None
+        return converted[where].tolist()
 
     return column
 
 
-def _company_ids(values: list) -> list:
-    """Contact's and Deal's `company_ids`: the field's default () when none."""
-    return [v.tolist() if v is not None and len(v) else () for v in values]
-
-
-def _lists(values: list) -> list:
-    return [v.tolist() if v is not None else [] for v in values]
-
-
-_BY_TYPE: dict[str | None, Callable[[list], list]] = {
-    "TIMESTAMPTZ": _memo(lambda us: _EPOCH + timedelta(microseconds=us)),
-    "DATE": _memo(lambda days: _EPOCH_DAY + timedelta(days=days)),
-    "VARCHAR[]": _company_ids,
+_BY_TYPE: dict[str | None, Callable[[np.ndarray], list]] = {
+    "TIMESTAMPTZ": _distinct(lambda us: _EPOCH + timedelta(microseconds=us)),
+    "DATE": _distinct(lambda days: _EPOCH_DAY + timedelta(days=days)),
 }
-_CONVERT: dict[tuple[str, str], Callable[[list], list]] = {
-    ("deals", "amount"): _memo(Decimal),
-    ("deals", "contact_ids"): _lists,
+_CONVERT: dict[tuple[str, str], Callable[[np.ndarray], list]] = {
+    ("deals", "amount"): lambda values: _once_each(Decimal, values.tolist()),
 }
+
+
+def _once_each(convert: Callable[[str], Any], values: list) -> list:
+    """_distinct for text: each distinct value converted once, None kept None."""
+    seen: dict = {None: None}
+    for value in values:
+        if value not in seen:
+            seen[value] = convert(value)
+    return list(map(seen.__getitem__, values))
 
 
 def batch_from_meta(meta: dict) -> Batch:
