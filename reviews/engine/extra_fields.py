@@ -10,6 +10,7 @@ fix plan, a survivor choice or a tuning pass looks at (Batch.extra_of)."""
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from itertools import accumulate
 from types import MappingProxyType
 from typing import Any
@@ -23,6 +24,8 @@ NO_EXTRA: MappingProxyType = MappingProxyType({})
 # Sorted keys: the canonical text the cache key hashes, whether kept or replaced.
 _encoder = msgspec.json.Encoder(order="sorted")
 _decode = msgspec.json.Decoder().decode
+_decode_list = msgspec.json.Decoder(list[dict]).decode
+_CHUNK = 10_000  # records decoded by each() in one call
 
 
 class ExtraFields:
@@ -74,6 +77,15 @@ class ExtraFields:
         if index in self._changed:
             return _encoder.encode(self._changed[index])
         return bytes(self._slice(index)) or b"{}"
+
+    def each(self, count: int) -> Iterator[dict[str, Any]]:
+        """get(i) for i in range(count), decoded a chunk at a time (one call per chunk)."""
+        for start in range(0, count, _CHUNK):
+            stop = min(start + _CHUNK, count)
+            texts = [bytes(self._slice(i)) or b"{}" for i in range(start, stop)]
+            chunk = _decode_list(b"[" + b",".join(texts) + b"]")
+            for offset, index in enumerate(range(start, stop)):
+                yield dict(self._changed[index]) if index in self._changed else chunk[offset]
 
     def replace(self, index: int, fields: dict[str, Any]) -> None:
         """Record `index`'s fields from now on (the few a clean-up rewrites)."""

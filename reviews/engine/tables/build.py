@@ -11,7 +11,7 @@ one already taken is left out and listed in `Tables.left_out`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -23,7 +23,6 @@ import numpy as np
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import records as kinds
 from reviews.engine.ingest import values
-from reviews.engine.storable import storable
 
 # Leads: Salesforce's fourth object; an empty table for a batch without any (HubSpot's).
 _json = msgspec.json.Encoder()
@@ -137,14 +136,15 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
 
 def _column(records: list, attr: str, kind: str) -> list:
     """One documented field of every record, as DuckDB takes it from an object array:
-    text as it is (made storable), lists of text, and the ISO text of a Decimal, date or
-    datetime (which casts exactly)."""
+    text as it is, lists of text, and the ISO text of a Decimal, date or datetime (which
+    casts exactly). A parsed batch's text is storable already (ingest/safe_text.py)."""
     values = map(attrgetter(attr), records)
     if kind == "VARCHAR":
-        return [storable(v) if v else v for v in values]
+        return list(values)
     if kind == "VARCHAR[]":
-        return [[storable(str(i)) for i in v] if v else [] for v in values]
-    return [None if v is None else str(v) for v in values]
+        return [list(v) if v else [] for v in values]
+    texts: dict[Any, str | None] = {None: None}  # values repeat: each written once
+    return [texts[v] if v in texts else texts.setdefault(v, str(v)) for v in values]
 
 
 def _stage_columns(batch: Batch, deals: list) -> dict[str, list]:
@@ -168,8 +168,8 @@ def _properties(batch: Batch, name: str, records: list, taken: set[str]) -> tupl
         else:
             taken.add(key.casefold())
             extras[key] = []
-    for row, record in enumerate(records):
-        for key, value in batch.extra_of(record).items():
+    for row, fields in enumerate(_extras(batch, name, records)):
+        for key, value in fields.items():
             column = extras.get(key)
             if column is None:
                 if key.casefold() in taken:
@@ -182,6 +182,15 @@ def _properties(batch: Batch, name: str, records: list, taken: set[str]) -> tupl
             if len(column) <= row:
                 column.append(None)
     return extras, sorted(set(left_out))
+
+
+def _extras(batch: Batch, name: str, records: list) -> Iterator[Mapping[str, Any]]:
+    """Each record's unread fields, in row order: decoded many at a time where the
+    batch keeps them for the whole list, by record index (the JSON reader's)."""
+    kept = batch.extras.get(name)
+    if kept is not None and all(r.index == row and not r.extra for row, r in enumerate(records)):
+        return kept.each(len(records))
+    return map(batch.extra_of, records)
 
 
 def _create(connection, name: str, typed: dict, data: dict, extras: dict) -> None:
@@ -212,10 +221,10 @@ def property_text(value: Any) -> str | None:
     if value is None:
         return None
     if value.__class__ is str:
-        return storable(value)
+        return value  # storable: a parsed batch's text is (ingest/safe_text.py)
     # msgspec, as the batch's kept fields (extra_fields.py): ints past 64 bits too.
     try:
-        return storable(_json.encode(value).decode())
+        return _json.encode(value).decode()
     except ValueError:  # an int past Python's 4,300-digit str() limit, nested somewhere
         return None
 
