@@ -16,7 +16,7 @@ from reviews.engine.findings import Severity
 from reviews.engine.history.policy import PolicyError
 from reviews.engine.specialists.spec import OBJECTS
 from reviews.engine.team_rules.builder import OPERATORS, BuilderError, condition
-from reviews.engine.team_rules.rulefile import RuleFileError, TeamRule, check_rules, load
+from reviews.engine.team_rules.rulefile import ONE, RuleFileError, TeamRule, check_rules, load
 from reviews.models import Dataset
 from reviews.orchestration.dataset import team_rules
 from reviews.web.access import get_dataset_for_user, get_dataset_to_change
@@ -86,6 +86,8 @@ def rules_preview(request: HttpRequest, name: str) -> HttpResponse:
         # As the form is typed, the last sync alone; the Preview button replays too.
         replay = request.POST.get("replay") == "1"
         context["preview"] = team_rules.preview(dataset, [rule], replay=replay)["rules"][0]
+        one = context["preview"]["count"] == 1
+        context["counted"] = ONE[rule.object] if one else rule.object  # 1 deal, 2 deals
         context["replayed"] = replay
     except RuleFileError as error:
         context["problems"] = error.problems

@@ -120,3 +120,25 @@ def test_a_set_clashing_with_a_dataset_s_own_rule_is_refused_whole(tmp_path: Pat
     assert RuleSet.objects.count() == 1  # nothing stored
     code, message = cli("use", "--dataset", "emea", "--set", "nope")
     assert code == 2 and "no rule set 'nope'" in message
+
+
+def test_a_clash_between_two_sets_names_the_two_sets_only(tmp_path: Path):
+    """QA: two sets sharing an id were said to clash "in the dataset's own rules and its
+    rule sets hygiene, hygiene2"; the dataset has no rules of its own."""
+    reviewed("emea")
+    v1 = tmp_path / "v1.yaml"
+    v1.write_text(SET_V1)
+    assert cli("set-add", "--set", "hygiene", "--file", str(v1), "--reason", "r")[0] == 0
+    assert cli("set-add", "--set", "hygiene2", "--file", str(v1), "--reason", "r")[0] == 0
+    other = tmp_path / "other.yaml"
+    other.write_text(SET_V2.replace("open_deal_unowned", "deal_unowned"))
+    assert cli("set-add", "--set", "other", "--file", str(other), "--reason", "r")[0] == 0
+    assert cli("use", "--dataset", "emea", "--set", "other")[0] == 0
+    assert cli("use", "--dataset", "emea", "--set", "hygiene")[0] == 0
+    code, message = cli("use", "--dataset", "emea", "--set", "hygiene2")
+    assert code == 2
+    assert (
+        "team rule id(s) open_deal_unowned used twice: in rule set hygiene (version 1) and "
+        "rule set hygiene2 (version 1); rename one"
+    ) in message
+    assert "own rules" not in message and "other" not in message

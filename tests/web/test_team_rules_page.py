@@ -56,6 +56,7 @@ def test_the_rows_previewed_saved_and_removed(client, staff):
 
     preview = client.post("/datasets/acme/rules/preview/", FORM).content.decode()
     assert 'data-count="1"' in preview and "<code>5001</code> Vertex — cell automation" in preview
+    assert "</strong> deal in the last sync" in preview  # one deal, not "1 deals"
     assert "replay-count" not in preview  # as the form is typed: the last sync alone
     replayed = client.post("/datasets/acme/rules/preview/", {**FORM, "replay": "1"})
     assert '<span class="replay-count"' in replayed.content.decode()
@@ -66,6 +67,8 @@ def test_the_rows_previewed_saved_and_removed(client, staff):
     lacking = client.post("/datasets/acme/rules/preview/", {**FORM, "prop_2": "Forecast"})
     assert b"Could not run on the last sync" in lacking.content
     assert b"have no &quot;Forecast&quot;" in lacking.content
+    quoted = client.post("/datasets/acme/rules/preview/", {**FORM, "prop_2": 'Job" Title'})
+    assert b"have no &quot;Job&quot;&quot; Title&quot;" in quoted.content
 
     saved = client.post("/datasets/acme/rules/add/", {**FORM, "reason": "our stage rule"})
     assert saved.status_code == 302

@@ -206,13 +206,12 @@ def quieter_criticals(policy: Policy) -> list[str]:
 def check(policy: Policy) -> None:
     """PolicyError if the policy names an unknown kind or severity, a kind's severity it
     never has, or makes a critical kind quieter without a break-glass reason."""
-    ids = [rule.id for rule in policy.all_team_rules]
-    twice = sorted({rule_id for rule_id in ids if ids.count(rule_id) > 1})
+    twice = _ids_used_twice(policy)
     if twice:
-        where = ", ".join(f"{s.name} (version {s.version})" for s in policy.rule_sets)
+        said = [f"in {where}" if len(twice) == 1 else f"{i} in {where}" for i, where in twice]
         raise PolicyError(
-            f"team rule id(s) {', '.join(twice)} used twice: in the dataset's own rules "
-            f"and its rule sets {where or '(none)'}; rename one"
+            f"team rule id(s) {', '.join(i for i, _ in twice)} used twice: "
+            f"{'; '.join(said)}; rename one"
         )
     kinds = kinds_of(policy)
     for kind in sorted(policy.off | set(policy.severity)):
@@ -229,6 +228,24 @@ def check(policy: Policy) -> None:
             "a critical kind may not be made quieter than warning without a staff "
             f"member's break-glass reason: {'; '.join(quieter)}"
         )
+
+
+def _ids_used_twice(policy: Policy) -> list[tuple[str, str]]:
+    """(id, where it is) for each team rule id the policy holds more than once, where
+    naming only the places that hold it: the dataset's own rules, a rule set."""
+    places: dict[str, list[str]] = {}
+    for rule in policy.team_rules:
+        places.setdefault(rule.id, []).append("the dataset's own rules")
+    for shared in policy.rule_sets:
+        for rule in shared.rules:
+            places.setdefault(rule.id, []).append(
+                f"rule set {shared.name} (version {shared.version})"
+            )
+    return [
+        (rule_id, " and ".join(where) if len(set(where)) > 1 else f"{where[0]}, twice")
+        for rule_id, where in sorted(places.items())
+        if len(where) > 1
+    ]
 
 
 def rules_for(base: Rules, policy: Policy) -> Rules:

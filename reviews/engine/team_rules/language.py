@@ -21,6 +21,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from reviews.engine.team_rules import growth
+
 DIALECT = "duckdb"
 AS_OF = "as_of"  # the review's as-of date, a DATE
 
@@ -132,6 +134,9 @@ def parse(when: str) -> tuple[exp.Expression | None, list[Problem]]:
         return None, [Problem(f"one expression only, not {len(statements)} statements", at)]
     tree = statements[0]
     problems = _check(tree, when)
+    if not problems:
+        grown = [Problem(why, position(node)) for why, node in growth.problems(tree)]
+        problems = sorted(grown, key=lambda p: p.at or 0)  # in the source's order
     if not problems and not _is_boolean(tree):
         problems = [
             Problem(

@@ -191,7 +191,7 @@ def _query(
         why = f"the batch has no deals list (no file of them), which {counts} counts"
         return Outcome(rule, COULD_NOT_RUN, why=why)
     if missing:
-        lacks = ", ".join(f'"{name}"' for name in missing)
+        lacks = ", ".join(quote(name) for name in missing)  # as in SQL: "Job"" Title"
         return Outcome(rule, COULD_NOT_RUN, why=f"the batch's {rule.object} have no {lacks}")
     unexported = _not_exported(tables, rule.object, list(found.values()))
     if unexported:

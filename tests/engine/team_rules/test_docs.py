@@ -54,3 +54,9 @@ def test_the_examples_load():
     ]
     first = SECTION.split("### A rule file", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
     assert [rule.owner_from for rule in load(first)] == ["Deal owner"]
+
+
+def test_the_growth_limit_is_the_codes():
+    from reviews.engine.team_rules.growth import MAX_GROWTH
+
+    assert f"**A text may grow at most {MAX_GROWTH} times**" in SECTION

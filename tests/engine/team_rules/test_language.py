@@ -9,7 +9,7 @@ import json
 import pytest
 import sqlglot
 
-from reviews.engine.team_rules import language
+from reviews.engine.team_rules import growth, language
 from reviews.engine.team_rules.language import FUNCTIONS, column_names, parse, resolve, to_sql
 from reviews.engine.team_rules.rulefile import RuleFileError, load
 
@@ -182,3 +182,92 @@ def test_decimal_takes_its_precision_and_scale():
 )  # fmt: skip
 def test_problems_are_said_in_words_with_line_and_column(when, expected):
     assert refusals(when) == [expected]
+
+
+def nested_replace(levels: int, new: str = "aaaaaaaaaa") -> str:
+    inner = "name"
+    for _ in range(levels):
+        inner = f"replace({inner}, 'a', '{new}')"
+    return f"length({inner}) > 0"
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        # QA's bomb (qa-files/replace_bomb.yaml): 10^12 times the name, refused unrun
+        # the innermost replace() past the bound: the 2nd of 12 (at column 88)
+        (nested_replace(12), "line 1, column 88: replace() builds a text up to 100 times"),
+        (nested_replace(2), "line 1, column 8: replace() builds a text up to 100 times"),
+        (nested_replace(1, "a" * 17), "line 1, column 8: replace() builds a text up to 17 "),
+        ("concat(" + ", ".join(["name"] * 17) + ") = ''", "line 1, column 1: concat() builds"),
+        ("name" + " || name" * 16 + " = ''", "line 1, column 1: || builds a text up to 17 "),
+        (
+            "concat(concat(name, name, name, name), concat(name, name, name, name), "
+            "concat(name, name, name, name), concat(name, name, name, name), name) = ''",
+            "line 1, column 1: concat() builds a text up to 17 times",
+        ),
+        ("replace(name, 'a', name) = ''", "line 1, column 20: replace()'s new text must be"),
+        ("replace(name, 'a', lower('b')) = ''", "line 1, column 20: replace()'s new text"),
+        ("replace(name, 'a') = ''", "line 1, column 1: replace()'s new text must be"),
+        (
+            "replace(concat(name, name), 'a', 'aaaaaaaaa') = ''",
+            "line 1, column 1: replace() builds a text up to 18 times",
+        ),
+        ("replace(name, lower(x), 'aaaaaaaaaaaaaaaaa') = ''", "up to 17 times"),
+        # the bound follows a text through functions that keep or shorten it
+        ("replace(lower(concat(name, name, name, name, name)), 'a', 'aaaa') = ''", "20 times"),
+    ],
+)
+def test_a_rule_that_can_grow_a_text_past_the_bound_is_refused_unrun(when, expected):
+    found = refusals(when)
+    assert len(found) == 1, found
+    assert expected in found[0]
+    assert (
+        found[0].endswith(f"a rule may build at most {growth.MAX_GROWTH} times (docs/rules.md)")
+        or "must be written out" in found[0]
+    )
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "replace(name, 'a', 'aaaaaaaaaaaaaaaa') = ''",  # 16 times: the bound
+        "replace(replace(name, 'ab', 'abab'), 'a', 'aaaa') = ''",  # 2 * 4
+        "replace(replace(replace(name, '-', ''), ' ', ''), '.', '') = ''",  # shrinking
+        "replace(name, 'abc', 'x') || replace(name, 'a', 'b') = ''",
+        "concat(first_name, ' ', last_name) = name",
+        "concat(" + ", ".join(["name"] * 16) + ") = ''",
+        "replace(name, '', 'aaaaaaaaaaaaaaaaaaaaaaaa') = ''",  # an empty old text: unchanged
+        "replace(name, 'a', NULL) IS NULL",
+        "coalesce(name, '') || coalesce(domain, '') = 'x'",
+    ],
+)
+def test_a_rule_within_the_growth_bound_is_taken(when):
+    assert refusals(when) == []
+
+
+def test_two_texts_past_the_bound_are_both_said_in_order():
+    when = f"concat({', '.join(['name'] * 17)}) = '' OR replace(name, 'a', '{'a' * 17}') = ''"
+    assert [f.split(" builds")[0] for f in refusals(when)] == [
+        "line 1, column 1: concat()",
+        f"line 1, column {when.index('replace') + 1}: replace()",
+    ]
+
+
+def test_the_growth_bound_holds_in_duckdb():
+    """What DuckDB makes of a rule at the bound is no longer than MAX_GROWTH times the
+    longest value it starts from: the bound is an upper bound on what the functions do."""
+    import duckdb
+
+    value = "aaaa-bb"
+    for when, longest in [
+        ("replace(name, 'a', 'aaaaaaaaaaaaaaaa')", len(value)),
+        ("replace(replace(name, 'a', 'aa'), 'b', 'bbbbbbbb')", len(value)),
+        ("upper(concat(name, '0123456789', name)) || name", 10),
+        ("replace(name, '-', '0123456789abcdef')", 16),
+        ("concat(" + ", ".join(["name"] * 16) + ")", len(value)),
+    ]:
+        assert refusals(f"{when} IS NOT NULL") == [], when
+        query = f"SELECT {when} FROM (SELECT '{value}' AS name)"  # noqa: S608
+        made = duckdb.connect().execute(query).fetchone()[0]
+        assert len(value) < len(made) <= growth.MAX_GROWTH * longest, when

@@ -129,6 +129,8 @@ def test_owner_from_routes_to_another_property():
     ("when", "why"),
     [
         ("\"Forecast Category\" = 'commit'", 'the batch\'s deals have no "Forecast Category"'),
+        # a name holding a quote is said as it is written in SQL, so it reads as one name
+        ('"Job"" Title" = \'x\' AND "A, B" IS NULL', 'deals have no "Job"" Title", "A, B"'),
         ('"Deal Type" > 5', "Cannot compare values of type VARCHAR and type INTEGER_LITERAL"),
         ('cast("Deal Type" AS INTEGER) > 1', "Could not convert string"),
         ('cast("Deal Type" AS BOOLEAN)', "Could not convert string 'newbusiness' to BOOL"),

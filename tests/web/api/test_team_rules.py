@@ -58,6 +58,16 @@ def test_rules_previewed_added_run_listed_and_removed(http):
         "allowed (docs/rules.md lists those that are)"
     ]
     assert not PolicyVersion.objects.exists()
+    # A rule that can build a huge text is refused before it runs (on this small
+    # export two levels would be harmless: the preview must not run it at all).
+    growing = "length(replace(replace(name, 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa')) > 0"
+    refused = http.post("/datasets/acme/rules/preview", json={"rules": [{**RULE, "when": growing}]})
+    assert refused.status_code == 400
+    assert refused.json()["problems"] == [
+        "rule contract_sent_no_next_step: when: line 1, column 8: replace() builds a text up "
+        "to 100 times as long as the longest value it starts from; a rule may build at most "
+        "16 times (docs/rules.md)"
+    ]
 
     added = http.post("/datasets/acme/rules", json={"rules": [RULE], "reason": "our check"})
     assert added.status_code == 201, added.text
