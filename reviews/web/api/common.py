@@ -62,7 +62,7 @@ def query_as_sent(request: HttpRequest, name: str, value: str | None) -> str | N
     """Query parameter `name` (read as `value`) as its bytes were sent. Django decodes
     bytes that are not UTF-8 as U+FFFD, an altered text; here they are lone surrogates
     ("\udced"), which a check that refuses by name (dataset_name_problem) refuses."""
-    if value is None or "\ufffd" not in value:
+    if value is None or "\N{REPLACEMENT CHARACTER}" not in value:
         return value
     # The WSGI environ holds the query's bytes as Latin-1 text (PEP 3333), as Django reads it.
     query = request.META.get("QUERY_STRING", "").encode("iso-8859-1", "replace")
