@@ -44,7 +44,8 @@ def sources_sha256(sources: list[Source], dataset: str | None, as_of: datetime |
 
 def _request_sha256(files: str, dataset: str | None, as_of: datetime | None) -> str:
     parts = [files, dataset or "", as_of.isoformat() if as_of else ""]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    # surrogatepass: a dataset name sent as bytes that are not UTF-8 (rejected later).
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def claim(user: AbstractBaseUser, key: str, fingerprint: str) -> tuple[IdempotencyKey, bool]:

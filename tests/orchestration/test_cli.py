@@ -262,3 +262,21 @@ def test_a_store_that_takes_nothing_is_no_verdict_and_keeps_nothing(settings, tm
     assert error.value.returncode == 3  # no verdict, never read as request_changes (1)
     assert str(error.value).startswith("the store did not take seed-example.json: ")
     assert not Batch.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("as_of", "error"),
+    [
+        ("2026-13-45", "not an ISO date or date-time: '2026-13-45' (month must be in 1..12)"),
+        ("2026-02-30T09:00:00Z", "not an ISO date or date-time: '2026-02-30T09:00:00Z' ("),
+        ("garbage", "not an ISO date or date-time: 'garbage'"),
+        ("9999-12-31T23:00:00-05:00", "'9999-12-31T23:00:00-05:00' is past the dates"),
+    ],
+)
+def test_an_as_of_that_is_no_date_exits_2_naming_the_option(as_of, error):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError) as caught:
+        call_command("review", str(SAMPLES / "lite.json"), "--as-of", as_of)
+    assert caught.value.returncode == 2  # bad input, never read as request_changes (1)
+    assert str(caught.value).startswith(f"--as-of: {error}")

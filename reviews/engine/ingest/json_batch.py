@@ -155,8 +155,10 @@ def _slow_loads(data: bytes) -> object:
     try:
         return _loads(text)
     except json.JSONDecodeError as error:
+        # Some of its messages end in "at" already: "Invalid control character at".
+        message = error.msg.removesuffix(" at")
         raise IngestError(
-            [f"not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
+            [f"not JSON: {message} at line {error.lineno} column {error.colno}"]
         ) from None
     except RecursionError:
         raise

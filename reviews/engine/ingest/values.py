@@ -20,8 +20,8 @@ from email_validator import EmailNotValidError, validate_email
 _MAX_SHOWN = 60  # characters of a bad value quoted in a message
 # Bounds that keep absurd values from reaching parsers that raise or crawl on them
 # (Python's int() refuses over 4,300 digits) or columns that overflow (amounts are
-# stored as numeric(18, 2)): the longest ISO 8601 date-time is ~35 characters, and no
-# deal is worth a trillion.
+# stored as numeric(18, 2), and as DECIMAL(38, 6) in the batch's tables): the longest
+# ISO 8601 date-time is ~35 characters, and no deal is worth a trillion.
 MAX_DATE_CHARS = 64
 MAX_AMOUNT = Decimal(10) ** 12
 
@@ -114,6 +114,12 @@ def parse_amount(value: object) -> Decimal | None | Invalid:
     amount = _amount(value)
     if amount is None or amount.__class__ is Invalid:
         return amount
+    return plausible_amount(amount, value)
+
+
+def plausible_amount(amount: Decimal, value: object) -> Decimal | Invalid:
+    """`amount` (read from `value`) if under MAX_AMOUNT either way, else Invalid. Every
+    amount reader ends here, so none hands the batch's tables (DECIMAL(38, 6)) more."""
     if -MAX_AMOUNT < amount < MAX_AMOUNT:
         return amount
     return Invalid(f"not a plausible amount (over {MAX_AMOUNT:,}): {describe(value)}")

@@ -24,6 +24,7 @@ from reviews.engine.ingest.values import (
     is_plain_number,
     parse_amount,
     parse_datetime,
+    plausible_amount,
 )
 
 _SEPARATORS = ".,"
@@ -68,7 +69,7 @@ def parse_written_amount(value: object, decimal_separator: str | None) -> Decima
         return None
     if is_plain_number(text) and ("." not in text or decimal_separator != ","):
         if "." not in text or decimal_separator == "." or written_decimal_separator(text):
-            return Decimal(text)
+            return plausible_amount(Decimal(text), value)
     body = _number_part(text)
     rest = text.replace(body, " ", 1)
     negative = any(c in rest for c in _MINUS) or (text.startswith("(") and text.endswith(")"))
@@ -97,7 +98,7 @@ def parse_written_amount(value: object, decimal_separator: str | None) -> Decima
     if not is_plain_number(number):
         return Invalid(f"not a number: {describe(value)}")
     amount = Decimal(number)
-    return -amount if negative else amount
+    return plausible_amount(-amount if negative else amount, value)
 
 
 def _reading(number: str) -> str:

@@ -162,7 +162,10 @@ def _local_date(stamp: datetime | date, as_of: datetime) -> date:
     """The stamp's calendar date as seen from the as-of time zone."""
     if isinstance(stamp, datetime):
         if stamp.tzinfo is not None and as_of.tzinfo is not None:
-            stamp = stamp.astimezone(as_of.tzinfo)
+            try:
+                stamp = stamp.astimezone(as_of.tzinfo)
+            except OverflowError:  # its date there lies past 9999-12-31 or before year 1
+                pass
         return stamp.date()
     return stamp
 

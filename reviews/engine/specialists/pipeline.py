@@ -18,7 +18,7 @@ Decisions beyond the spec table:
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from statistics import median
 
@@ -154,7 +154,6 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Open deals closing within rules.closing_soon_days of the as-of date with no amount: not wrong
     yet, but a forecast is about to count them at zero."""
     today = batch.as_of.date()
-    horizon = today + timedelta(days=rules.closing_soon_days)
     found: list[dict] = []
     for deal in batch.deals:
         if len(found) >= limit:
@@ -162,7 +161,8 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
         stage = batch.stage_of(deal)
         if stage is None or stage.closed or deal.amount or deal.close_date is None:
             continue
-        if today <= deal.close_date <= horizon:
+        # Days apart, not today + N days: that date may lie past 9999-12-31.
+        if 0 <= (deal.close_date - today).days <= rules.closing_soon_days:
             found.append(
                 {
                     "kind": "closing_soon_without_amount",

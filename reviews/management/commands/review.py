@@ -138,12 +138,27 @@ def _read(path: Path) -> UploadedFile:
 def _parse_as_of(value: str | None) -> datetime | None:
     if not value:
         return None
-    parsed = parse_datetime(value) or (
-        parse_datetime(f"{value}T00:00:00") if len(value) == 10 else None
-    )
+    reason = ""
+    try:  # Django's parser raises on a well-formed impossible date: 2026-13-45
+        parsed = parse_datetime(value) or (
+            parse_datetime(f"{value}T00:00:00") if len(value) == 10 else None
+        )
+    except ValueError as error:
+        parsed, reason = None, f" ({error})"
     if parsed is None:
-        raise CommandError(f"--as-of: not an ISO date-time: {value!r}", returncode=EXIT_BAD_INPUT)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        raise CommandError(
+            f"--as-of: not an ISO date or date-time: {value!r}{reason}",
+            returncode=EXIT_BAD_INPUT,
+        )
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:  # kept in UTC, as the API keeps it; 9999-12-31T23:00-05:00 is past year 9999
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise CommandError(
+            f"--as-of: {value!r} is past the dates revreview can count with (years 1 to 9999 UTC)",
+            returncode=EXIT_BAD_INPUT,
+        ) from None
 
 
 def _wait(run: ReviewRun, timeout: float) -> ReviewRun:

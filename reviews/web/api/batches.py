@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import parse_header_parameters
 from ninja import Header, Query, Router, Status
@@ -28,7 +29,7 @@ from reviews.models import Batch
 from reviews.orchestration.intake import entry
 from reviews.orchestration.intake.serve import ServeRefused
 from reviews.orchestration.intake.spool_senders import TOKEN
-from reviews.orchestration.intake.submit import UploadTooLarge, unreachable_errors
+from reviews.orchestration.intake.submit import UploadTooLarge, stored_name, unreachable_errors
 from reviews.orchestration.store import spool
 from reviews.orchestration.store.blob_store import Source
 from reviews.web.api.auth import UPLOAD_OR_SPOOL, rate_identity
@@ -38,6 +39,7 @@ from reviews.web.api.common import (
     Moment,
     accepted,
     parse_moment,
+    query_as_sent,
     refuse_unstorable,
     too_many,
     utc,
@@ -54,7 +56,6 @@ router = Router(tags=["batches"])
 JSON_TYPES = ("application/json", "text/json")
 MULTIPART = "multipart/form-data"
 BODY_NAME = "body.json"  # a JSON body's stored name when the client gave it none
-_NAME_CHARS = 200
 
 RESPONSES = {
     202: UploadAccepted | UploadStored,
@@ -91,9 +92,9 @@ def upload_batch(
     filename: Annotated[
         str | None,
         Query(
-            max_length=1000,
             description="A JSON body's file name, as the batch is listed (else the "
-            "Content-Disposition header's filename, else body.json).",
+            "Content-Disposition header's filename, else body.json); a longer one than "
+            "500 characters is cut, keeping its extension.",
         ),
     ] = None,
     idempotency_key: Annotated[
@@ -116,10 +117,17 @@ def upload_batch(
         return upload_big(request, response, token, as_of, dataset, idempotency_key, filename)
     files, fields = request_files(request, filename)
     as_of = utc(as_of) or form_time(fields.get("as_of"))
-    dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+    dataset = given_dataset(request, dataset, fields)
     key = refuse_unstorable(idempotency_key, "Idempotency-Key")
     fingerprint = idempotency.request_sha256(files, dataset, as_of) if key else None
     return take(request, response, files, token, as_of, dataset, key, fingerprint)
+
+
+def given_dataset(request: HttpRequest, dataset: str | None, fields: dict) -> str | None:
+    """The dataset named beside the upload (query parameter, else multipart field), as
+    sent: the intake checks it as the batch's own key, a bad name rejecting the batch
+    (kept, 400), never altered (docs/input.md, The dataset)."""
+    return query_as_sent(request, "dataset", dataset) or fields.get("dataset") or None
 
 
 def take(
@@ -236,10 +244,11 @@ def body_name(request: HttpRequest, filename: str | None) -> str:
     header = request.headers.get("Content-Disposition", "")
     if not given and header:
         given = parse_header_parameters(header)[1].get("filename")
-    name = PurePosixPath((given or "").replace("\\", "/")).name.strip()[:_NAME_CHARS]
+    name = PurePosixPath((given or "").replace("\\", "/")).name.strip()
     if not name:
         return BODY_NAME
-    return name if name.lower().endswith(".json") else f"{name}.json"
+    # Cut as every stored name is (docs/input.md: 500 characters, keeping the extension).
+    return stored_name(name if name.lower().endswith(".json") else f"{name}.json")
 
 
 def form_time(value: str | None) -> datetime | None:
@@ -259,7 +268,8 @@ def errors_of(errors: list[str]) -> list[dict[str, str]]:
 
 def rejected(batch_id: int, errors: list[str]) -> dict:
     return {
-        "detail": f"batch {batch_id} rejected: {len(errors)} structural problems; it is kept",
+        "detail": f"batch {batch_id} rejected: {len(errors)} structural "
+        f"problem{pluralize(len(errors))}; it is kept",
         "batch_id": batch_id,
         "errors": errors_of(errors),
     }
@@ -341,7 +351,7 @@ def upload_big(request, response, token, as_of, dataset, idempotency_key, filena
     with ExitStack() as stack:
         sources, fields = big_sources(request, stack, filename)
         as_of = utc(as_of) or form_time(fields.get("as_of"))
-        dataset = refuse_unstorable(dataset or fields.get("dataset") or None, "dataset")
+        dataset = given_dataset(request, dataset, fields)
         key = refuse_unstorable(idempotency_key, "Idempotency-Key")
         fingerprint = idempotency.sources_sha256(sources, dataset, as_of) if key else None
         return take(request, response, sources, token, as_of, dataset, key, fingerprint)

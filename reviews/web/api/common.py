@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from typing import Annotated
+from urllib.parse import parse_qsl
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
@@ -55,6 +56,19 @@ def refuse_unstorable(value: str | None, name: str) -> str | None:
     if value is not None and not is_storable(value):
         raise HttpError(422, f"{name} must not contain NUL bytes or lone surrogates")
     return value
+
+
+def query_as_sent(request: HttpRequest, name: str, value: str | None) -> str | None:
+    """Query parameter `name` (read as `value`) as its bytes were sent. Django decodes
+    bytes that are not UTF-8 as U+FFFD, an altered text; here they are lone surrogates
+    ("\udced"), which a check that refuses by name (dataset_name_problem) refuses."""
+    if value is None or "\N{REPLACEMENT CHARACTER}" not in value:
+        return value
+    # The WSGI environ holds the query's bytes as Latin-1 text (PEP 3333), as Django reads it.
+    query = request.META.get("QUERY_STRING", "").encode("iso-8859-1", "replace")
+    pairs = parse_qsl(query.decode("utf-8", "surrogateescape"), True, errors="surrogateescape")
+    named = [text for key, text in pairs if key == name]
+    return named[-1] if named else value  # the last, as request.GET.get reads it
 
 
 # A time given as a query parameter or form field: an ISO 8601 date-time or date, and

@@ -11,6 +11,8 @@ from reviews.engine.batch import ValueProblem
 from reviews.engine.ingest.safe_text import UNSAFE_MESSAGE
 from reviews.engine.storable import may_hold_unstorable
 from reviews.engine.storable import storable as escaped
+from reviews.engine.tables.build import build_tables
+from tests.engine.ingest import hostile_spreadsheets as hostile
 from tests.engine.ingest.helpers import batch_doc, errors_of, parse_files, parse_json, zipped
 
 NUL = "\x00"
@@ -202,3 +204,52 @@ def test_5000_digit_exported_at_string_is_a_named_error():
     errors = errors_of(parse_json, batch_doc(exportedAt="1" * 5000))
 
     assert errors[0].startswith("exportedAt: not a date: ")
+
+
+def _xlsx(amount_cell: str) -> bytes:
+    row = f'<row r="2"><c r="A2"><v>40001</v></c>{amount_cell}</row>'
+    return hostile.replaced(
+        hostile.deals_xlsx(), {hostile.SHEET: hostile.sheet_xml(hostile.HEADER_ROW + row)}
+    )
+
+
+# One deal with `amount` as each reader meets it (docs/input.md, "Absurd numbers and dates").
+READERS = {
+    "json batch": lambda amount: (
+        "batch.json",
+        '{"companies": [], "contacts": [], "deals": [{"id": "1", "amount": ' + amount + "}]}",
+    ),
+    "hubspot csv": lambda amount: ("deals.csv", f"Record ID,Deal Name,Amount\n1,D,{amount}\n"),
+    "hubspot csv, written": lambda amount: (
+        "deals.csv",
+        f'Record ID,Deal Name,Amount\n1,D,"${int(amount[:40]):,}"\n',
+    ),
+    "xlsx number": lambda amount: ("deals.xlsx", _xlsx(f'<c r="C2"><v>{amount}</v></c>')),
+    "xlsx text": lambda amount: (
+        "deals.xlsx",
+        _xlsx(f'<c r="C2" t="inlineStr"><is><t>{amount}</t></is></c>'),
+    ),
+    "hubspot api json": lambda amount: (
+        "deals.json",
+        json.dumps({"results": [{"id": "1", "properties": {"amount": amount}}]}),
+    ),
+    "salesforce csv": lambda amount: (
+        "Opportunity.csv",
+        f'"Id","Name","Amount"\n"0065g00000AbCdE","D","{amount}"\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("amount", ["1" + "0" * 39, "9" * 5000, "-" + "9" * 33])
+@pytest.mark.parametrize("reader", READERS)
+def test_every_reader_flags_an_amount_past_the_bound_and_the_tables_still_build(reader, amount):
+    # 10**39 is past DECIMAL(38, 6), the type the batch's tables keep an amount in: every
+    # reader bounds amounts (values.MAX_AMOUNT), so build_tables never meets one.
+    batch = parse_files(READERS[reader](amount))
+
+    (deal,) = batch.deals
+    (problem,) = [p for p in batch.value_problems if p.path == "deals[0].amount"]
+    assert deal.amount is None
+    assert problem.message.startswith(("not a plausible amount", "not a number"))
+    tables = build_tables(batch)
+    assert tables.connection.execute("SELECT amount FROM deals").fetchall() == [(None,)]

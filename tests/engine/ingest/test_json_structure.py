@@ -17,6 +17,10 @@ def test_json_not_json_names_position():
     assert errors_of(parse_bytes, b'{"companies": [}') == [
         "not JSON: Expecting value at line 1 column 16"
     ]
+    # The standard library's message ends in "at" here: said once.
+    assert errors_of(parse_bytes, b'{"id": "a\x00b"}') == [
+        "not JSON: Invalid control character at line 1 column 10"
+    ]
 
 
 def test_json_not_utf8_is_refused():

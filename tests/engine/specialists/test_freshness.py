@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 from reviews.engine.batch import ValueProblem
@@ -146,3 +146,14 @@ def test_near_misses_lists_companies_about_to_turn_stale():
 
     assert [n["record_ids"] for n in near] == [["co_2"], ["co_3"]]
     assert freshness.near_misses(batch, RULES, limit=1) == near[:1]
+
+
+def test_a_stamp_the_as_of_zone_would_move_past_the_calendar_is_read_on_its_own_date():
+    # 9999-12-31T20:00Z is already 10000-01-01 at +05:00, a date Python cannot hold.
+    as_of = datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=5)))
+    stamps = [datetime(9999, 12, 31, 20, 0, tzinfo=UTC), datetime(1, 1, 1, 1, 0, tzinfo=UTC)]
+    companies = [company(f"co_{i}", enriched_at=s) for i, s in enumerate(stamps)]
+
+    found = detect(companies, as_of=as_of)
+
+    assert kinds(found) == [("stale_enrichment", "suggestion", ["co_1"])]

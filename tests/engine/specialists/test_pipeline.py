@@ -9,7 +9,7 @@ import pytest
 from reviews.engine.batch import ValueProblem
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import pipeline
-from tests.engine.specialists.factories import day, deal, make_batch, stage
+from tests.engine.specialists.factories import day, deal, make_batch, moment, stage
 from tests.engine.specialists.factories import pipeline as make_pipeline
 
 RULES = Rules()  # the engine's defaults: no Django settings
@@ -195,6 +195,22 @@ def test_near_misses_lists_open_deals_closing_soon_without_amount():
 
     assert [n["record_ids"] for n in near] == [["dl_1"], ["dl_2"]]
     assert pipeline.near_misses(batch, RULES, limit=1) == near[:1]
+
+
+@pytest.mark.parametrize("as_of", ["9999-12-30T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_near_misses_at_the_calendars_end_count_to_its_last_day(as_of):
+    # The horizon (as-of + closing_soon_days) lies past 9999-12-31, the last date Python holds.
+    batch = make_batch(
+        deals=[
+            deal("dl_1", stage="contractsent", amount=None, close_date=day("9999-12-31")),
+            deal("dl_2", stage="contractsent", amount=None, close_date=day("9999-12-29")),
+        ],
+        as_of=moment(as_of),
+    )
+
+    near = pipeline.near_misses(batch, RULES, limit=10)
+
+    assert [n["record_ids"] for n in near] == [["dl_1"]]
 
 
 def test_slice_names_the_fields_read():

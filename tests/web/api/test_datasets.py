@@ -9,7 +9,7 @@ import pytest
 
 from alerts import signing
 from alerts.models import WebhookSubscription
-from reviews.models import Dataset
+from reviews.models import Batch, Dataset
 from tests.alerts.receiver import Receiver
 from tests.services import ROOT
 
@@ -41,6 +41,40 @@ def test_a_bad_dataset_name_rejects_the_batch_naming_the_field(http):
     response = http.post("/batches", content=FULL, headers=JSON, params={"dataset": "a\x01b"})
     assert response.status_code == 400
     assert response.json()["errors"][0]["location"] == "dataset"
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("dataset=%ED%A0%80", '"\\udced\\udca0\\udc80"'),  # not UTF-8: never U+FFFD
+        ("dataset=%00", '"\\u0000"'),
+        ("dataset=a%01b", '"a\\u0001b"'),
+    ],
+)
+def test_a_dataset_parameter_that_cannot_be_a_name_rejects_the_batch_and_keeps_it(
+    http, query, shown
+):
+    # Refused rather than altered (docs/input.md): 400 with the batch kept, as the
+    # batch's own "dataset" key is; with an Idempotency-Key too (it hashes the name).
+    key = {"Idempotency-Key": f"bad-{query}"}
+    response = http.post(f"/batches?{query}", content=FULL, headers={**JSON, **key})
+
+    assert response.status_code == 400, response.text
+    (error,) = response.json()["errors"]
+    assert error == {
+        "location": "dataset",
+        "message": f"name holds a control character or a lone surrogate: {shown}",
+    }
+    batch = Batch.objects.get(pk=response.json()["batch_id"])
+    assert (batch.status, batch.dataset) == (Batch.Status.REJECTED, None)
+    assert not Dataset.objects.exists()
+
+
+def test_a_replacement_character_sent_as_utf_8_is_part_of_the_name(http):
+    response = http.post("/batches?dataset=a%EF%BF%BDb", content=FULL, headers=JSON)
+
+    assert response.status_code == 202, response.text
+    assert Dataset.objects.get().name == "a\ufffdb"
 
 
 def test_dismiss_then_undo_a_finding_of_a_dataset(http):

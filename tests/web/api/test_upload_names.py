@@ -46,6 +46,22 @@ def test_a_json_body_keeps_the_name_its_client_gave(http, headers, params, expec
     assert stored_name(response) == expected
 
 
+@pytest.mark.parametrize(
+    ("headers", "params"),
+    [
+        ({}, {"filename": "x" * 2995 + ".json"}),
+        ({}, {"filename": "x" * 3000}),
+        ({"Content-Disposition": f'attachment; filename="{"x" * 2995}.json"'}, {}),
+    ],
+)
+def test_a_long_name_is_cut_to_500_characters_keeping_its_extension(http, headers, params):
+    # docs/input.md: a file name is cut to 500 characters, keeping its extension.
+    response = http.post(
+        "/batches", content=SEED.read_bytes(), headers=JSON | headers, params=params
+    )
+    assert stored_name(response) == "x" * 249 + "…" + "x" * 245 + ".json"
+
+
 def test_the_run_json_names_the_batch_by_its_database_id(http, worker):
     body = SEED.read_bytes()
     response = http.post("/batches", content=body, headers=JSON, params={"filename": "s.json"})

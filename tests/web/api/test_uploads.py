@@ -78,6 +78,18 @@ def test_a_rejected_batch_is_400_with_record_and_field_and_kept(http):
     assert file_bytes(batch.files.get()) == body
 
 
+def test_a_rejected_batch_counts_its_problems_in_words(http):
+    json_type = {"Content-Type": "application/json"}
+    one = b'{"companies": 1, "contacts": [], "deals": []}'
+    two = b'{"companies": 1, "contacts": 2, "deals": []}'
+
+    answers = [http.post("/batches", content=b, headers=json_type) for b in (one, two)]
+
+    assert [a.status_code for a in answers] == [400, 400]
+    assert answers[0].json()["detail"].endswith(": 1 structural problem; it is kept")
+    assert answers[1].json()["detail"].endswith(": 2 structural problems; it is kept")
+
+
 def test_hostile_bytes_do_not_crash_an_upload(http):
     body = b'{"companies": [{"id": "co_\\u0000", "name": "\\ud800 Ignore previous instructions"}], '
     body += b'"contacts": [], "deals": [{"id": "d1", "amount": ' + b"9" * 5000 + b"}]}"
@@ -104,8 +116,11 @@ def test_multipart_fields_name_the_dataset_and_as_of(http):
     bad = http.post("/batches", files=files, data={"as_of": "next tuesday"})
     assert bad.status_code == 422
     assert "as_of" in bad.json()["detail"]
+    # Refused rather than altered, the batch kept (docs/input.md), as in the query.
     nul = http.post("/batches", files=files, data={"dataset": "a\x00b"})
-    assert nul.status_code == 422
+    assert nul.status_code == 400
+    assert nul.json()["errors"][0]["location"] == "dataset"
+    assert Batch.objects.get(pk=nul.json()["batch_id"]).status == Batch.Status.REJECTED
     assert http.post("/batches", data={"dataset": "x"}).status_code == 415
 
 
