@@ -82,7 +82,12 @@ def dismiss_findings(
                 continue
             try:
                 dismiss(
-                    dataset, finding.fingerprint, reason=reason, user=request.user, finding=finding
+                    dataset,
+                    finding.fingerprint,
+                    reason=reason,
+                    user=request.user,
+                    finding=finding,
+                    via=Dismissal.Via.ADMIN,
                 )
             except DismissalError as error:
                 refused.append(f"#{finding.pk}: {error}")

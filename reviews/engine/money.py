@@ -7,10 +7,15 @@ currency ("-€5,000", "-$5,000", never "$-5,000"); a model cost of zero is "$0"
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from functools import lru_cache
 
-from babel.numbers import format_currency, format_decimal, get_currency_symbol
+from babel.numbers import (
+    format_currency,
+    format_decimal,
+    get_currency_precision,
+    get_currency_symbol,
+)
 
 LOCALE = "en_US"  # how numbers are written on the pages; the currency is the amount's own
 USD = "USD"
@@ -18,7 +23,8 @@ USD = "USD"
 
 def format_money(amount: Decimal | int | float | None, currency: str | None = USD) -> str:
     """An amount in its currency: whole amounts without cents ("$410,000"), others
-    with them ("€1,234.50"); "no amount" for None.
+    with them ("€1,234.50"), or with the currency's third minor digit when it has one
+    and the amount uses it ("BHD12.345"); "no amount" for None.
 
     Written as babel's `format_currency(value, code, "¤#,##0[.00]", locale="en_US")`
     writes it (tests/engine/test_money.py holds them equal), with babel supplying only the
@@ -27,9 +33,34 @@ def format_money(amount: Decimal | int | float | None, currency: str | None = US
     if amount is None:
         return "no amount"
     value = Decimal(str(amount)) if isinstance(amount, float) else Decimal(amount)
-    places = ",.0f" if value == value.to_integral_value() else ",.2f"
+    code = currency or USD
+    if value == value.to_integral_value():
+        places = ",.0f"
+    elif value == value.quantize(_CENT) or _minor_digits(code) <= 2:
+        places = ",.2f"
+    else:  # more than cents, in a currency that counts them
+        places = f",.{_minor_digits(code)}f"
     sign = "-" if value < 0 else ""
-    return f"{sign}{_symbol(currency or USD)}{abs(value):{places}}"
+    return f"{sign}{_symbol(code)}{abs(value):{places}}"
+
+
+_CENT = Decimal("0.01")
+
+
+@lru_cache(maxsize=1024)
+def _minor_digits(currency: str) -> int:
+    """The currency's minor digits by ISO 4217 (babel's data): 2 for USD, 0 for JPY, 3
+    for BHD; 2 for a code babel does not know."""
+    return get_currency_precision(currency)
+
+
+def plain_amount(amount: Decimal, currency: str | None) -> str:
+    """An amount as a plain decimal for files: rounded to the currency's minor units
+    (half to even), without trailing zeros: "42000" ($42,000.00), "60000" (¥60,000),
+    "1234.5", "12.345" (BHD). The fix plan's CSV writes it, its JSON the same number."""
+    unit = Decimal(1).scaleb(-_minor_digits(currency or USD))
+    text = f"{amount.quantize(unit, rounding=ROUND_HALF_EVEN):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 @lru_cache(maxsize=1024)

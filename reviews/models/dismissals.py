@@ -14,6 +14,12 @@ class Dismissal(models.Model):
     until undone; undoing keeps the row (who undid it, when), and a later dismissal of
     the same fingerprint is a new row."""
 
+    class Via(models.TextChoices):
+        DASHBOARD = "dashboard"
+        API = "api", "API"
+        ADMIN = "admin"
+        CLI = "cli", "command line"
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="dismissals")
     fingerprint = models.CharField(max_length=16)
     # The finding as the team saw it when dismissing it.
@@ -29,6 +35,9 @@ class Dismissal(models.Model):
         related_name="dismissals",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Where it was made: the command line names a user only when told one (--user), so a
+    # dismissal without a user says where it came from rather than "someone".
+    via = models.CharField(max_length=16, choices=Via.choices, blank=True, default="")
     undone_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from reviews.engine.fixes.fixplan import FixPlan, Merge, plan_json
 from reviews.engine.fixes.fixtasks import Task
 from reviews.engine.fixes.salesforce_merges import MERGEABLE, MergeRequest, merge_requests
+from reviews.engine.money import plain_amount
 from reviews.reports.exports import safe_cell
 
 KINDS = ("merges", "tasks")
@@ -115,7 +116,7 @@ def _merge_row(merge: Merge) -> list:
         safe_cell(loses),
         merge.kind,
         safe_cell(merge.title),
-        "" if merge.amount is None else merge.amount,
+        "" if merge.amount is None else plain_amount(merge.amount, merge.currency),
         merge.currency,
         merge.fingerprint,
     ]
@@ -128,7 +129,7 @@ def _task_row(task: Task) -> list:
         safe_cell(task.owner or ""),
         task.property,
         safe_cell(task.problem),
-        "" if task.amount is None else task.amount,
+        "" if task.amount is None else plain_amount(task.amount, task.currency),
         task.currency,
         task.url,
         task.kind,

@@ -116,10 +116,7 @@ def run_report(run: ReviewRun, *, with_findings: bool = True) -> dict:
             "baseline_run": run.baseline_run_id,
             "resolved": run.resolved,
         }
-        report["suppressed"] = [
-            {**item, "amount_at_risk": _number(_decimal(item.get("amount_at_risk")))}
-            for item in run.suppressed
-        ]
+        report["suppressed"] = [_suppressed(item) for item in run.suppressed]
     if in_dataset and run.standing:
         # What still stands in the dataset whatever decided the verdict (docs/history.md).
         report["standing"] = run.standing
@@ -188,6 +185,14 @@ def finding_dicts(run: ReviewRun, in_dataset: bool, chunk_size: int) -> Iterator
 
 
 _IDS_TEXT = "record_ids_text"
+
+
+def _suppressed(item: dict) -> dict:
+    """A stored `suppressed` entry as output: its money as a number in its currency. An
+    entry kept before entries named their currency reads as a finding's row without one."""
+    amount = _decimal(item.get("amount_at_risk"))
+    currency = item.get("currency") or (DEFAULT_CURRENCY if amount else None)
+    return {**item, "amount_at_risk": _number(amount), "currency": currency}
 
 
 def _json_list(text: str) -> list:

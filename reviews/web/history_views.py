@@ -72,6 +72,7 @@ def dismiss_finding(request: HttpRequest, run_id: int, finding_id: int) -> HttpR
             reason=form.cleaned_data["reason"],
             user=request.user,
             finding=finding,
+            via=Dismissal.Via.DASHBOARD,
         )
     except DismissalError as error:
         return _finding_response(request, finding, str(error))

@@ -102,6 +102,7 @@ def rules_add(request: HttpRequest, name: str) -> HttpResponse:
     """The form's rule, or a library file's rules (`library`), as a new policy version."""
     dataset = get_dataset_to_change(request, name)
     chosen = request.POST.get("library", "")
+    typed = request.POST.get("reason", "").strip()  # kept in the policy's history
     try:
         if chosen:
             files = {item["file"]: item["rules"] for item in library()}
@@ -109,10 +110,10 @@ def rules_add(request: HttpRequest, name: str) -> HttpResponse:
                 return back_to_dataset(
                     request, dataset, error=f"no library file {chosen!r}", section="team-rules"
                 )
-            rules, reason = files[chosen], f"library rules switched on: {chosen}"
+            rules, reason = files[chosen], typed or f"library rules switched on: {chosen}"
         else:
             rules = [rule_from_form(request.POST)]
-            reason = request.POST.get("reason", "") or f"team rule {rules[0].id} saved"
+            reason = typed or f"team rule {rules[0].id} saved"
         added = team_rules.add(dataset, rules, reason=reason, user=request.user)
     except RuleFileError as error:
         return back_to_dataset(

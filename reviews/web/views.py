@@ -44,6 +44,7 @@ from reviews.models import (
     Severity,
     Verdict,
 )
+from reviews.orchestration.fixes.fixplan import links_of
 from reviews.orchestration.intake.serve import ServeRefused, rerun
 from reviews.orchestration.run.runner import models_allowed
 from reviews.reports.exports import findings_csv_response
@@ -179,6 +180,8 @@ def run_context(request: HttpRequest, run: ReviewRun) -> dict:
     if run.is_finished:
         context |= findings_context(run, request.GET)
         context |= ledger_context(run)
+        # Which CRM the fix plan's actions are for, decided as on the fix plan page.
+        context["links"] = links_of(run)
     return context
 
 

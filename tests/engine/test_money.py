@@ -83,3 +83,11 @@ def test_times_read_just_now_then_ago():
     assert ago(timezone.now() - timedelta(seconds=5)) == "just now"
     assert ago(timezone.now() - timedelta(minutes=3)) == "3\xa0minutes ago"
     assert ago(None) == ""
+
+
+def test_a_currency_with_three_minor_digits_shows_the_third_when_used():
+    assert format_money(Decimal("12.345"), "BHD") == "BHD12.345"
+    assert format_money(Decimal("-1234.5"), "KWD") == "-KWD1,234.50"
+    assert format_money(Decimal("12.34"), "BHD") == "BHD12.34"  # a finding's cents
+    assert format_money(Decimal("12.3456"), "BHD") == "BHD12.346"
+    assert format_money(Decimal("12.345"), "USD") == "$12.34"  # cents, half to even

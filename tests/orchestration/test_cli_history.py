@@ -113,3 +113,51 @@ def test_the_text_report_shows_status_resolved_and_suppressed(postgres, tmp_path
     suppressed = third.split("suppressed (dismissed by the team; not in the verdict):")[1]
     assert f"dedup/company_same_name OPEN #{duplicate}" in suppressed
     assert "dismissed by -: two subsidiaries" in suppressed
+
+
+def test_a_suppressed_finding_with_money_at_risk_shows_it_in_its_currency(postgres, tmp_path):
+    """A dismissed duplicate whose open deal is at risk: the JSON entry names the money's
+    currency, and the readable report prints it (it once failed on the missing key)."""
+    path = write(tmp_path, "a.json", "2026-08-01T09:00:00Z", 500)
+    batch = json.loads(path.read_text())
+    batch["companies"].append({"id": "co_2", "name": "Acme", "domain": "acme.example"})
+    batch["deals"] = [
+        {"id": "dl_2", "name": "Acme upsell", "amount": 1200, "currency": "EUR",
+         "stage": "qualifiedtobuy", "companyId": "co_2", "closeDate": "2026-09-01"}
+    ]  # fmt: skip
+    path.write_text(json.dumps(batch))
+    review_json(path, "--dataset", "acme")
+    duplicate = fingerprint("dedup", "company_same_name", ["co_1", "co_2"])
+    dismiss(duplicate, "--dataset", "acme", "--reason", "two subsidiaries")
+
+    code, second = review_json(path, "--dataset", "acme")
+    [entry] = second["suppressed"]
+    assert (entry["amount_at_risk"], entry["currency"]) == (1200, "EUR")
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        call_command("review", str(path), "--dataset", "acme", stdout=out, stderr=err)
+    assert (exit_.value.code, err.getvalue()) == (code, "")
+    suppressed = out.getvalue().split("suppressed (dismissed by the team; not in the verdict):")[1]
+    assert f"dedup/company_same_name [€1,200] OPEN #{duplicate}" in suppressed
+
+
+def test_a_three_decimal_currency_keeps_its_third_digit_and_the_finding_rounds_to_cents(
+    postgres, tmp_path
+):
+    """BHD has three minor digits: titles, the summary and the standing say 12.345; a
+    finding's own amount is kept to cents (docs/output.md), rounded half to even, the
+    same in the JSON and the readable report."""
+    path = write(tmp_path, "a.json", "2026-08-01T09:00:00Z", 500)
+    batch = json.loads(path.read_text())
+    batch["deals"] = [
+        {"id": "dl_2", "name": "Manama", "amount": "12.345", "currency": "BHD",
+         "stage": "qualifiedtobuy", "companyId": "co_1", "closeDate": "2026-07-01"}
+    ]  # fmt: skip
+    path.write_text(json.dumps(batch))
+    _, report = review_json(path, "--dataset", "acme")
+    [late] = report["findings"]
+    assert (late["amount_at_risk"], late["currency"]) == (12.34, "BHD")
+    assert report["standing"]["amounts"] == {"BHD": "12.345"}
+    assert "BHD12.345 at risk" in report["summary"]
+    text = review_text(path)
+    assert "pipeline/open_past_close_date [BHD12.34]" in text

@@ -103,6 +103,34 @@ def test_fix_plan_json_from_the_page_matches_the_cli(member_client, hubspot_run)
     assert response.json() == json.loads(cli("--run", str(hubspot_run.pk)))
 
 
+def test_the_csv_and_the_json_write_an_amount_alike_in_its_currencys_minor_units(
+    member_client, postgres
+):
+    """42000 in both (not 42000.00 in the CSV), ¥60,000 without a minor unit, cents and
+    a third digit where the currency has them, as far as a finding keeps them."""
+    deals = [("201", 42000, "USD"), ("202", 60000, "JPY"), ("203", 1234.5, "EUR"),
+             ("204", "12.345", "BHD")]  # fmt: skip
+    batch = {
+        "exportedAt": "2026-08-01T09:00:00Z",
+        "companies": [{"id": "101", "name": "Acme", "domain": "acme.example"}],
+        "contacts": [],
+        "deals": [
+            {"id": i, "name": i, "amount": a, "currency": c, "stage": "closedwon",
+             "companyId": "101"}
+            for i, a, c in deals
+        ],
+    }  # fmt: skip
+    run = reviewed([json_upload(batch)])
+    tasks = json.loads(cli("--run", str(run.pk), "--kind", "tasks"))["tasks"]
+    in_json = {t["record_id"]: (t["amount"], t["currency"]) for t in tasks}
+    assert in_json == {"201": (42000, "USD"), "202": (60000, "JPY"), "203": (1234.5, "EUR"),
+                       "204": (12.34, "BHD")}  # fmt: skip
+    text = member_client.get(reverse("reviews:tasks_csv", args=[run.pk])).content.decode()
+    in_csv = {t["Record ID"]: (t["amount"], t["currency"]) for t in rows(text)}
+    assert in_csv == {"201": ("42000", "USD"), "202": ("60000", "JPY"),
+                      "203": ("1234.5", "EUR"), "204": ("12.34", "BHD")}  # fmt: skip
+
+
 def test_a_run_still_queued_has_no_plan_yet(member_client, postgres):
     run = queued()
     response = member_client.get(reverse("reviews:fix_plan_json", args=[run.pk]))

@@ -9,6 +9,7 @@ import io
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 
 from reviews.models import Dataset, Dismissal, ReviewRun
@@ -70,6 +71,19 @@ def test_run_page_shows_badges_filters_by_status_and_lists_resolved_and_suppress
     # The first sync: no baseline, every finding new.
     first = member_client.get(reverse("reviews:run", args=[run1.pk])).content.decode()
     assert "The first sync of" in first and 'class="badge status-open" title' not in first
+
+
+def test_a_dismissal_from_the_command_line_without_a_user_says_so(member_client, member):
+    run1 = reviewed(small_sync("2026-08-01T09:00:00Z", 1000), created_by=member)
+    duplicate = run1.findings.get(kind="company_same_domain")
+    reason = ("--reason", "two subsidiaries")
+    call_command("dismiss", duplicate.fingerprint, "--dataset", "acme-hubspot", *reason)
+    run2 = reviewed(small_sync("2026-08-02T09:00:00Z", 1200), created_by=member)
+    page = member_client.get(reverse("reviews:run", args=[run2.pk])).content.decode()
+    suppressed = page.split('id="suppressed"')[1]
+    assert "Dismissed from the command line: <q>two subsidiaries</q>" in suppressed
+    first = member_client.get(reverse("reviews:run", args=[run1.pk])).content.decode()
+    assert "Dismissed from the command line\n" in first.split('class="dismissed"')[1]
 
 
 def test_dismiss_and_undo_swap_the_finding_in_place(member_client, member):

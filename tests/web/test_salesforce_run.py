@@ -103,3 +103,25 @@ def test_leads_are_counted_and_the_text_reports_counts_are_in_salesforces_words(
     text = text_report(run_report(salesforce_run), "WE.ZIP", crm_of(batch.source))
     assert "batch WE.ZIP: 4 accounts, 5 contacts, 5 opportunities, 5 leads" in text
     assert run_report(salesforce_run)["batch"]["counts"]["leads"] == 5
+
+
+def test_the_run_page_offers_the_salesforce_merge_csv_and_no_hubspot_merges(admin_client, postgres):
+    """As the fix plan page does: a Salesforce sync's merges are not applied in HubSpot,
+    and its run page links the Salesforce merge CSV (docs/output.md)."""
+    files = [UploadedFile(name, data) for name, data in data_export().items()]
+    submission = submit(files, dispatch=False, no_cache=True, dataset="sf-org")
+    start_review.apply(kwargs={"run_id": submission.run.pk})
+    run = submission.run
+    page = admin_client.get(reverse("reviews:run", args=[run.pk])).content.decode()
+    csv_url = reverse("reviews:salesforce_merges_csv", args=[run.pk])
+    assert f'id="salesforce-merges-csv" href="{csv_url}"' in page
+    assert "Apply merges in HubSpot" not in page
+    assert reverse("reviews:apply_merges", args=[run.pk]) not in page
+    fix_plan = page.split('id="fix-plan"')[1].split(">")[0]
+    assert "links to Salesforce" in fix_plan
+
+    hubspot = reviewed()
+    hubspot.batch.dataset = Dataset.objects.get(name="sf-org")  # any dataset: staff may apply
+    hubspot.batch.save(update_fields=["dataset"])
+    page = admin_client.get(reverse("reviews:run", args=[hubspot.pk])).content.decode()
+    assert "Apply merges in HubSpot" in page and 'id="salesforce-merges-csv"' in page

@@ -116,3 +116,18 @@ def test_the_editor_is_the_members_and_changing_rules_the_reviewers(client, djan
     assert client.post("/datasets/acme/rules/add/", FORM).status_code == 403
     assert client.post("/datasets/acme/rules/remove/", {"id": "x"}).status_code == 403
     assert not PolicyVersion.objects.exists()
+
+
+def test_a_library_file_switched_on_keeps_the_reason_typed_beside_it(client, staff):
+    dataset = synced()
+    section = client.get("/datasets/acme/rules/").content.decode()
+    row = section.split('data-file="company_without_domain.yaml"')[1].split("</tr>")[0]
+    assert 'name="reason"' in row  # the library's form asks why, as the others do
+    client.post(
+        "/datasets/acme/rules/add/",
+        {"library": "company_without_domain.yaml", "reason": "sales asked for domains"},
+    )
+    assert [r.id for r in team_rules.rules_of(dataset)] == ["company_without_domain"]
+    version = PolicyVersion.objects.order_by("-number").first()
+    assert version.reason == "sales asked for domains"
+    assert "sales asked for domains" in client.get("/datasets/acme/rules/").content.decode()

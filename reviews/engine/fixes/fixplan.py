@@ -19,6 +19,7 @@ from reviews.engine.fixes import survivor
 from reviews.engine.fixes.fixtasks import PlanFinding, Task, records_by_type, task_of
 from reviews.engine.fixes.hubspot_names import MERGE_FIELDS, property_name
 from reviews.engine.fixes.links import NO_LINKS, RecordLinks
+from reviews.engine.money import plain_amount
 from reviews.engine.specialists import KINDS, REGISTRY
 from reviews.engine.specialists.spec import Kind, Merges
 
@@ -273,7 +274,7 @@ def merge_json(merge: Merge) -> dict[str, Any]:
         "title": merge.title,
         "moves": merge.moves,
         "loses": merge.loses,
-        "amount": _number(merge.amount),
+        "amount": _number(merge.amount, merge.currency),
         "currency": merge.currency or None,
         "check": merge.check or None,
     }
@@ -286,7 +287,7 @@ def task_json(task: Task) -> dict[str, Any]:
         "owner": task.owner,
         "property": task.property,
         "problem": task.problem,
-        "amount": _number(task.amount),
+        "amount": _number(task.amount, task.currency),
         "currency": task.currency or None,
         "url": task.url or None,
         "kind": task.kind,
@@ -304,7 +305,9 @@ def plan_json(plan: FixPlan) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def _number(value: Decimal | None) -> int | float | None:
+def _number(value: Decimal | None, currency: str) -> int | float | None:
+    """The amount as the CSV writes it (reviews.engine.money.plain_amount), as a number."""
     if value is None:
         return None
-    return int(value) if value == value.to_integral_value() else float(value)
+    text = plain_amount(value, currency)
+    return float(text) if "." in text else int(text)

@@ -12,8 +12,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from reviews.engine.at_risk import money_at_risk
+from reviews.engine.batch import DEFAULT_CURRENCY
 from reviews.engine.coordinator import Review, decide
-from reviews.engine.findings import RawFinding, Severity
+from reviews.engine.findings import MIXED, RawFinding, Severity
 from reviews.engine.history import breakdown
 from reviews.engine.money import format_amounts
 
@@ -74,10 +75,12 @@ class Baseline:
 
 @dataclass(frozen=True, slots=True)
 class Dismissed:
-    """An active dismissal of the dataset: who and why."""
+    """An active dismissal of the dataset: who and why, and where it was made ("cli":
+    the command line, which names a user only when told one)."""
 
     by: str
     reason: str
+    via: str = ""
 
 
 @dataclass(slots=True)
@@ -287,8 +290,11 @@ def standing_sentence(
 
 def suppressed_entry(marked: Marked) -> dict:
     """A `suppressed` item of docs/history.md: the finding, its history fields, and the
-    dismissal's who and why. JSON-safe (the amount as a string, never a float)."""
+    dismissal's who and why. JSON-safe (the amount as a string, never a float). Its money
+    is the finding's: in its own currency, none (`null`, "mixed") when in several."""
     f = marked.finding
+    # As a finding's row reads (reviews.reports.report): money without a code is in the default.
+    currency = f.currency or (DEFAULT_CURRENCY if f.exposure else None)
     return {
         "category": f.category,
         "kind": f.kind,
@@ -298,11 +304,13 @@ def suppressed_entry(marked: Marked) -> dict:
         "record_ids": f.record_ids,
         "suggested_fix": f.suggested_fix,
         "confidence": f.confidence,
-        "amount_at_risk": str(f.amount_at_risk) if f.exposure else None,
+        "amount_at_risk": str(f.amount_at_risk) if currency and currency != MIXED else None,
+        "currency": currency,
         "source": f.source,
         "fingerprint": marked.fingerprint,
         "status": marked.status,
         "first_seen": marked.first_seen.isoformat() if marked.first_seen else None,
         "dismissed_by": marked.dismissal.by if marked.dismissal else "",
         "reason": marked.dismissal.reason if marked.dismissal else "",
+        "dismissed_via": marked.dismissal.via if marked.dismissal else "",
     }

@@ -8,8 +8,8 @@ Decisions beyond the spec table:
   won-deal and past-close-date rules only judge deals whose stage is known.
 - `amount_looks_like_typo` (suggestion): a deal whose amount is at least
   rules.amount_typo_factor (default 100) times the median amount of its
-  company's deals (rules.amount_typo_min_deals, default three, or more with a positive
-  amount, so one outlier cannot drag the median towards itself).
+  company's deals in the same currency (rules.amount_typo_min_deals, default three, or
+  more with a positive amount, so one outlier cannot drag the median towards itself).
 - A malformed amount on a won deal gives both `invalid_value` and
   `won_without_amount`: the won revenue is unknown either way.
 - Exposure is the deal's own positive amount; a negative amount exposes nothing.
@@ -18,6 +18,7 @@ Decisions beyond the spec table:
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from statistics import median
@@ -43,19 +44,38 @@ W, C = (Severity.WARNING,), (Severity.CRITICAL,)
 
 
 def typo_factors(batch: Batch, rules: Rules) -> dict[str, Decimal]:
-    """Each deal's amount over its company's median (companies with at least
+    """Each deal's amount over its company's median in its currency (groups of at least
     rules.amount_typo_min_deals positive amounts): the value amount_looks_like_typo
     compares with rules.amount_typo_factor (its measure: tuning reads it)."""
-    by_company: dict[str, list[Deal]] = defaultdict(list)
+    found: dict[str, Decimal] = {}
+    for group in _typo_groups(batch, rules):
+        found |= {deal.id: deal.amount / group.typical for deal in group.deals}
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _TypoGroup:
+    """One company's deals in one currency, with their median: what a deal's amount is
+    compared with (amounts are never compared or added across currencies)."""
+
+    company_id: str
+    currency: str
+    deals: list[Deal]
+    typical: Decimal
+    several_currencies: bool  # the company has deals in other currencies too
+
+
+def _typo_groups(batch: Batch, rules: Rules) -> list[_TypoGroup]:
+    by_company: dict[str, dict[str, list[Deal]]] = defaultdict(lambda: defaultdict(list))
     for deal in batch.deals:
         if deal.company_id and deal.amount and deal.amount > 0:
-            by_company[deal.company_id].append(deal)
-    found: dict[str, Decimal] = {}
-    for deals in by_company.values():
-        if len(deals) >= rules.amount_typo_min_deals:
-            typical = median(deal.amount for deal in deals)
-            found |= {deal.id: deal.amount / typical for deal in deals}
-    return found
+            by_company[deal.company_id][batch.currency_of(deal)].append(deal)
+    return [
+        _TypoGroup(company_id, code, deals, median(d.amount for d in deals), len(groups) > 1)
+        for company_id, groups in by_company.items()
+        for code, deals in groups.items()
+        if len(deals) >= rules.amount_typo_min_deals
+    ]
 
 
 SPEC = Specialist(
@@ -118,7 +138,8 @@ SPEC = Specialist(
             Match.FUZZY,
             rules=("amount_typo_factor", "amount_typo_min_deals"),
             finds="a deal at least this many times the median amount of its company's deals "
-            "(this many or more with an amount above 0)",
+            "in the same currency (this many or more with an amount above 0; amounts are "
+            "never compared across currencies)",
             reads=("deals.amount", "deals.companyId"),
             fix=FixTarget("deals", "amount"),
             measure=Measure("amount_typo_factor", typo_factors, inclusive=True),
@@ -282,23 +303,24 @@ def _missing_stage(deal: Deal) -> RawFinding:
 
 def _amount_typos(batch: Batch, rules: Rules) -> list[RawFinding]:
     factor = rules.amount_typo_factor
-    by_company: dict[str, list[Deal]] = defaultdict(list)
-    for deal in batch.deals:
-        if deal.company_id and deal.amount and deal.amount > 0:
-            by_company[deal.company_id].append(deal)
-    found: list[RawFinding] = []
-    for company_id, deals in by_company.items():
-        if len(deals) < rules.amount_typo_min_deals:
-            continue
-        typical = median(deal.amount for deal in deals)
-        for deal in deals:
-            if deal.amount >= typical * factor:
-                found.append(_amount_typo(deal, company_id, typical, len(deals)))
-    return found
+    return [
+        _amount_typo(deal, group)
+        for group in _typo_groups(batch, rules)
+        for deal in group.deals
+        if deal.amount >= group.typical * factor
+    ]
 
 
-def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> RawFinding:
+def _amount_typo(deal: Deal, group: _TypoGroup) -> RawFinding:
+    typical = group.typical
     ratio = deal.amount / typical
+    # The currency is named when the company's other deals, in other currencies, are not
+    # among those compared.
+    deals = (
+        f"{len(group.deals)} {group.currency} deals"
+        if group.several_currencies
+        else (f"{len(group.deals)} deals")
+    )
     return _finding(
         deal,
         kind="amount_looks_like_typo",
@@ -306,7 +328,7 @@ def _amount_typo(deal: Deal, company_id: str, typical: Decimal, count: int) -> R
         title=f"Deal {named(deal)} amount {money(deal.amount, deal.currency)} looks like a typo",
         detail=(
             f"Deal {_name(deal)} is {money(deal.amount, deal.currency)}, {ratio:.0f}x the median "
-            f"{money(typical, deal.currency)} of the {count} deals of company {company_id}."
+            f"{money(typical, deal.currency)} of the {deals} of company {group.company_id}."
         ),
         fix="Check the amount for extra digits against the quote or order.",
         confidence=0.6,

@@ -11,7 +11,7 @@ import getpass
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from reviews.models import Dataset
+from reviews.models import Dataset, Dismissal
 from reviews.orchestration.dataset.dismissals import DismissalError, dismiss, undo_dismissal
 from workspaces.cli import HELP as workspace_help
 from workspaces.cli import workspace_named
@@ -45,7 +45,13 @@ class Command(BaseCommand):
                 dismissal = undo_dismissal(found, fingerprint, user=user)
                 self.stdout.write(f"undone: {dismissal.fingerprint} ({dismissal.title})")
             else:
-                dismissal = dismiss(found, fingerprint, reason=options["reason"] or "", user=user)
+                dismissal = dismiss(
+                    found,
+                    fingerprint,
+                    reason=options["reason"] or "",
+                    user=user,
+                    via=Dismissal.Via.CLI,
+                )
                 self.stdout.write(
                     f"dismissed: {dismissal.fingerprint} ({dismissal.title}): {dismissal.reason}"
                 )

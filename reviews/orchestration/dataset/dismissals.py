@@ -28,10 +28,12 @@ def dismiss(
     reason: str,
     user=None,
     finding: Finding | Dismissal | None = None,
+    via: str = "",
 ) -> Dismissal:
     """Dismiss `fingerprint` in `dataset`. Dismissing what is already dismissed returns
     the standing dismissal unchanged. `finding` (else the dataset's latest finding with
-    that fingerprint) gives the category, kind and title recorded with it."""
+    that fingerprint) gives the category, kind and title recorded with it; `via` where it
+    was made (Dismissal.Via)."""
     fingerprint = _checked(fingerprint)
     reason = (reason or "").strip()
     if not reason:
@@ -63,6 +65,7 @@ def dismiss(
                 title=finding.title[:500],
                 reason=reason,
                 created_by=user if user and user.is_authenticated else None,
+                via=via,
             )
     except IntegrityError:  # dismissed at the same moment by someone else: theirs stands
         standing = active(dataset, fingerprint)
@@ -96,9 +99,9 @@ def active(dataset: Dataset, fingerprint: str) -> Dismissal | None:
 def active_dismissals(dataset_id: int) -> dict[str, Dismissed]:
     """The dataset's standing dismissals by fingerprint, as the engine takes them."""
     rows = Dismissal.objects.filter(dataset_id=dataset_id, undone_at__isnull=True).values_list(
-        "fingerprint", "created_by__username", "reason"
+        "fingerprint", "created_by__username", "reason", "via"
     )
-    return {key: Dismissed(by=by or "", reason=reason) for key, by, reason in rows}
+    return {key: Dismissed(by or "", reason, via) for key, by, reason, via in rows}
 
 
 def latest_finding(dataset: Dataset, fingerprint: str) -> Finding | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import repeat
 from operator import attrgetter
 from typing import Any
@@ -32,6 +32,11 @@ MARK_FIELDS = ("fingerprint", "status", "first_seen")
 # What a DecimalField(18, 2) holds: a sum past it is stored capped rather than the
 # review failing on an overflow.
 MAX_STORED_AMOUNT = Decimal("9999999999999999.99")
+# Its two decimals: an amount with more (a currency with three minor digits, BHD 12.345)
+# is rounded here, half to even as reviews.engine.money writes cents, the same on every
+# database (Postgres's COPY would round half up, Django's SQLite write half to even).
+# Widening the column is a rewrite of the largest table (docs/output.md#fields).
+STORED_PLACES = Decimal("0.01")
 
 
 def write_findings(
@@ -147,10 +152,11 @@ def _amount(finding: RawFinding) -> Decimal | None:
 
 
 def storable_amount(amount: Decimal | None) -> Decimal | None:
-    """The amount, capped to what its column holds."""
+    """The amount, capped to what its column holds and rounded to its cents."""
     if amount is None:
         return None
-    return max(-MAX_STORED_AMOUNT, min(amount, MAX_STORED_AMOUNT))
+    capped = max(-MAX_STORED_AMOUNT, min(amount, MAX_STORED_AMOUNT))
+    return capped.quantize(STORED_PLACES, rounding=ROUND_HALF_EVEN)
 
 
 def _texts(values: list[Any], limit: int | None) -> list[Any]:

@@ -117,6 +117,7 @@ def dismiss_finding(request: HttpRequest, name: str, payload: DismissalIn):
             _text(payload.fingerprint),
             reason=_text(payload.reason),
             user=request.auth.user,
+            via=Dismissal.Via.API,
         )
     except DismissalError as error:
         return Status(400, {"detail": str(error)})

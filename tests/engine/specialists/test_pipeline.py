@@ -170,6 +170,30 @@ def test_typo_factor_comes_from_the_rules():
     assert kinds(findings) == [("amount_looks_like_typo", "suggestion", ["dl_2"])]
 
 
+def test_a_typo_is_judged_against_the_companys_deals_in_the_same_currency():
+    """Amounts are never compared across currencies: ¥1,234,567 is no typo beside deals
+    of 999 in other currencies, and three yen deals are judged on their own median."""
+    other = [("EUR", 950), ("GBP", 999), ("USD", 1_000), ("BHD", 12.345)]
+    deals = [
+        deal(f"dl_{code}", company_id="co_1", stage="qualifiedtobuy", amount=amount, currency=code)
+        for code, amount in other
+    ]
+    yen = deal("dl_y1", company_id="co_1", stage="qualifiedtobuy", amount=1_234_567, currency="JPY")
+    batch = make_batch(deals=[*deals, yen])
+    assert pipeline.detect(batch, RULES) == []
+    assert "dl_y1" not in pipeline.typo_factors(batch, RULES)
+
+    yens = [
+        deal(f"dl_y{n}", company_id="co_1", stage="qualifiedtobuy", amount=a, currency="JPY")
+        for n, a in ((2, 10_000), (3, 11_000), (4, 12_000))
+    ]
+    batch = make_batch(deals=[*deals, yen, *yens])
+    [typo] = pipeline.detect(batch, RULES)
+    assert (typo.record_ids, typo.exposure) == (["dl_y1"], {"dl_y1": Decimal(1_234_567 - 11_500)})
+    assert "the median ¥11,500 of the 4 JPY deals of company co_1." in typo.detail
+    assert pipeline.typo_factors(batch, RULES)["dl_y1"] == Decimal(1_234_567) / 11_500
+
+
 def test_no_typo_suggestion_without_enough_deals_to_compare():
     assert (
         findings_of(
