@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import ast
+import functools
+import itertools
 import os
+import re
 import shutil
 from pathlib import Path
 
 import hypothesis
 import pytest
+from _pytest.mark.expression import Expression
 from django.conf import settings
 from django.db import connection
 
 from revreview.celery import app
-from tests import services
+from tests import migrated_db, services
 from tests.llm.fake_gateway import FakeGateway
 
 # Property tests check what, never how fast (speed is bench/'s): a loaded 2-core machine
@@ -35,12 +40,64 @@ SERVICE_FIXTURES = frozenset({"postgres", "redis_url", "worker", "live_server", 
 INTEGRATION_FOLDERS = ("deploy",)
 
 
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """Under a -m that leaves every integration test out (the fast loop), a folder or
+    module that is all integration is not even imported: collecting them cost each
+    xdist worker about 4 s (schemathesis builds its cases at collection)."""
+    if not _leaves_out_integration(config.option.markexpr):
+        return None
+    tests = Path(__file__).parent
+    if collection_path.parent == tests and collection_path.name in INTEGRATION_FOLDERS:
+        return True
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return _marked_integration(collection_path) or None
+    return None
+
+
+@functools.cache
+def _leaves_out_integration(markexpr: str) -> bool:
+    """Whether `-m markexpr` deselects a test marked integration whatever its other
+    marks: false for every assignment of the other names the expression uses."""
+    if not markexpr or "(" in markexpr:  # marks' arguments: not worked out, all collected
+        return False
+    others = sorted(set(re.findall(r"[A-Za-z_]\w*", markexpr)) - {"and", "or", "not"})
+    others = [name for name in others if name != "integration"]
+    if len(others) > 8:
+        return False  # not worth working out: collect everything
+    expression = Expression.compile(markexpr)
+    for values in itertools.product((False, True), repeat=len(others)):
+        marks = {"integration", *(name for name, on in zip(others, values, strict=True) if on)}
+        if expression.evaluate(marks.__contains__):
+            return False
+    return True
+
+
+def _marked_integration(path: Path) -> bool:
+    """A module whose `pytestmark` names pytest.mark.integration (not in a call)."""
+    for node in ast.parse(path.read_bytes()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets
+        ):
+            value = node.value
+            marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+            return any(ast.unparse(mark) == "pytest.mark.integration" for mark in marks)
+    return False
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     tests = Path(__file__).parent
     for item in items:
         folder = Path(item.path).relative_to(tests).parts[0]
         if folder in INTEGRATION_FOLDERS or SERVICE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """pytest-django's step before it makes the test database: on SQLite (the fast loop),
+    made from a kept migrated copy (tests/migrated_db.py)."""
+    if connection.vendor == "sqlite":
+        migrated_db.use_a_migrated_copy()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -6,6 +6,7 @@ and no app reaches into another app's private names."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -100,11 +101,18 @@ def project_modules() -> dict[str, Path]:
     }
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's tree, parsed once per process: the checks below read every module's,
+    several times over (read only)."""
+    return ast.parse(path.read_text())
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Project modules that `name` imports, at the top or inside a function."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -117,6 +125,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return {m for m in found if m in modules and m != name}
 
 
+@functools.cache  # read only: the tests below share one graph
 def import_graph() -> dict[str, set[str]]:
     modules = project_modules()
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
@@ -143,7 +152,7 @@ def private_names_used(name: str, path: Path, modules: dict[str, Path]) -> set[s
     as an attribute of an imported module or class."""
     found: set[str] = set()
     bound: dict[str, str] = {}  # local name -> the project module it came from
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.ImportFrom) and node.module in modules:
             for alias in node.names:
                 bound[alias.asname or alias.name] = node.module
@@ -153,7 +162,7 @@ def private_names_used(name: str, path: Path, modules: dict[str, Path]) -> set[s
             for alias in node.names:
                 if alias.name in modules and alias.asname:
                     bound[alias.asname] = alias.name
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.loopback import serving_thread
+
 
 @dataclass(frozen=True)
 class Received:
@@ -68,7 +70,7 @@ class Receiver:
         self.port = self.server.server_port
         scheme = "https" if tls is not None else "http"
         self.url = f"{scheme}://{host}:{self.port}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serving_thread(self.server)
 
     def __enter__(self) -> Receiver:
         self.thread.start()

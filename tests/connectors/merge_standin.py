@@ -22,6 +22,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.loopback import serving_thread
+
 _PATH = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/merge$")
 _PROPERTIES = re.compile(r"^/crm/v3/properties/(companies|contacts|deals)$")
 _READ = re.compile(r"^/crm/v3/objects/(companies|contacts|deals)/batch/read$")
@@ -84,7 +86,7 @@ class HubSpotStandIn:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = serving_thread(self.server)
 
     def __enter__(self) -> HubSpotStandIn:
         self._thread.start()

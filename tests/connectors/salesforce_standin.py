@@ -38,6 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from tests.connectors.salesforce_org import FIELDS, PREFIX, Org, id18, read_datetime
+from tests.loopback import serving_thread
 
 CLIENT_ID = "3MVG9standin.consumer.key"
 CLIENT_SECRET = "standin-consumer-secret"
@@ -291,7 +292,7 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serving_thread(self.server)
 
     def __enter__(self) -> StandIn:
         self.thread.start()

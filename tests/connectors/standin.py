@@ -36,7 +36,6 @@ import base64
 import binascii
 import bisect
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -48,6 +47,7 @@ from tests.connectors import standin_writes
 from tests.connectors.standin_portal import MODIFIED, SEARCH_CAP, Portal, _iso
 from tests.connectors.standin_writes import TYPE_IDS
 from tests.connectors.task_standin import create_task
+from tests.loopback import serving_thread
 
 __all__ = ["MODIFIED", "SEARCH_CAP", "Portal", "StandIn", "serving"]
 
@@ -371,7 +371,7 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serving_thread(self.server)
 
     def __enter__(self) -> StandIn:
         self.thread.start()

@@ -4,7 +4,6 @@ a failed pull told to the dataset's webhooks, signed."""
 from __future__ import annotations
 
 import json
-import threading
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,6 +17,7 @@ from connectors.models import Connection, Pull
 from reviews.models import Dataset, ReviewRun
 from tests.connectors.portals import problem_portal
 from tests.connectors.standin import serving
+from tests.loopback import serving_thread
 
 pytestmark = pytest.mark.django_db
 TOKEN = "pat-na1-good"
@@ -83,7 +83,7 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serving_thread(self.server).start()
 
     def close(self) -> None:
         self.server.shutdown()

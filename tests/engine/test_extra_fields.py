@@ -19,7 +19,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
     max_leaves=8,
 )
-records = st.lists(st.dictionaries(st.text(), json_values, max_size=4), max_size=12)
+records = st.lists(st.dictionaries(st.text(), json_values, max_size=4), max_size=6)
 
 
 @given(records)

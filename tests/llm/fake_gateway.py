@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.loopback import serving_thread
+
 
 @dataclass(slots=True)
 class Reply:
@@ -106,9 +108,7 @@ class FakeGateway:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._server.block_on_close = False  # a test's slow reply must not delay the stop
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = serving_thread(self._server)
 
     @property
     def base_url(self) -> str:

@@ -9,22 +9,34 @@ import re
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
+from django.test import Client, TestCase
 from django.urls import reverse
 
 from reviews.models import Dataset
+from reviews.orchestration.store.parsed import forget_parsed
 from reviews.web import completeness
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def page(client, django_user_model, django_capture_on_commit_callbacks) -> str:
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("load_samples", stdout=io.StringIO())
-    dataset = Dataset.objects.get(name="northwind")
-    client.force_login(django_user_model.objects.create_superuser("ana", password="x" * 12))
-    url = reverse("reviews:dataset", args=[dataset.name])
-    return client.get(url, {"workspace": dataset.workspace_id}).content.decode()
+@pytest.fixture(scope="module")
+def page(django_db_setup, django_db_blocker) -> str:
+    """The sample dataset's page, rendered once: the tests only read it. Its rows are
+    rolled back before they run."""
+    from django.contrib.auth import get_user_model
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            call_command("load_samples", stdout=io.StringIO())
+        dataset = Dataset.objects.get(name="northwind")
+        client = Client()
+        client.force_login(get_user_model().objects.create_superuser("ana", password="x" * 12))
+        url = reverse("reviews:dataset", args=[dataset.name])
+        html = client.get(url, {"workspace": dataset.workspace_id}).content.decode()
+        transaction.set_rollback(True)
+    forget_parsed()  # as after each test (tests/conftest.py)
+    return html
 
 
 def bars(page: str, chart_id: str) -> dict[str, int]:

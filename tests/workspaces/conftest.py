@@ -3,10 +3,12 @@ workspace test walks. Users here join only the workspaces named (own_workspaces)
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.db import models, transaction
 from django.test import Client
 
 from alerts.models import WebhookSubscription
@@ -68,8 +70,44 @@ def _staff(django_user_model, name: str, **extra):
     return user
 
 
+@pytest.fixture(scope="module")
+def _world_rows(request, django_db_setup, django_db_blocker):
+    """The world made once per module, in a transaction that each test's own (pytest-django's
+    `db`) nests in as a savepoint and rolls back to: two reviews per test were most of the
+    workspace tests' time. The module's end rolls the world back too."""
+    from django.contrib.auth import get_user_model
+
+    # Made before any test's autouse fixtures: no user joins the default workspace.
+    assert request.node.get_closest_marker("own_workspaces"), "the world's modules set it"
+    with django_db_blocker.unblock():
+        made = transaction.atomic()
+        made.__enter__()
+        try:
+            world = _make_world(get_user_model())
+        except BaseException:
+            transaction.set_rollback(True)
+            made.__exit__(None, None, None)
+            raise
+    yield world
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        made.__exit__(None, None, None)
+
+
 @pytest.fixture
-def world(db, django_user_model) -> World:
+def world(_world_rows: World, db) -> World:
+    """The module's world, its rows read again: what a test changed on an instance (a
+    workspace's budget saved, a token refreshed) stays in that test."""
+    w = _world_rows
+    rows = {
+        name: type(row).objects.get(pk=row.pk)
+        for name, row in vars(w).items()
+        if isinstance(row, models.Model)
+    }
+    return dataclasses.replace(w, **rows, secrets=dict(w.secrets))
+
+
+def _make_world(django_user_model) -> World:
     a = Workspace.objects.create(name="alpha team")
     b = Workspace.objects.create(name="beta team")
     alice = _staff(django_user_model, "alice", is_staff=True)
