@@ -5,6 +5,8 @@ import hashlib
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import pytest
+
 from reviews.engine.coordinator import fuse
 from reviews.engine.history import compare as history
 from reviews.engine.history.compare import Baseline, Dismissed, Past, compare, fingerprint
@@ -153,6 +155,7 @@ def test_the_money_at_risk_is_never_added_across_currencies():
     assert "€5,000 and $20,000 at risk across 2 deals." in summary
 
 
+@pytest.mark.slow  # its size is the point; the compare itself is the tests above
 def test_compare_of_50k_findings_against_a_50k_baseline():
     # A dict look-up per finding (bench/ measures the time), the counts exact.
     current = [finding(ids=(f"co_{i}", f"co_{i + 1}")) for i in range(0, 100_000, 2)]
