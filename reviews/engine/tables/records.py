@@ -1,23 +1,27 @@
 """The parsed batch read back from its tables, so that nothing parses an upload twice.
 
 A batch's tables (build.py) hold every documented field as a typed column and every
-other property as text. Three things they cannot say exactly are kept beside them,
-one small Parquet file per object (`<object>.records.parquet`), row for row:
+other property as text. What they cannot say exactly is kept beside them, per object,
+row for row with its table:
 
-- `index`: the record's position in its list (what `companies[3]` names);
-- `extra`: the record's fields no rule reads, as the JSON text the batch kept them in
-  (extra_fields.py), so a property column's "123" and 123 stay apart;
-- `amount` (deals): the amount's own decimal text: DECIMAL(38, 6) reads 410000.00
-  back as 410000.000000, equal but not the same text.
+- `<object>.records.parquet`: each record's `index`, its position in its list (what
+  `companies[3]` names), and a deal's `amount` as its own decimal text (DECIMAL(38, 6)
+  reads 410000.00 back as 410000.000000: equal, not the same text);
+- `<object>.extras` and `.extras.npy`: the record's fields no rule reads, as the JSON
+  text the batch kept them in (extra_fields.py) and where each one ends, so a property
+  column's "123" and 123 stay apart.
+
+One thing is not told apart: an empty `companyIds` given ([]) reads back as none given
+(()); both are empty to every reader and to the cache key.
 
 The rest of the Batch (as-of, pipelines, value problems, headers...) is one JSON
 object in the tables' META (`batch_meta`). `read_batch` gives back a Batch equal to
-the one parsed, field for field (tests/engine/test_tables_records.py), in a fraction
-of the parse's time (bench/README.md, "The batch read back from its tables").
+the one parsed, field for field (tests/engine/test_tables_records.py), for about two
+thirds of a parse's CPU (bench/README.md, "The tables, built once per batch").
 
-A batch whose kept fields would not read back as they were (a NaN, a number past
-64 bits read by the standard library: only the JSON reader's slow path makes those)
-is written without its records; it is parsed again when it is read."""
+A batch whose kept fields would not read back as they were (a NaN, a number of
+thousands of digits: only the JSON reader's standard-library path makes those) is
+written without its records; it is parsed again when it is read."""
 
 from __future__ import annotations
 
