@@ -104,3 +104,11 @@ def test_a_one_off_upload_is_still_parsed_from_its_upload(monkeypatch):
         "companies": 2, "contacts": 2, "deals": 1,
     }  # fmt: skip
     assert calls == [1]
+
+
+def test_tables_that_cannot_be_read_back_leave_the_batch_to_its_upload(caplog):
+    run = reviewed_run(a_sync())
+    (tables.tables_folder(run.batch) / "deals.records.parquet").write_bytes(b"not parquet")
+    read = parsed_module.read_stored(run.batch)
+    assert read.deals == parsed_module.parse_stored(run.batch).deals
+    assert "its tables could not be read back; parsed" in caplog.text
