@@ -50,10 +50,7 @@ class ExtraFields:
         written in its place."""
         if not self._changed:
             return bytes(self._text), self._ends.tolist()
-        texts = [
-            _encoder.encode(self._changed[i]) if i in self._changed else bytes(self._slice(i))
-            for i in range(len(self._ends))
-        ]
+        texts = [self.json(i) for i in range(len(self._ends))]
         return b"".join(texts), list(accumulate(map(len, texts)))
 
     def add(self, index: int, fields: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ one already taken is left out and listed in `Tables.left_out`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -129,7 +129,7 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
     if name == "deals":
         data.update(_stage_columns(batch, records))
     extras, left_out = _properties(batch, name, records, {c.casefold() for c in typed})
-    _create(tables.connection, name, typed, data, extras)
+    create_table(tables.connection, name, typed, data, extras)
     tables.left_out[name] = left_out
     tables.headers[name] = _headers(name, batch.field_headers.get(name, {}))
 
@@ -143,8 +143,18 @@ def _column(records: list, attr: str, kind: str) -> list:
         return list(values)
     if kind == "VARCHAR[]":
         return [list(v) if v else [] for v in values]
-    texts: dict[Any, str | None] = {None: None}  # values repeat: each written once
-    return [texts[v] if v in texts else texts.setdefault(v, str(v)) for v in values]
+    return once_each(str, values)
+
+
+def once_each(convert: Callable[[Any], Any], values: Iterable) -> list:
+    """convert(v) for each of `values`, None kept None; values repeat (a few thousand
+    dates in a million records), so each distinct one is converted once and shared."""
+    values = list(values)
+    seen: dict = {None: None}
+    for value in values:
+        if value not in seen:
+            seen[value] = convert(value)
+    return list(map(seen.__getitem__, values))
 
 
 def _stage_columns(batch: Batch, deals: list) -> dict[str, list]:
@@ -193,7 +203,7 @@ def _extras(batch: Batch, name: str, records: list) -> Iterator[Mapping[str, Any
     return map(batch.extra_of, records)
 
 
-def _create(connection, name: str, typed: dict, data: dict, extras: dict) -> None:
+def create_table(connection, name: str, typed: dict, data: dict, extras: dict) -> None:
     rows = {column: _array(data[column]) for column in typed}
     for index, column in enumerate(extras.values()):
         rows[f"_p{index}"] = _array(column)

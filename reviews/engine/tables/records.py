@@ -39,12 +39,13 @@ import numpy as np
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
 from reviews.engine.extra_fields import NO_EXTRA, ExtraFields
-from reviews.engine.tables.build import KINDS, OBJECTS, typed_columns
+from reviews.engine.tables.build import KINDS, OBJECTS, create_table, once_each, typed_columns
 
 _encode = msgspec.json.Encoder().encode  # insertion order: a CSV's columns stay in order
 _decode = msgspec.json.Decoder().decode
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_DAY = date(1970, 1, 1)
+_TYPES = {"index": "BIGINT", "amount": "VARCHAR"}  # the records files' columns
 
 
 def records_file(folder: Path, name: str) -> Path:
@@ -75,7 +76,9 @@ def write_records(batch: Batch, folder: Path) -> dict | None:
         data = {"index": [r.index for r in records]}
         if name == "deals":
             data["amount"] = [None if r.amount is None else str(r.amount) for r in records]
-        _write(connection, data, records_file(folder, name))
+        types = {column: _TYPES[column] for column in data}
+        create_table(connection, name, types, data, {})
+        connection.table(name).write_parquet(str(records_file(folder, name)))
     return batch_meta(batch)
 
 
@@ -101,14 +104,6 @@ def _own_extra(fields: Mapping) -> bytes | None:
     except (TypeError, ValueError, OverflowError):
         return None
     return text if _decode(text) == fields else None
-
-
-def _write(connection: duckdb.DuckDBPyConnection, data: dict[str, list], path: Path) -> None:
-    types = {"index": "BIGINT", "amount": "VARCHAR"}
-    _rows = {column: np.array(values, dtype=object) for column, values in data.items()}  # noqa: F841
-    selects = ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in data)
-    # The names are our own (types above), never the batch's.
-    connection.sql(f"SELECT {selects} FROM _rows").write_parquet(str(path))  # noqa: S608
 
 
 def batch_meta(batch: Batch) -> dict:
@@ -205,9 +200,7 @@ def _read_records(
     found = connection.read_parquet(str(table)).project(selects).fetchnumpy()
     found.update(connection.read_parquet(str(records_file(folder, name))).fetchnumpy())
     for column in lists:
-        found[column] = _id_lists(
-            connection, table, column, empty=[] if column == "contact_ids" else ()
-        )
+        found[column] = _id_lists(connection, table, column)
     columns = []
     for column in kind.make.__slots__:
         if column == "extra":
@@ -215,7 +208,7 @@ def _read_records(
             continue
         values = found[column]
         convert = _CONVERT.get((name, column)) or _BY_TYPE.get(typed.get(column))
-        values = convert(values) if convert else _plain(values)
+        values = convert(values) if convert else values.tolist()  # NULLs come back None
         if column == "company_id":  # one string per company id, as the parse shares it
             values = list(map(shared.get, values, values))
         columns.append(values)
@@ -232,20 +225,15 @@ def _select(column: str, kind: str) -> str:
     return f'"{column}"'
 
 
-def _id_lists(connection, table: Path, column: str, empty: list | tuple) -> list:
-    """A list column; an empty list (NULL here: cheaper to fetch) as the field's default."""
+def _id_lists(connection, table: Path, column: str) -> list:
+    """A list column as lists, an empty one as None (cheaper to fetch): the field's
+    default is given in _CONVERT and _BY_TYPE."""
     rows = (
         connection.read_parquet(str(table))
         .project(f'CASE WHEN len("{column}") > 0 THEN "{column}" END')
         .fetchall()
     )
-    if empty == []:
-        return [row[0] or [] for row in rows]
-    return [row[0] or empty for row in rows]
-
-
-def _plain(values: Any) -> list:
-    return values if isinstance(values, list) else values.tolist()  # NULLs come back None
+    return [row[0] for row in rows]
 
 
 def _distinct(convert: Callable[[int], Any]) -> Callable[[np.ndarray], list]:
@@ -263,22 +251,15 @@ def _distinct(convert: Callable[[int], Any]) -> Callable[[np.ndarray], list]:
     return column
 
 
-_BY_TYPE: dict[str | None, Callable[[np.ndarray], list]] = {
+_BY_TYPE: dict[str | None, Callable[[Any], list]] = {
     "TIMESTAMPTZ": _distinct(lambda us: _EPOCH + timedelta(microseconds=us)),
     "DATE": _distinct(lambda days: _EPOCH_DAY + timedelta(days=days)),
+    "VARCHAR[]": lambda values: [ids or () for ids in values],  # company_ids' default
 }
-_CONVERT: dict[tuple[str, str], Callable[[np.ndarray], list]] = {
-    ("deals", "amount"): lambda values: _once_each(Decimal, values.tolist()),
+_CONVERT: dict[tuple[str, str], Callable[[Any], list]] = {
+    ("deals", "amount"): lambda values: once_each(Decimal, values.tolist()),
+    ("deals", "contact_ids"): lambda values: [ids or [] for ids in values],
 }
-
-
-def _once_each(convert: Callable[[str], Any], values: list) -> list:
-    """_distinct for text: each distinct value converted once, None kept None."""
-    seen: dict = {None: None}
-    for value in values:
-        if value not in seen:
-            seen[value] = convert(value)
-    return list(map(seen.__getitem__, values))
 
 
 def batch_from_meta(meta: dict) -> Batch:
