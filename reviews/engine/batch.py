@@ -314,11 +314,10 @@ class Batch:
     def use_pipelines(self, known: dict[str, Pipeline]) -> None:
         """Add pipeline definitions known beside the upload (a dataset's), under the
         batch's own: a pipeline the upload defines wins. Before any stage is looked up."""
-        merged = dict(known)
-        merged.update(self.pipelines)
-        self.pipelines = merged
+        self.pipelines = {**known, **self.pipelines}
         self._stages.clear()
         self._pipeline_keys = None
+        self.derived.pop("columns", None)  # its deals' stages were resolved without them
 
     def stage_of(self, deal: Deal) -> Stage | None:
         return self.stage_and_source(deal)[0]

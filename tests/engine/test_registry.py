@@ -49,6 +49,7 @@ HELPERS = {
     "leads",
     "people",
     "spec",
+    "typos",
 }  # modules here, not specialists
 RULES_TABLE = re.compile(r"^\| ([a-z()']+) \| `([a-z_]+)` \| (.+?) \| ([a-z /]+) \|(.*)\|$")
 SETTING = re.compile(r"`([A-Z_]+)` \(([^)]+)\)")

@@ -17,13 +17,9 @@ Decisions beyond the spec table:
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
-from statistics import median
 
-from reviews.engine.batch import Batch, Deal, Stage
+from reviews.engine.batch import Batch, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import invalid_value_findings, money, named
@@ -35,47 +31,14 @@ from reviews.engine.specialists.spec import (
     Measure,
     Specialist,
 )
+from reviews.engine.specialists.typos import TypoGroup, typo_factors, typo_groups
+from reviews.engine.tables.columns import columns
 
 CATEGORY = "pipeline"
 SLICE: dict[str, tuple[str, ...]] = {
     "deals": ("id", "name", "amount", "stage", "close_date", "pipeline", "company_id"),
 }
 W, C = (Severity.WARNING,), (Severity.CRITICAL,)
-
-
-def typo_factors(batch: Batch, rules: Rules) -> dict[str, Decimal]:
-    """Each deal's amount over its company's median in its currency (groups of at least
-    rules.amount_typo_min_deals positive amounts): the value amount_looks_like_typo
-    compares with rules.amount_typo_factor (its measure: tuning reads it)."""
-    found: dict[str, Decimal] = {}
-    for group in _typo_groups(batch, rules):
-        found |= {deal.id: deal.amount / group.typical for deal in group.deals}
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class _TypoGroup:
-    """One company's deals in one currency, with their median: what a deal's amount is
-    compared with (amounts are never compared or added across currencies)."""
-
-    company_id: str
-    currency: str
-    deals: list[Deal]
-    typical: Decimal
-    several_currencies: bool  # the company has deals in other currencies too
-
-
-def _typo_groups(batch: Batch, rules: Rules) -> list[_TypoGroup]:
-    by_company: dict[str, dict[str, list[Deal]]] = defaultdict(lambda: defaultdict(list))
-    for deal in batch.deals:
-        if deal.company_id and deal.amount and deal.amount > 0:
-            by_company[deal.company_id][batch.currency_of(deal)].append(deal)
-    return [
-        _TypoGroup(company_id, code, deals, median(d.amount for d in deals), len(groups) > 1)
-        for company_id, groups in by_company.items()
-        for code, deals in groups.items()
-        if len(deals) >= rules.amount_typo_min_deals
-    ]
 
 
 SPEC = Specialist(
@@ -153,69 +116,56 @@ SPEC = Specialist(
 
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
-    findings = invalid_value_findings(batch, CATEGORY)
-    malformed_stage = _malformed(batch, "stage")
-    today = batch.as_of.date()
-    for deal in batch.deals:
-        stage = batch.stage_of(deal)
-        if stage is None:
-            if deal.stage and deal.stage.strip():
-                findings.append(_unknown_stage(batch, deal))
-            elif deal.id not in malformed_stage:
-                findings.append(_missing_stage(deal))
-        else:
-            findings.extend(_stage_rules(deal, stage, today))
-        if deal.amount is not None and deal.amount < 0:
-            findings.append(_negative_amount(deal))
-    findings.extend(_amount_typos(batch, rules))
-    return findings
+    """Each rule's deals, queried over the deals' columns; findings in the deals' order,
+    a deal's own in the order of _RULES, the amount typos last."""
+    found: list[tuple[int, int, RawFinding]] = []
+    for order, (query, make) in enumerate(_RULES):
+        for (row,) in columns(batch).query(query, ("deals",), today=batch.as_of.date()):
+            if finding := make(batch, batch.deals[row]):
+                found.append((row, order, finding))
+    found.sort(key=lambda item: item[:2])
+    ordered = [finding for _, _, finding in found]
+    return [*invalid_value_findings(batch, CATEGORY), *ordered, *_amount_typos(batch, rules)]
+
+
+# Which stage a deal is in is resolved as every rule resolves it (Batch.stage_of): the
+# deals' columns carry it (stage_id, is_closed, is_won; NULL where nothing describes it).
+UNKNOWN_STAGE = "SELECT row FROM deals WHERE stage_id IS NULL AND stage_given"
+MISSING_STAGE = "SELECT row FROM deals WHERE stage_id IS NULL AND stage_given IS NOT TRUE"
+WON_WITHOUT_CLOSE_DATE = "SELECT row FROM deals WHERE is_won AND is_closed AND close_date IS NULL"
+WON_WITHOUT_AMOUNT = (
+    "SELECT row FROM deals WHERE is_won AND is_closed AND coalesce(amount_sign, 0) = 0"
+)
+OPEN_PAST_CLOSE_DATE = "SELECT row FROM deals WHERE NOT is_closed AND close_date < $today"
+NEGATIVE_AMOUNT = "SELECT row FROM deals WHERE amount_sign < 0"
 
 
 def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Open deals closing within rules.closing_soon_days of the as-of date with no amount: not wrong
     yet, but a forecast is about to count them at zero."""
-    today = batch.as_of.date()
-    found: list[dict] = []
-    for deal in batch.deals:
-        if len(found) >= limit:
-            break
-        stage = batch.stage_of(deal)
-        if stage is None or stage.closed or deal.amount or deal.close_date is None:
-            continue
+    rows = columns(batch).query(
         # Days apart, not today + N days: that date may lie past 9999-12-31.
-        if 0 <= (deal.close_date - today).days <= rules.closing_soon_days:
-            found.append(
-                {
-                    "kind": "closing_soon_without_amount",
-                    "record_ids": [deal.id],
-                    "detail": f"Deal {_name(deal)} closes {deal.close_date} with no amount.",
-                }
-            )
-    return found
+        """SELECT row FROM deals
+        WHERE NOT is_closed AND coalesce(amount_sign, 0) = 0
+            AND date_diff('day', $today, close_date) BETWEEN 0 AND $days
+        ORDER BY row LIMIT $limit""",
+        ("deals",),
+        today=batch.as_of.date(),
+        days=rules.closing_soon_days,
+        limit=max(limit, 0),
+    )
+    return [_closing_soon(batch.deals[row]) for (row,) in rows]
 
 
-def _malformed(batch: Batch, field: str) -> set[str]:
-    """Ids of deals whose `field` had a malformed value (already an invalid_value)."""
+def _closing_soon(deal: Deal) -> dict:
     return {
-        problem.record_id
-        for problem in batch.value_problems
-        if problem.category == CATEGORY and problem.path.rsplit(".", 1)[-1] == field
+        "kind": "closing_soon_without_amount",
+        "record_ids": [deal.id],
+        "detail": f"Deal {_name(deal)} closes {deal.close_date} with no amount.",
     }
 
 
-def _stage_rules(deal: Deal, stage: Stage, today: date) -> list[RawFinding]:
-    found: list[RawFinding] = []
-    if stage.closed and stage.won:
-        if deal.close_date is None:
-            found.append(_won_without_close_date(deal))
-        if not deal.amount:
-            found.append(_won_without_amount(deal))
-    elif not stage.closed and deal.close_date is not None and deal.close_date < today:
-        found.append(_open_past_close_date(deal, stage, today))
-    return found
-
-
-def _won_without_close_date(deal: Deal) -> RawFinding:
+def _won_without_close_date(batch: Batch, deal: Deal) -> RawFinding:
     return _finding(
         deal,
         kind="won_without_close_date",
@@ -230,7 +180,7 @@ def _won_without_close_date(deal: Deal) -> RawFinding:
     )
 
 
-def _won_without_amount(deal: Deal) -> RawFinding:
+def _won_without_amount(batch: Batch, deal: Deal) -> RawFinding:
     value = "amount 0" if deal.amount is not None else "no amount"
     return _finding(
         deal,
@@ -245,7 +195,7 @@ def _won_without_amount(deal: Deal) -> RawFinding:
     )
 
 
-def _negative_amount(deal: Deal) -> RawFinding:
+def _negative_amount(batch: Batch, deal: Deal) -> RawFinding:
     return _finding(
         deal,
         kind="negative_amount",
@@ -256,7 +206,8 @@ def _negative_amount(deal: Deal) -> RawFinding:
     )
 
 
-def _open_past_close_date(deal: Deal, stage: Stage, today: date) -> RawFinding:
+def _open_past_close_date(batch: Batch, deal: Deal) -> RawFinding:
+    today = batch.as_of.date()
     days = (today - deal.close_date).days
     return _finding(
         deal,
@@ -290,7 +241,10 @@ def _unknown_stage(batch: Batch, deal: Deal) -> RawFinding:
     )
 
 
-def _missing_stage(deal: Deal) -> RawFinding:
+def _missing_stage(batch: Batch, deal: Deal) -> RawFinding | None:
+    """None for a malformed stage: an invalid_value already, not also a missing one."""
+    if deal.id in batch.derive("malformed_stages", _malformed_stages):
+        return None
     return _finding(
         deal,
         kind="missing_stage",
@@ -301,17 +255,26 @@ def _missing_stage(deal: Deal) -> RawFinding:
     )
 
 
+def _malformed_stages(batch: Batch) -> set[str]:
+    """Ids of deals whose stage was malformed."""
+    return {
+        p.record_id
+        for p in batch.value_problems
+        if p.category == CATEGORY and p.path.rsplit(".", 1)[-1] == "stage"
+    }
+
+
 def _amount_typos(batch: Batch, rules: Rules) -> list[RawFinding]:
     factor = rules.amount_typo_factor
     return [
         _amount_typo(deal, group)
-        for group in _typo_groups(batch, rules)
+        for group in typo_groups(batch, rules, factor=factor)
         for deal in group.deals
         if deal.amount >= group.typical * factor
     ]
 
 
-def _amount_typo(deal: Deal, group: _TypoGroup) -> RawFinding:
+def _amount_typo(deal: Deal, group: TypoGroup) -> RawFinding:
     typical = group.typical
     ratio = deal.amount / typical
     # The currency is named when the company's other deals, in other currencies, are not
@@ -336,6 +299,18 @@ def _amount_typo(deal: Deal, group: _TypoGroup) -> RawFinding:
         # mistyped amount (reviews.engine.at_risk).
         exposure={deal.id: deal.amount - typical},
     )
+
+
+# Each rule's query and the finding it makes of a deal (None: not one after all), in the
+# order a deal's findings come (a won deal may lack both its close date and its amount).
+_RULES = (
+    (UNKNOWN_STAGE, _unknown_stage),
+    (MISSING_STAGE, _missing_stage),
+    (WON_WITHOUT_CLOSE_DATE, _won_without_close_date),
+    (OPEN_PAST_CLOSE_DATE, _open_past_close_date),
+    (WON_WITHOUT_AMOUNT, _won_without_amount),
+    (NEGATIVE_AMOUNT, _negative_amount),
+)
 
 
 def _finding(

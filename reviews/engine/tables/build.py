@@ -122,19 +122,19 @@ def load_object(tables: Tables, name: str, batch: Batch) -> None:
     typed = typed_columns(name)
     # Column by column: one pass over the records per documented field.
     data = {
-        column: _column(records, column, kind)
+        column: column_values(records, column, kind)
         for column, kind in typed.items()
         if column not in STAGE_COLUMNS
     }
     if name == "deals":
-        data.update(_stage_columns(batch, records))
+        data.update(stage_columns(batch, records))
     extras, left_out = _properties(batch, name, records, {c.casefold() for c in typed})
     create_table(tables.connection, name, typed, data, extras)
     tables.left_out[name] = left_out
     tables.headers[name] = _headers(name, batch.field_headers.get(name, {}))
 
 
-def _column(records: list, attr: str, kind: str) -> list:
+def column_values(records: list, attr: str, kind: str) -> list:
     """One documented field of every record, as DuckDB takes it from an object array:
     text as it is, lists of text, and the ISO text of a Decimal, date or datetime (which
     casts exactly). A parsed batch's text is storable already (ingest/safe_text.py)."""
@@ -157,7 +157,7 @@ def once_each(convert: Callable[[Any], Any], values: Iterable) -> list:
     return list(map(seen.__getitem__, values))
 
 
-def _stage_columns(batch: Batch, deals: list) -> dict[str, list]:
+def stage_columns(batch: Batch, deals: list) -> dict[str, list]:
     stages = [batch.stage_of(deal) for deal in deals]
     return {
         "stage_id": [s.id if s else None for s in stages],

@@ -240,3 +240,98 @@ def test_near_misses_at_the_calendars_end_count_to_its_last_day(as_of):
 def test_slice_names_the_fields_read():
     assert set(pipeline.SLICE) == {"deals"}
     assert {"amount", "stage", "close_date", "pipeline"} <= set(pipeline.SLICE["deals"])
+
+
+# --- the rules as queries over the deals' columns: where DuckDB's types could differ
+# from Python's Decimals and str.strip (reviews/engine/tables/columns.py) ---------------
+
+
+def test_an_amount_under_a_millionth_is_neither_zero_nor_dropped_by_the_columns():
+    # DECIMAL(38, 6) reads 0.0000001 as 0; the rules must not.
+    findings = findings_of(
+        deal("dl_1", stage="closedwon", amount="0.0000001", close_date=day("2026-07-01")),
+        deal("dl_2", stage="closedlost", amount="-0.0000001", close_date=day("2026-07-01")),
+    )
+
+    assert kinds(findings) == [("negative_amount", "critical", ["dl_2"])]
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\u00a0", "\u2003\t"])
+def test_a_stage_of_unicode_blanks_is_missing_not_unknown(blank):
+    findings = findings_of(deal("dl_1", stage=blank, amount=10, close_date=day("2026-09-01")))
+
+    assert kinds(findings) == [("missing_stage", "warning", ["dl_1"])]
+
+
+def test_a_deals_findings_come_in_the_deals_order_then_the_typos():
+    findings = findings_of(
+        deal("dl_3", stage="closedwon", amount=0, close_date=None),
+        deal("dl_1", stage="nosuchstage", amount=-5),
+        deal("dl_2", stage="qualifiedtobuy", amount=-1, close_date=day("2026-07-01")),
+        *[deal(f"dl_t{n}", company_id="co_1", amount=a) for n, a in enumerate((1, 1, 900))],
+    )
+
+    assert [(f.kind, f.record_ids[0]) for f in findings] == [
+        ("won_without_close_date", "dl_3"),
+        ("won_without_amount", "dl_3"),
+        ("unknown_stage", "dl_1"),
+        ("negative_amount", "dl_1"),
+        ("open_past_close_date", "dl_2"),
+        ("negative_amount", "dl_2"),
+        ("missing_stage", "dl_t0"),
+        ("missing_stage", "dl_t1"),
+        ("missing_stage", "dl_t2"),
+        ("amount_looks_like_typo", "dl_t2"),
+    ]
+
+
+def test_an_even_groups_median_is_exact_at_the_typo_threshold():
+    # The median of four (the middle two: 1.0000005 and 1.0000007) is 1.0000006 exactly;
+    # 100x is 100.00006: a deal at that amount is a typo (inclusive), one a hundred-
+    # millionth under it is not; DECIMAL(38, 6) would read both as 100.00006.
+    def company(name: str, largest: str) -> list:
+        amounts = ["1.0000004", "1.0000005", "1.0000007", largest]
+        return [deal(f"dl_{name}{n}", company_id=name, amount=a) for n, a in enumerate(amounts)]
+
+    batch = make_batch(deals=[*company("a", "100.00006"), *company("b", "100.00005999")])
+
+    typos = [f for f in pipeline.detect(batch, RULES) if f.kind == "amount_looks_like_typo"]
+
+    assert [f.record_ids for f in typos] == [["dl_a3"]]
+    assert pipeline.typo_factors(batch, RULES)["dl_a3"] == 100
+    assert pipeline.typo_factors(batch, RULES)["dl_b3"] < 100
+
+
+def test_typo_groups_come_in_each_companys_first_deal_order_then_its_currencies():
+    deals = [
+        deal("dl_b0", company_id="co_b", amount=1, currency="EUR"),
+        deal("dl_a0", company_id="co_a", amount=1, currency="USD"),
+        *[
+            deal(f"dl_a{n}", company_id="co_a", amount=a, currency="USD")
+            for n, a in ((1, 1), (2, 500))
+        ],
+        *[
+            deal(f"dl_b{n}", company_id="co_b", amount=a, currency="USD")
+            for n, a in ((1, 1), (2, 1), (3, 700))
+        ],
+        *[
+            deal(f"dl_b{n}", company_id="co_b", amount=a, currency="EUR")
+            for n, a in ((4, 1), (5, 900))
+        ],
+    ]
+
+    typos = [
+        f.record_ids[0]
+        for f in pipeline.detect(make_batch(deals=deals), RULES)
+        if f.kind == "amount_looks_like_typo"
+    ]
+
+    assert typos == ["dl_b5", "dl_b3", "dl_a2"]
+
+
+def test_near_misses_with_no_room_list_none():
+    batch = make_batch(
+        deals=[deal("dl_1", stage="contractsent", amount=None, close_date=day("2026-08-05"))]
+    )
+
+    assert pipeline.near_misses(batch, RULES, limit=0) == []
