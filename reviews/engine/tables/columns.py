@@ -1,25 +1,26 @@
-"""The columns the detectors query (reviews.engine.specialists): each object's documented
-fields as a DuckDB table in an in-memory database of the batch's own, built the first time
-a detector asks for that object, once per batch.
+"""The columns the detectors query (reviews.engine.specialists): each object's records as
+a DuckDB table in an in-memory database of the batch's own, built the first time a
+detector asks for that object, once per batch.
 
-Beside the documented columns and the deals' stage state (build.py's typed columns), each
-table has `row`, the record's position in its list: a rule's rows come back in it, so its
-findings keep the records' order. Deals also have `amount_currency`, the amount's own
-currency or the batch's (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the
-DECIMAL(38, 6) `amount` is not (an amount under a millionth reads 0 there); and
-`stage_given`, whether a stage is given at all, not blank (Batch.stage_of's first test).
-The team's rules read every property from the kept tables (build.py); the detectors read
-only the fields their kinds declare."""
+Each table has `row`, the record's position in its list (a rule's rows come back in it,
+so its findings keep the records' order), and the documented columns some rule queries
+(QUERIED, typed as build.py types them). Deals also have their stage's state as every
+rule resolves it (build.STAGE_COLUMNS); `amount_currency`, the amount's own currency or
+the batch's (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the DECIMAL(38,
+6) `amount` is not (an amount under a millionth reads 0 there); and `stage_given`,
+whether a stage is given at all, not blank (Batch.stage_of's first test). The team's
+rules read every property, from the kept tables (build.py)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 import duckdb
 import numpy as np
 
-from reviews.engine.batch import Batch
+from reviews.engine.batch import Batch, Deal
 from reviews.engine.tables.build import (
     STAGE_COLUMNS,
     column_values,
@@ -29,8 +30,10 @@ from reviews.engine.tables.build import (
     typed_columns,
 )
 
-# What each object's table adds to its documented columns, with their DuckDB types.
-_ADDED = {"row": "BIGINT"}
+# The documented columns the detectors' queries read, per object: a rule that reads
+# another adds it here (each is one more pass over the records, and a column to fill).
+QUERIED = {"deals": ("id", "amount", "close_date", "company_id")}
+# What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
 
 
@@ -54,22 +57,24 @@ class Columns:
         if name in self.loaded:
             return
         records = getattr(self.batch, name)
-        # No detector queries a list (contact ids) yet: the slowest columns to build.
-        typed = {c: t for c, t in {**_ADDED, **typed_columns(name)}.items() if t != "VARCHAR[]"}
+        typed = typed_columns(name)
+        types = {"row": "BIGINT", **{column: typed[column] for column in QUERIED[name]}}
         data = {"row": np.arange(len(records))}
-        data |= {
-            column: column_values(records, column, kind)
-            for column, kind in typed.items()
-            if column not in STAGE_COLUMNS and column not in data
-        }
+        data |= {column: column_values(records, column, typed[column]) for column in QUERIED[name]}
         if name == "deals":
-            typed |= _DEALS_ADDED
-            data |= stage_columns(self.batch, records)
-            data["amount_currency"] = [self.batch.currency_of(deal) for deal in records]
-            data["amount_sign"] = once_each(_sign, (deal.amount for deal in records))
-            data["stage_given"] = once_each(_given, data["stage"])
-        create_table(self.connection, name, typed, data, {})
+            types |= {**STAGE_COLUMNS, **_DEALS_ADDED}
+            data |= self._deal_columns(records)
+        create_table(self.connection, name, types, data, {})
         self.loaded.add(name)
+
+    def _deal_columns(self, deals: list[Deal]) -> dict[str, list]:
+        batch = self.batch
+        return {
+            **stage_columns(batch, deals),
+            "amount_currency": [batch.currency_of(deal) for deal in deals],
+            "amount_sign": once_each(_sign, map(attrgetter("amount"), deals)),
+            "stage_given": once_each(_given, map(attrgetter("stage"), deals)),
+        }
 
 
 def columns(batch: Batch) -> Columns:
