@@ -15,7 +15,7 @@ from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.serving.code_version import DECIDING_SOURCES, REVIEWS_DIR, deciding_files
 from tests.uploads import upload
 
-DETECTOR_LINE = "        if age > threshold:\n"  # freshness: the stale rule's comparison
+DETECTOR_LINE = "WHERE age > $threshold\n"  # freshness: the stale rule's comparison
 
 
 def copy_of_the_code(tmp_path: Path) -> Path:
@@ -30,7 +30,7 @@ def edit_a_detector(root: Path) -> None:
     path = root / "engine" / "specialists" / "freshness.py"
     text = path.read_text()
     assert text.count(DETECTOR_LINE) == 1
-    path.write_text(text.replace(DETECTOR_LINE, "        if age >= threshold:\n"))
+    path.write_text(text.replace(DETECTOR_LINE, "WHERE age >= $threshold\n"))
 
 
 def test_the_hash_covers_the_engine_and_the_model_pass_decision_path():

@@ -11,25 +11,26 @@ Decisions beyond the spec table:
 - A company with neither date is a `never_enriched` suggestion, but only when
   other companies in the batch do carry a date (else the export simply lacks the
   columns) and neither date was malformed (then `invalid_value` already says so).
-- "Has an open deal" uses batch.is_open, so a deal with an unknown stage counts.
+- "Has an open deal" means as Batch.is_open does: a deal with an unknown stage counts.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
+from operator import index, itemgetter
 
 from reviews.engine.batch import Batch, Company
 from reviews.engine.findings import RawFinding, Severity, amounts_by_currency
 from reviews.engine.money import format_amounts
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
-    Exposure,
     exposure_of,
     invalid_value_findings,
     named,
 )
 from reviews.engine.specialists.spec import INVALID_VALUE, FixTarget, Kind, Measure, Specialist
+from reviews.engine.tables.columns import columns
 
 CATEGORY = "freshness"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -42,13 +43,53 @@ def ages(batch: Batch, rules: Rules | None = None) -> dict[str, int]:
     """Each dated company's age in whole days at the as-of date: the value
     stale_enrichment compares with rules.stale_enrichment_days (its measure: tuning
     reads it)."""
-    today = batch.as_of.date()
-    found: dict[str, int] = {}
-    for company in batch.companies:
-        stamp, _ = _stamp(company)
-        if stamp is not None:
-            found[company.id] = (today - _local_date(stamp, batch.as_of)).days
-    return found
+    return dict(_query(batch, AGES))
+
+
+# Each company's stamp (its enrichment date, else its update date) and its age: the whole
+# days from the stamp's calendar date, as seen in the as-of's time zone (its UTC offset
+# $offset seconds: every reader gives a fixed one), to the as-of date. A stamp that zone
+# would move past 9999-12-31 or before year 1 is read on its UTC date, as Python must.
+AGED = """
+SELECT row, id, stamp, date_diff('day', CAST(CASE
+        WHEN local BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 23:59:59.999999'
+        THEN local ELSE utc END AS DATE), $today) AS age
+FROM (
+    SELECT row, id, coalesce(enriched_at, updated_at) AS stamp,
+        CAST(stamp AS TIMESTAMP) AS utc, utc + to_seconds($offset) AS local
+    FROM companies
+)
+"""
+# The ids of each company's open deals (a deal whose stage is unknown counts as open).
+OPEN_DEALS = """
+SELECT company_id, list(id ORDER BY row) AS ids FROM deals
+WHERE company_id <> '' AND is_closed IS NOT TRUE GROUP BY company_id
+"""
+# The queries below are made of these two and constants only (hence the noqa: S608).
+AGES = f"SELECT id, age FROM ({AGED}) WHERE age IS NOT NULL ORDER BY row"  # noqa: S608
+STALE_ENRICHMENT = f"""
+SELECT aged.row, age, coalesce(ids, []) FROM ({AGED}) AS aged
+LEFT JOIN ({OPEN_DEALS}) AS open ON open.company_id = aged.id
+WHERE age > $threshold
+"""  # noqa: S608
+# Only where some company of the batch is dated: else the export lacks the columns.
+NEVER_ENRICHED = f"""
+SELECT aged.row, NULL, coalesce(ids, []) FROM ({AGED}) AS aged
+LEFT JOIN ({OPEN_DEALS}) AS open ON open.company_id = aged.id
+WHERE stamp IS NULL AND EXISTS (SELECT 1 FROM ({AGED}) WHERE stamp IS NOT NULL)
+"""  # noqa: S608
+STALE_SOON = f"""
+SELECT row, age FROM ({AGED}) WHERE age > $threshold - $soon AND age <= $threshold
+ORDER BY row LIMIT $limit
+"""  # noqa: S608
+
+
+def _query(batch: Batch, sql: str, **params: object) -> list[tuple]:
+    as_of = batch.as_of
+    offset = as_of.utcoffset().total_seconds()
+    return columns(batch).query(
+        sql, ("companies", "deals"), today=as_of.date(), offset=offset, **params
+    )
 
 
 # A company's age is its enrichment date, else its update date: either column will do.
@@ -87,32 +128,27 @@ _MAX_LISTED = 5  # deal ids spelled out in a detail; the exposure carries all of
 
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
-    threshold = rules.stale_enrichment_days
-    findings = invalid_value_findings(batch, CATEGORY)
-    today = batch.as_of.date()
-    open_deals = _open_deals_by_company(batch)
+    """Each rule's companies, queried over the companies' and deals' columns, in the
+    companies' order."""
     malformed = {p.record_id for p in batch.value_problems if p.category == CATEGORY}
-    any_dated = any(c.enriched_at or c.updated_at for c in batch.companies)
-    exposure: Exposure | None = None  # built only if something is found: a full pass
-    for company in batch.companies:
-        stamp, field = _stamp(company)
-        if stamp is None:
-            if any_dated and company.id not in malformed:
-                exposure = exposure or exposure_of(batch)
-                at_risk = exposure.of_companies([company.id])
-                findings.append(
-                    _never_enriched(
-                        company, open_deals.get(company.id, []), at_risk, exposure.currencies
-                    )
-                )
-            continue
-        age = (today - _local_date(stamp, batch.as_of)).days
-        if age > threshold:
-            exposure = exposure or exposure_of(batch)
-            at_risk = exposure.of_companies([company.id])
-            deals = open_deals.get(company.id, [])
+    # index(): whole days, refused as they are otherwise (DuckDB would cast "180").
+    rows = _query(batch, STALE_ENRICHMENT, threshold=index(rules.stale_enrichment_days))
+    rows += _query(batch, NEVER_ENRICHED)
+    rows.sort(key=itemgetter(0))
+    findings = invalid_value_findings(batch, CATEGORY)
+    exposure = exposure_of(batch) if rows else None  # a full pass: only if needed
+    for row, age, open_deals in rows:
+        company = batch.companies[row]
+        if age is None and company.id in malformed:
+            continue  # its date was malformed: invalid_value says so already
+        at_risk = exposure.of_companies([company.id])
+        if age is None:
+            findings.append(_never_enriched(company, open_deals, at_risk, exposure.currencies))
+        else:
+            stamp, field = _stamp(company)
+            today = batch.as_of.date()
             findings.append(
-                _stale(company, field, stamp, age, today, deals, at_risk, exposure.currencies)
+                _stale(company, field, stamp, age, today, open_deals, at_risk, exposure.currencies)
             )
     return findings
 
@@ -120,35 +156,28 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
 def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Companies that turn stale within rules.stale_soon_days: worth refreshing now if
     they carry open deals."""
-    threshold = rules.stale_enrichment_days
-    today = batch.as_of.date()
+    threshold = index(rules.stale_enrichment_days)
+    rows = _query(
+        batch,
+        STALE_SOON,
+        threshold=threshold,
+        soon=rules.stale_soon_days,
+        limit=max(limit, 0),
+    )
     found: list[dict] = []
-    for company in batch.companies:
-        if len(found) >= limit:
-            break
+    for row, age in rows:
+        company = batch.companies[row]
         stamp, field = _stamp(company)
-        if stamp is None:
-            continue
-        age = (today - _local_date(stamp, batch.as_of)).days
-        if threshold - rules.stale_soon_days < age <= threshold:
-            found.append(
-                {
-                    "kind": "stale_soon",
-                    "record_ids": [company.id],
-                    "detail": (
-                        f"Company {_name(company)} {field} {_day(stamp)} is {age} days old; "
-                        f"stale after {threshold}."
-                    ),
-                }
-            )
-    return found
-
-
-def _open_deals_by_company(batch: Batch) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for deal in batch.deals:
-        if deal.company_id and batch.is_open(deal):
-            found.setdefault(deal.company_id, []).append(deal.id)
+        found.append(
+            {
+                "kind": "stale_soon",
+                "record_ids": [company.id],
+                "detail": (
+                    f"Company {_name(company)} {field} {_day(stamp)} is {age} days old; "
+                    f"stale after {threshold}."
+                ),
+            }
+        )
     return found
 
 
@@ -156,18 +185,6 @@ def _stamp(company: Company) -> tuple[datetime | None, str]:
     if company.enriched_at is not None:
         return company.enriched_at, "enrichedAt"
     return company.updated_at, "updatedAt"
-
-
-def _local_date(stamp: datetime | date, as_of: datetime) -> date:
-    """The stamp's calendar date as seen from the as-of time zone."""
-    if isinstance(stamp, datetime):
-        if stamp.tzinfo is not None and as_of.tzinfo is not None:
-            try:
-                stamp = stamp.astimezone(as_of.tzinfo)
-            except OverflowError:  # its date there lies past 9999-12-31 or before year 1
-                pass
-        return stamp.date()
-    return stamp
 
 
 def _stale(

@@ -32,7 +32,10 @@ from reviews.engine.tables.build import (
 
 # The documented columns the detectors' queries read, per object: a rule that reads
 # another adds it here (each is one more pass over the records, and a column to fill).
-QUERIED = {"deals": ("id", "amount", "close_date", "company_id")}
+QUERIED = {
+    "companies": ("id", "enriched_at", "updated_at"),
+    "deals": ("id", "amount", "close_date", "company_id"),
+}
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
 
@@ -43,6 +46,8 @@ class Columns:
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
         self.connection = duckdb.connect(":memory:")
+        # A TIMESTAMPTZ cast to TIMESTAMP reads as UTC, whatever the machine's zone.
+        self.connection.execute("SET TimeZone = 'UTC'")
         self.loaded: set[str] = set()
 
     def query(self, sql: str, objects: tuple[str, ...], **params: Any) -> list[tuple]:
