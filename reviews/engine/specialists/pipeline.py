@@ -18,6 +18,7 @@ Decisions beyond the spec table:
 from __future__ import annotations
 
 from decimal import Decimal
+from operator import index
 
 from reviews.engine.batch import Batch, Deal
 from reviews.engine.findings import RawFinding, Severity
@@ -151,7 +152,7 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
         ORDER BY row LIMIT $limit""",
         ("deals",),
         today=batch.as_of.date(),
-        days=rules.closing_soon_days,
+        days=index(rules.closing_soon_days),  # whole days, not text DuckDB would cast
         limit=max(limit, 0),
     )
     return [_closing_soon(batch.deals[row]) for (row,) in rows]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from operator import index
 from statistics import median
 
 from reviews.engine.batch import Batch, Deal
@@ -62,7 +63,7 @@ def typo_groups(batch: Batch, rules: Rules, *, factor: Decimal) -> list[TypoGrou
     """The groups whose amounts may hold a typo at `factor` (0: every group), each with
     its exact median."""
     rows = columns(batch).query(
-        TYPO_GROUPS, ("deals",), min_deals=rules.amount_typo_min_deals, factor=float(factor)
+        TYPO_GROUPS, ("deals",), min_deals=index(rules.amount_typo_min_deals), factor=float(factor)
     )
     groups = []
     for company_id, currency, members, several in rows:
