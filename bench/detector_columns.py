@@ -62,7 +62,8 @@ def main(argv: list[str]) -> int:
 
     from reviews.engine.ingest import UploadedFile, parse_upload
     from reviews.engine.rules import Rules
-    from reviews.engine.specialists import common, pipeline
+    from reviews.engine.specialists import pipeline
+    from reviews.engine.tables import keys
     from reviews.engine.tables.columns import columns
 
     parser = argparse.ArgumentParser()
@@ -81,16 +82,16 @@ def main(argv: list[str]) -> int:
         times.setdefault(name, []).append(elapsed)
 
     python_keys = {
-        "company domains": common.company_domains,
-        "contact emails": common.contact_emails,
-        "contact email domains": common.contact_email_domains,
+        "company domains": keys.company_domains,
+        "contact emails": keys.contact_emails,
+        "contact email domains": keys.contact_email_domains,
     }
     for _ in range(args.repeat):
         batch.derived.clear()
         timed("pipeline: the deals' columns", lambda: columns(batch).query("SELECT 1", ("deals",)))
         timed("pipeline: queries and findings", lambda: pipeline.detect(batch, rules))
-        for name, keys in python_keys.items():
-            timed(f"keys, Python: {name}", lambda keys=keys: keys(batch))
+        for name, make in python_keys.items():
+            timed(f"keys, Python: {name}", lambda make=make: make(batch))
         connection = duckdb.connect()
         connection.execute(MACROS)
         for table, values in (

@@ -309,7 +309,6 @@ MAX_LINES = 400
 LONG_MODULES = {
     "revreview.settings",  # one settings module driven by the environment, on purpose
     "reviews.engine.specialists.dedup",
-    "reviews.engine.specialists.attribution",
 }
 
 

@@ -47,6 +47,7 @@ HELPERS = {
     "common",
     "grouping",
     "leads",
+    "near_domains",
     "people",
     "spec",
     "typos",

@@ -15,23 +15,22 @@ Decisions beyond the spec table:
 
 from __future__ import annotations
 
-from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
-    company_domains,
-    contact_email_domains,
     exposure_of,
     invalid_value_findings,
     named,
 )
 from reviews.engine.specialists.leads import ATTRIBUTION_KINDS, owner_findings
+from reviews.engine.specialists.near_domains import MAX_LISTED, near_misses  # noqa: F401
 from reviews.engine.specialists.spec import INVALID_VALUE, PER_FINDING, FixTarget, Kind, Specialist
+from reviews.engine.tables.columns import columns
 
-CATEGORY = "attribution"
+CATEGORY = "attribution"  # near_misses, the model pass's candidates: near_domains.py
 SLICE: dict[str, tuple[str, ...]] = {
     "companies": ("id", "name", "domain"),
     "contacts": ("id", "email", "company_id"),
@@ -95,169 +94,142 @@ SPEC = Specialist(
     report_rank=2,
 )
 
-_MAX_LISTED = 10  # companies named per finding when many share one domain
-
-# near_misses relations, as read in a detail: "its email domain x is <phrase> co_1".
-_RELATIONS = {
-    "subdomain": "a subdomain of the domain of",
-    "near-spelling": "one letter or hyphen away from the domain of",
-    "subsidiary": "the domain of (its own company's domain is a parent or subdomain of it)",
-}
-
-
-class _Index:
-    """Companies by id and by normalised domain, contacts by id: one pass each."""
-
-    def __init__(self, batch: Batch) -> None:
-        self.companies = companies_by_id(batch)
-        self.contacts: dict[str, Contact] = {c.id: c for c in batch.contacts}
-        self.companies_known = True  # False: a partial export without companies
-        self.contacts_known = True
-        self.domain_of: dict[str, str | None] = {}
-        # domain -> its company's id, or the ids of the companies sharing it: a list per
-        # domain took 260 MB for ten million records, nearly every domain one company's
-        self._owners: dict[str, str | list[str]] = {}
-        for company, key in zip(batch.companies, company_domains(batch), strict=True):
-            self.domain_of[company.id] = key
-            if not key:
-                continue
-            found = self._owners.get(key)
-            if found is None:
-                self._owners[key] = company.id
-            elif found.__class__ is list:
-                found.append(company.id)
-            else:
-                self._owners[key] = [found, company.id]
-
-    def owners(self, domain: str | None) -> list[str] | None:
-        """The ids of the companies with this normalised domain, in batch order."""
-        found = self._owners.get(domain)
-        return [found] if found.__class__ is str else found
-
-    def has_owner(self, domain: str) -> bool:
-        return domain in self._owners
-
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
-    index = _Index(batch)
+    """Each rule's records, queried over the columns; findings in the records' order,
+    the contacts' before the deals'."""
     exposure = exposure_of(batch)
     findings = invalid_value_findings(batch, CATEGORY)
+    findings.extend(_unresolved_names(batch, exposure))
     # A partial export (only contacts, say) leaves its references out on purpose:
     # the reference rules for the lists it lacks are off, and the run says so.
-    index.companies_known = "companies" not in batch.partial
-    index.contacts_known = "contacts" not in batch.partial
-    findings.extend(_unresolved_names(batch, exposure))
-    for contact, email_domain in zip(batch.contacts, contact_email_domains(batch), strict=True):
-        finding = _check_contact(contact, email_domain, index)
-        if finding:
+    known = {name: name not in batch.partial for name in ("companies", "contacts")}
+    companies = companies_by_id(batch)
+    if known["companies"]:
+        for contact, finding in _contact_findings(batch, companies):
             finding.exposure = exposure.of_contacts([contact.id])
             findings.append(finding)
-    for deal in batch.deals:
-        for finding in _check_deal(deal, index):
-            own = exposure.by_deal.get(deal.id)
-            finding.exposure = {deal.id: own} if own is not None else {}
-            findings.append(finding)
+    rows = _query(batch, DEAL_REFERENCES, **{f"{k}_known": v for k, v in known.items()})
+    if rows:
+        contacts = {contact.id: contact for contact in batch.contacts}
+        for (row,) in rows:
+            deal = batch.deals[row]
+            for finding in _deal_findings(deal, companies, contacts, known):
+                own = exposure.by_deal.get(deal.id)
+                finding.exposure = {deal.id: own} if own is not None else {}
+                findings.append(finding)
     findings.extend(owner_findings(batch, CATEGORY))
     return findings
 
 
-def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
-    """Contacts whose email domain is a subdomain or a one-letter / hyphen variant of
-    another company's domain, or that detect() let pass as a subsidiary: maybe
-    attached to the wrong company, for a model to judge."""
-    if limit <= 0:
-        return []
-    index = _Index(batch)
-    near: dict[str, tuple[str, list[str]] | None] = {}  # per email domain, computed once
-    found: list[dict] = []
-    for contact, email_domain in zip(batch.contacts, contact_email_domains(batch), strict=True):
-        if len(found) >= limit:
-            break
-        own_domain = index.domain_of.get(contact.company_id) if contact.company_id else None
-        if not email_domain or own_domain == email_domain or normalize.is_free_mail(email_domain):
+# A contact or deal naming a company not in the batch: its own (companyId) or another it
+# is associated with (companyIds).
+NAMING_MISSING_COMPANY = """
+SELECT row FROM {records}
+WHERE company_id <> '' AND company_id NOT IN (SELECT id FROM companies)
+UNION
+SELECT row FROM (SELECT row, company_id, unnest(company_ids) AS other FROM {records})
+WHERE other IS DISTINCT FROM company_id AND other NOT IN (SELECT id FROM companies)
+"""
+CONTACT_NAMING_MISSING_COMPANY = NAMING_MISSING_COMPANY.format(records="contacts")
+# Contacts whose (not free-mail) email domain is another company's, and not their own
+# company's or a parent or subdomain of it: contact_wrong_company, or for a contact with
+# no company, contact_missing_company. A company id given twice has its last record's
+# domain, as a lookup by id does.
+CONTACT_EMAIL_ELSEWHERE = """
+WITH owners AS (
+    SELECT domain_key, list(id ORDER BY row) AS ids FROM companies
+    WHERE domain_key IS NOT NULL GROUP BY domain_key
+), own AS (
+    SELECT id, domain_key FROM companies
+    QUALIFY row_number() OVER (PARTITION BY id ORDER BY row DESC) = 1
+)
+SELECT c.row, own.domain_key, c.email_domain_key, owners.ids
+FROM contacts AS c
+JOIN owners ON owners.domain_key = c.email_domain_key
+LEFT JOIN own ON own.id = c.company_id
+WHERE c.email_domain_key IS DISTINCT FROM own.domain_key AND NOT c.free_mail
+    AND NOT coalesce(
+        ends_with(own.domain_key, '.' || c.email_domain_key)
+        OR ends_with(c.email_domain_key, '.' || own.domain_key), false)
+ORDER BY c.row
+"""
+# Deals naming a company or contact not in the batch (each list only where the export
+# has it), or listing a contact of another company (both companies in the batch).
+DEAL_REFERENCES = f"""
+SELECT row FROM ({NAMING_MISSING_COMPANY.format(records="deals")}) WHERE $companies_known
+UNION
+SELECT d.row FROM (SELECT row, company_id, unnest(contact_ids) AS contact_id FROM deals) AS d
+LEFT JOIN (
+    SELECT id, company_id FROM contacts
+    QUALIFY row_number() OVER (PARTITION BY id ORDER BY row DESC) = 1
+) AS c ON c.id = d.contact_id
+WHERE (c.id IS NULL AND $contacts_known) OR (
+    d.company_id IN (SELECT id FROM companies) AND c.company_id IN (SELECT id FROM companies)
+    AND c.company_id <> d.company_id)
+ORDER BY row
+"""  # noqa: S608 (made of the constant above)
+
+
+def _query(batch: Batch, sql: str, **params: object) -> list[tuple]:
+    return columns(batch).query(sql, ("companies", "contacts", "deals"), **params)
+
+
+def _contact_findings(
+    batch: Batch, companies: dict[str, Company]
+) -> list[tuple[Contact, RawFinding]]:
+    """The contacts naming a missing company, then those whose email is elsewhere (a
+    contact with both is only the first), in the contacts' order."""
+    found: dict[int, tuple[Contact, RawFinding]] = {}
+    for (row,) in _query(batch, CONTACT_NAMING_MISSING_COMPANY):
+        contact = batch.contacts[row]
+        missing = _missing_companies(contact.company_id, contact.company_ids, companies)
+        found[row] = (contact, _dangling(contact, missing, "Contact"))
+    for row, own_domain, email_domain, owners in _query(batch, CONTACT_EMAIL_ELSEWHERE):
+        if row in found:
             continue
-        if email_domain not in near:
-            near[email_domain] = _near_domain(email_domain, index)
-        candidate = _subsidiary(email_domain, own_domain, index) or near[email_domain]
-        if candidate is None or contact.company_id in candidate[1]:
-            continue
-        relation, company_ids = candidate
-        found.append(
-            {
-                "kind": "email_domain_near_company",
-                "relation": relation,
-                "record_ids": sorted({contact.id, *company_ids[:_MAX_LISTED]}),
-                "detail": (
-                    f"Contact {contact.id} ({contact.email}) is attached to "
-                    f"{contact.company_id or 'no company'}; its email domain {email_domain} "
-                    f"is {_RELATIONS[relation]} {', '.join(company_ids[:_MAX_LISTED])}."
-                ),
-            }
-        )
-    return found
+        contact = batch.contacts[row]
+        if contact.company_id:
+            finding = _wrong_company(contact, email_domain, own_domain, owners, companies)
+        else:
+            finding = _missing_company(contact, email_domain, owners, companies)
+        found[row] = (contact, finding)
+    return [found[row] for row in sorted(found)]
 
 
-def _subsidiary(
-    email_domain: str, own_domain: str | None, index: _Index
-) -> tuple[str, list[str]] | None:
-    """The case detect() lets pass: another company has the contact's email domain,
-    but the contact's own company has a parent or subdomain of it."""
-    owners = index.owners(email_domain)
-    if owners and own_domain and _related(own_domain, email_domain):
-        return "subsidiary", owners
-    return None
-
-
-def _check_contact(contact: Contact, email_domain: str | None, index: _Index) -> RawFinding | None:
-    if not index.companies_known:
-        return None
-    missing = _missing_companies(contact.company_id, contact.company_ids, index)
-    if missing:
-        return _dangling(contact, missing, "Contact")
-    if not email_domain:
-        return None
-    own_domain = index.domain_of[contact.company_id] if contact.company_id else None
-    if own_domain == email_domain:
-        return None  # the common case, settled before the dearer checks below
-    owners = index.owners(email_domain)
-    if not owners or normalize.is_free_mail(email_domain):
-        return None
-    if not contact.company_id:
-        return _missing_company(contact, email_domain, owners, index)
-    if own_domain and _related(own_domain, email_domain):
-        return None
-    return _wrong_company(contact, email_domain, own_domain, owners, index)
-
-
-def _check_deal(deal: Deal, index: _Index) -> list[RawFinding]:
+def _deal_findings(
+    deal: Deal, companies: dict[str, Company], contacts: dict[str, Contact], known: dict
+) -> list[RawFinding]:
+    """The findings of a deal DEAL_REFERENCES named: what it names that is missing, the
+    contacts it lists of another company."""
     found: list[RawFinding] = []
     missing: list[tuple[str, str]] = []
-    if index.companies_known:
-        missing = _missing_companies(deal.company_id, deal.company_ids, index)
+    if known["companies"]:
+        missing = _missing_companies(deal.company_id, deal.company_ids, companies)
     elsewhere: list[Contact] = []
     for contact_id in dict.fromkeys(deal.contact_ids):  # a repeated id is one reference
-        contact = index.contacts.get(contact_id)
+        contact = contacts.get(contact_id)
         if contact is None:
-            if index.contacts_known:
+            if known["contacts"]:
                 missing.append(("contactIds", contact_id))
-        elif _attached_elsewhere(deal, contact, index):
+        elif _attached_elsewhere(deal, contact, companies):
             elsewhere.append(contact)
     if missing:
         found.append(_dangling(deal, missing, "Deal"))
     if elsewhere:
-        found.append(_contact_elsewhere(deal, elsewhere, index))
+        found.append(_contact_elsewhere(deal, elsewhere, companies))
     return found
 
 
 def _missing_companies(
-    primary: str | None, associated: list[str], index: _Index
+    primary: str | None, associated: list[str], companies: dict[str, Company]
 ) -> list[tuple[str, str]]:
     """The primary company and every other associated one (companyIds) not in the batch."""
     missing = []
-    if primary and primary not in index.companies:
+    if primary and primary not in companies:
         missing.append(("companyId", primary))
     for company_id in associated:
-        if company_id != primary and company_id not in index.companies:
+        if company_id != primary and company_id not in companies:
             missing.append(("companyIds", company_id))
     return missing
 
@@ -269,7 +241,7 @@ def _unresolved_names(batch: Batch, exposure: Exposure) -> list[RawFinding]:
     for name, entry in sorted(batch.unresolved_company_names.items()):
         records, candidates = entry["records"], entry["candidates"]
         why = (
-            f"{len(candidates)} companies have that name ({', '.join(candidates[:_MAX_LISTED])})"
+            f"{len(candidates)} companies have that name ({', '.join(candidates[:MAX_LISTED])})"
             if candidates
             else "no company in the batch has that name"
         )
@@ -282,8 +254,8 @@ def _unresolved_names(batch: Batch, exposure: Exposure) -> list[RawFinding]:
                 f"({len(records):,} record{'s' if len(records) != 1 else ''})",
                 detail=(
                     f"The association column names the company {name!r}, but {why}; "
-                    f"{', '.join(records[:_MAX_LISTED])}"
-                    f"{' and more' if len(records) > _MAX_LISTED else ''} stay without a company."
+                    f"{', '.join(records[:MAX_LISTED])}"
+                    f"{' and more' if len(records) > MAX_LISTED else ''} stay without a company."
                 ),
                 record_ids=sorted(records),
                 suggested_fix=(
@@ -297,19 +269,14 @@ def _unresolved_names(batch: Batch, exposure: Exposure) -> list[RawFinding]:
     return findings
 
 
-def _attached_elsewhere(deal: Deal, contact: Contact, index: _Index) -> bool:
+def _attached_elsewhere(deal: Deal, contact: Contact, companies: dict[str, Company]) -> bool:
     """Both companies known and different. A company id missing from the batch is
     already a dangling_reference, and may be a merged-away duplicate of the other."""
     return (
-        deal.company_id in index.companies
-        and contact.company_id in index.companies
+        deal.company_id in companies
+        and contact.company_id in companies
         and contact.company_id != deal.company_id
     )
-
-
-def _related(a: str, b: str) -> bool:
-    """One domain is a subdomain of the other."""
-    return a.endswith("." + b) or b.endswith("." + a)
 
 
 def _dangling(record: Contact | Deal, missing: list[tuple[str, str]], noun: str) -> RawFinding:
@@ -335,9 +302,9 @@ def _wrong_company(
     email_domain: str,
     own_domain: str | None,
     owners: list[str],
-    index: _Index,
+    companies: dict[str, Company],
 ) -> RawFinding:
-    attached = index.companies[contact.company_id]
+    attached = companies[contact.company_id]
     own = f"domain {own_domain}" if own_domain else "no domain"
     return RawFinding(
         category=CATEGORY,
@@ -347,9 +314,9 @@ def _wrong_company(
         detail=(
             f"Contact {contact.id} ({contact.email}) is attached to {_company(attached)}, "
             f"which has {own}, but the email domain {email_domain} belongs to "
-            f"{_companies(owners, index)}."
+            f"{_companies(owners, companies)}."
         ),
-        record_ids=sorted({contact.id, attached.id, *owners[:_MAX_LISTED]}),
+        record_ids=sorted({contact.id, attached.id, *owners[:MAX_LISTED]}),
         suggested_fix=(
             f"Re-associate the contact with {owners[0]} if that is their employer; "
             "otherwise correct the email address."
@@ -358,7 +325,7 @@ def _wrong_company(
 
 
 def _missing_company(
-    contact: Contact, email_domain: str, owners: list[str], index: _Index
+    contact: Contact, email_domain: str, owners: list[str], companies: dict[str, Company]
 ) -> RawFinding:
     return RawFinding(
         category=CATEGORY,
@@ -367,16 +334,18 @@ def _missing_company(
         title=f"Contact {named(contact)} has no company but its email matches one",
         detail=(
             f"Contact {contact.id} ({contact.email}) is attached to no company; the email "
-            f"domain {email_domain} belongs to {_companies(owners, index)}."
+            f"domain {email_domain} belongs to {_companies(owners, companies)}."
         ),
-        record_ids=sorted({contact.id, *owners[:_MAX_LISTED]}),
+        record_ids=sorted({contact.id, *owners[:MAX_LISTED]}),
         suggested_fix=f"Associate the contact with {owners[0]}.",
     )
 
 
-def _contact_elsewhere(deal: Deal, contacts: list[Contact], index: _Index) -> RawFinding:
+def _contact_elsewhere(
+    deal: Deal, contacts: list[Contact], companies: dict[str, Company]
+) -> RawFinding:
     listed = ", ".join(f"{c.id} (at {c.company_id})" for c in contacts)
-    at = _company(index.companies[deal.company_id])
+    at = _company(companies[deal.company_id])
     companies = {c.company_id for c in contacts}
     return RawFinding(
         category=CATEGORY,
@@ -392,36 +361,11 @@ def _contact_elsewhere(deal: Deal, contacts: list[Contact], index: _Index) -> Ra
     )
 
 
-def _near_domain(email_domain: str, index: _Index) -> tuple[str, list[str]] | None:
-    """(relation, company ids) for a domain no company has but one nearly has."""
-    if index.has_owner(email_domain):
-        return None
-    parent = email_domain
-    while parent.count(".") >= 2:  # stop above the bare top-level domain
-        parent = parent.split(".", 1)[1]
-        if index.has_owner(parent):
-            return "subdomain", index.owners(parent)
-    for variant in _spelling_variants(email_domain):
-        if index.has_owner(variant):
-            return "near-spelling", index.owners(variant)
-    return None
-
-
-def _spelling_variants(value: str) -> list[str]:
-    """The domain without its hyphens, and with any one letter of its first label
-    dropped (catches a doubled or stray letter: vertexrobotiics -> vertexrobotics)."""
-    label, _, rest = value.partition(".")
-    suffix = f".{rest}" if rest else ""
-    variants = [value.replace("-", "")]
-    variants += [label[:i] + label[i + 1 :] + suffix for i in range(len(label))]
-    return [v for v in variants if v != value]
-
-
 def _company(company: Company) -> str:
     return f"{company.id} ({company.name})" if company.name else company.id
 
 
-def _companies(ids: list[str], index: _Index) -> str:
-    named = ", ".join(_company(index.companies[i]) for i in ids[:_MAX_LISTED])
-    more = f" and {len(ids) - _MAX_LISTED} more" if len(ids) > _MAX_LISTED else ""
+def _companies(ids: list[str], companies: dict[str, Company]) -> str:
+    named = ", ".join(_company(companies[i]) for i in ids[:MAX_LISTED])
+    more = f" and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
     return named + more

@@ -6,7 +6,6 @@ import re
 from collections import defaultdict
 from decimal import Decimal
 
-from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact, Deal, Lead, ValueProblem
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
@@ -112,38 +111,6 @@ def exposure_of(batch: Batch) -> Exposure:
 def companies_by_id(batch: Batch) -> dict[str, Company]:
     """The batch's companies by id, shared by every specialist that looks them up."""
     return batch.derive("companies_by_id", lambda b: {c.id: c for c in b.companies})
-
-
-def company_domains(batch: Batch) -> list[str | None]:
-    """Each company's normalised domain, in batch order (dedup groups by it, attribution
-    matches email domains against it)."""
-    return batch.derive(
-        "company_domains", lambda b: [normalize.domain(c.domain) for c in b.companies]
-    )
-
-
-def contact_emails(batch: Batch) -> list[str | None]:
-    """Each contact's normalised email, in batch order (dedup groups by it, attribution
-    reads its domain): normalised once per batch, whichever specialist asks first."""
-    return batch.derive("contact_emails", lambda b: [normalize.email(c.email) for c in b.contacts])
-
-
-def contact_email_domains(batch: Batch) -> list[str | None]:
-    """Each contact's email domain (the part after the last @ of its normalised email,
-    normalised as a domain), in batch order; None without an email or an @."""
-
-    def build(b: Batch) -> list[str | None]:
-        # Colleagues share a domain: each distinct address part normalised once.
-        known: dict[str | None, str | None] = {}
-        domains = []
-        for address in contact_emails(b):
-            part = address.rpartition("@")[2] if address and "@" in address else None
-            if part not in known:
-                known[part] = normalize.domain(part)
-            domains.append(known[part])
-        return domains
-
-    return batch.derive("contact_email_domains", build)
 
 
 class Exposure:

@@ -33,8 +33,6 @@ from reviews.engine.rules import Rules
 from reviews.engine.specialists.common import (
     Exposure,
     companies_by_id,
-    company_domains,
-    contact_emails,
     exposure_of,
     invalid_value_findings,
     money,
@@ -53,6 +51,7 @@ from reviews.engine.specialists.spec import (
     Merges,
     Specialist,
 )
+from reviews.engine.tables.keys import company_domains, contact_emails
 
 CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {

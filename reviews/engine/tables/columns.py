@@ -8,11 +8,13 @@ so its findings keep the records' order), and the documented columns some rule q
 rule resolves it (build.STAGE_COLUMNS); `amount_currency`, the amount's own currency or
 the batch's (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the DECIMAL(38,
 6) `amount` is not (an amount under a millionth reads 0 there); and `stage_given`,
-whether a stage is given at all, not blank (Batch.stage_of's first test). The team's
-rules read every property, from the kept tables (build.py)."""
+whether a stage is given at all, not blank (Batch.stage_of's first test). Companies and
+contacts have the keys normalize.py makes of them (KEYED: keys.py). The team's rules
+read every property, from the kept tables (build.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from operator import attrgetter
 from typing import Any
@@ -21,6 +23,7 @@ import duckdb
 import numpy as np
 
 from reviews.engine.batch import Batch, Deal
+from reviews.engine.tables import keys
 from reviews.engine.tables.build import (
     STAGE_COLUMNS,
     column_values,
@@ -34,7 +37,16 @@ from reviews.engine.tables.build import (
 # another adds it here (each is one more pass over the records, and a column to fill).
 QUERIED = {
     "companies": ("id", "enriched_at", "updated_at"),
-    "deals": ("id", "amount", "close_date", "company_id"),
+    "contacts": ("id", "company_id", "company_ids"),
+    "deals": ("id", "amount", "close_date", "company_id", "company_ids", "contact_ids"),
+}
+# Columns normalize.py makes, per object: name -> (type, the batch's values in order).
+KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
+    "companies": {"domain_key": ("VARCHAR", keys.company_domains)},
+    "contacts": {
+        "email_domain_key": ("VARCHAR", keys.contact_email_domains),
+        "free_mail": ("BOOLEAN", keys.free_mail),
+    },
 }
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
@@ -66,6 +78,8 @@ class Columns:
         types = {"row": "BIGINT", **{column: typed[column] for column in QUERIED[name]}}
         data = {"row": np.arange(len(records))}
         data |= {column: column_values(records, column, typed[column]) for column in QUERIED[name]}
+        for column, (kind, values) in KEYED.get(name, {}).items():
+            types[column], data[column] = kind, values(self.batch)
         if name == "deals":
             types |= {**STAGE_COLUMNS, **_DEALS_ADDED}
             data |= self._deal_columns(records)

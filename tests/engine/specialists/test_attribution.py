@@ -210,3 +210,59 @@ def test_near_misses_lists_subdomains_and_near_spellings():
 def test_slice_names_the_fields_read():
     assert attribution.SLICE["contacts"] == ("id", "email", "company_id")
     assert "domain" in attribution.SLICE["companies"]
+
+
+# --- the rules as queries over the columns: where SQL's NULLs and joins could differ
+# from Python's dict lookups (reviews/engine/tables/columns.py) ------------------------
+
+
+def test_a_company_id_given_twice_has_its_last_records_domain():
+    # A lookup by id keeps the last record of that id: the contact's own domain is
+    # vertex.example, so its vertex.example email is at home, not elsewhere.
+    first = company("co_1", name="Acme", domain="acme.example")
+    last = company("co_1", name="Acme (Vertex)", domain="vertex.example")
+    other = company("co_3", name="Vertex Robotics", domain="vertex.example")
+    at_home = contact("ct_1", email="dana@vertex.example", company_id="co_1")
+
+    assert kinds(detect([first, last, other], [at_home])) == []
+    assert kinds(detect([last, first, other], [at_home])) == [
+        ("contact_wrong_company", "warning", ["co_1", "co_3", "ct_1"])
+    ]
+
+
+def test_blank_ids_are_no_company_and_name_nothing_missing():
+    findings = detect(
+        [ACME],
+        [
+            contact("ct_1", email="dana@acme.example", company_id=""),
+            contact("ct_2", email="lee@acme.example", company_id=None, company_ids=["co_1"]),
+        ],
+        [deal("dl_1", company_id="", contact_ids=["ct_1", "ct_1"], stage="qualifiedtobuy")],
+    )
+
+    assert kinds(findings) == [
+        ("contact_missing_company", "suggestion", ["co_1", "ct_1"]),
+        ("contact_missing_company", "suggestion", ["co_1", "ct_2"]),
+    ]
+
+
+def test_a_contact_both_dangling_and_elsewhere_is_only_dangling_and_findings_keep_order():
+    findings = detect(
+        [ACME, VERTEX],
+        [
+            contact("ct_2", email="kim@vertex.example", company_id="co_1", company_ids=["co_9"]),
+            contact("ct_1", email="dana@vertex.example", company_id="co_1"),
+        ],
+    )
+
+    assert [(f.kind, f.record_ids[-1]) for f in findings] == [
+        ("dangling_reference", "ct_2"),
+        ("contact_wrong_company", "ct_1"),
+    ]
+
+
+def test_without_companies_every_company_id_is_missing_but_a_partial_export_says_nothing():
+    people = [contact("ct_1", email="dana@acme.example", company_id="co_1")]
+
+    assert kinds(detect([], people)) == [("dangling_reference", "warning", ["ct_1"])]
+    assert kinds(detect([], people, partial=["companies"])) == []

@@ -1,0 +1,49 @@
+"""The normalised keys the rules match records by (reviews.engine.normalize), one per
+record in batch order, made once per batch: dedup groups by them, attribution matches
+email domains to company domains, and the detectors' tables (columns.py) carry them as
+columns. normalize.py makes them: DuckDB's string functions were 4-5x slower at it
+(bench/README.md, detectors over columns)."""
+
+from __future__ import annotations
+
+from reviews.engine import normalize
+from reviews.engine.batch import Batch
+
+
+def company_domains(batch: Batch) -> list[str | None]:
+    """Each company's normalised domain, in batch order (dedup groups by it, attribution
+    matches email domains against it)."""
+    return batch.derive(
+        "company_domains", lambda b: [normalize.domain(c.domain) for c in b.companies]
+    )
+
+
+def contact_emails(batch: Batch) -> list[str | None]:
+    """Each contact's normalised email, in batch order (dedup groups by it, attribution
+    reads its domain): normalised once per batch, whichever specialist asks first."""
+    return batch.derive("contact_emails", lambda b: [normalize.email(c.email) for c in b.contacts])
+
+
+def contact_email_domains(batch: Batch) -> list[str | None]:
+    """Each contact's email domain (the part after the last @ of its normalised email,
+    normalised as a domain), in batch order; None without an email or an @."""
+
+    def build(b: Batch) -> list[str | None]:
+        # Colleagues share a domain: each distinct address part normalised once.
+        known: dict[str | None, str | None] = {}
+        domains = []
+        for address in contact_emails(b):
+            part = address.rpartition("@")[2] if address and "@" in address else None
+            if part not in known:
+                known[part] = normalize.domain(part)
+            domains.append(known[part])
+        return domains
+
+    return batch.derive("contact_email_domains", build)
+
+
+def free_mail(batch: Batch) -> list[bool]:
+    """Whether each contact's email domain is a free-mail one (normalize.is_free_mail)."""
+    return batch.derive(
+        "contact_free_mail", lambda b: [normalize.is_free_mail(d) for d in contact_email_domains(b)]
+    )
