@@ -128,8 +128,8 @@ NAMING_MISSING_COMPANY = """
 SELECT row FROM {records}
 WHERE company_id <> '' AND company_id NOT IN (SELECT id FROM companies)
 UNION
-SELECT row FROM (SELECT row, company_id, unnest(company_ids) AS other FROM {records})
-WHERE other IS DISTINCT FROM company_id AND other NOT IN (SELECT id FROM companies)
+SELECT link.row FROM {records}_company_ids AS link JOIN {records} USING (row)
+WHERE link.id IS DISTINCT FROM company_id AND link.id NOT IN (SELECT id FROM companies)
 """
 CONTACT_NAMING_MISSING_COMPANY = NAMING_MISSING_COMPANY.format(records="contacts")
 # Contacts whose (not free-mail) email domain is another company's, and not their own
@@ -142,7 +142,7 @@ WITH owners AS (
     WHERE domain_key IS NOT NULL GROUP BY domain_key
 ), own AS (
     SELECT id, domain_key FROM companies
-    QUALIFY row_number() OVER (PARTITION BY id ORDER BY row DESC) = 1
+    WHERE row IN (SELECT max(row) FROM companies GROUP BY id)
 )
 SELECT c.row, own.domain_key, c.email_domain_key, owners.ids
 FROM contacts AS c
@@ -159,11 +159,10 @@ ORDER BY c.row
 DEAL_REFERENCES = f"""
 SELECT row FROM ({NAMING_MISSING_COMPANY.format(records="deals")}) WHERE $companies_known
 UNION
-SELECT d.row FROM (SELECT row, company_id, unnest(contact_ids) AS contact_id FROM deals) AS d
+SELECT d.row FROM deals_contact_ids AS link JOIN deals AS d USING (row)
 LEFT JOIN (
-    SELECT id, company_id FROM contacts
-    QUALIFY row_number() OVER (PARTITION BY id ORDER BY row DESC) = 1
-) AS c ON c.id = d.contact_id
+    SELECT id, company_id FROM contacts WHERE row IN (SELECT max(row) FROM contacts GROUP BY id)
+) AS c ON c.id = link.id
 WHERE (c.id IS NULL AND $contacts_known) OR (
     d.company_id IN (SELECT id FROM companies) AND c.company_id IN (SELECT id FROM companies)
     AND c.company_id <> d.company_id)

@@ -44,6 +44,12 @@ def contact_email_domains(batch: Batch) -> list[str | None]:
 
 def free_mail(batch: Batch) -> list[bool]:
     """Whether each contact's email domain is a free-mail one (normalize.is_free_mail)."""
-    return batch.derive(
-        "contact_free_mail", lambda b: [normalize.is_free_mail(d) for d in contact_email_domains(b)]
-    )
+
+    def build(b: Batch) -> list[bool]:
+        known: dict[str | None, bool] = {}  # colleagues share a domain: each judged once
+        for domain in contact_email_domains(b):
+            if domain not in known:
+                known[domain] = normalize.is_free_mail(domain)
+        return list(map(known.__getitem__, contact_email_domains(b)))
+
+    return batch.derive("contact_free_mail", build)
