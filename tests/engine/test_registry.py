@@ -48,6 +48,7 @@ HELPERS = {
     "grouping",
     "leads",
     "near_domains",
+    "near_names",
     "people",
     "spec",
     "typos",

@@ -16,13 +16,10 @@ people.person_clusters).
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import ROUND_DOWN, Decimal
-from itertools import chain
-from operator import attrgetter, itemgetter
 from typing import TypeVar
 
 from reviews.engine import normalize
@@ -39,8 +36,13 @@ from reviews.engine.specialists.common import (
     named,
     named_list,
 )
-from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups, similar_pairs
+from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups
 from reviews.engine.specialists.leads import DEDUP_KINDS, duplicate_findings
+from reviews.engine.specialists.near_names import (  # noqa: F401 (near_misses: the registry's)
+    company_domain,
+    near_misses,
+    person,
+)
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
 from reviews.engine.specialists.spec import (
     ANY_RECORD,
@@ -51,7 +53,7 @@ from reviews.engine.specialists.spec import (
     Merges,
     Specialist,
 )
-from reviews.engine.tables.keys import company_domains, contact_emails
+from reviews.engine.tables.columns import columns
 
 CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -169,9 +171,6 @@ SPEC = Specialist(
 # The duplicate kinds and the object their records are (derived from SPEC).
 MERGE_KINDS: dict[str, str] = {k.name: k.merge.object for k in SPEC.kinds if k.merge}
 
-# company_same_name is an exact rule: its threshold is a ratio of 100.
-COMPANY_NAME_THRESHOLD = 100.0
-
 R = TypeVar("R", Company, Contact, Deal)
 _DIGITS = re.compile(r"\d+")
 
@@ -185,7 +184,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
         *_company_same_domain(batch, links, exposure),
         *_company_same_name(batch, links, exposure),
         *_contact_same_email(batch, links, exposure),
-        *_contact_same_person(batch, links, exposure, rules),
+        *_contact_sameperson(batch, links, exposure, rules),
         *_deals_entered_twice(batch, links, rules),
         *duplicate_findings(batch, CATEGORY),
     ]
@@ -213,8 +212,25 @@ class _Links:
 # --- companies ------------------------------------------------------------------
 
 
+# Records sharing a key, two or more: each group in the order its second record comes,
+# its records in batch order.
+SHARED_KEY = """
+SELECT {key}, list(row ORDER BY row) AS rows FROM {records}
+WHERE {key} IS NOT NULL GROUP BY {key} HAVING count(*) > 1 ORDER BY rows[2]
+"""
+COMPANY_SAME_DOMAIN = SHARED_KEY.format(key="domain_key", records="companies")
+COMPANY_SAME_NAME = SHARED_KEY.format(key="name_key", records="companies")
+CONTACT_SAME_EMAIL = SHARED_KEY.format(key="email_key", records="contacts")
+
+
+def _shared(batch: Batch, query: str, records: str) -> Iterator[tuple[str, list]]:
+    listed = getattr(batch, records)
+    for key, rows in columns(batch).query(query, (records,)):
+        yield key, [listed[row] for row in rows]
+
+
 def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    for domain, group in groups(batch.companies, company_domains(batch)):
+    for domain, group in _shared(batch, COMPANY_SAME_DOMAIN, "companies"):
         if normalize.is_free_mail(domain):
             continue  # unrelated people's one-person businesses share gmail.com
         yield _finding(
@@ -228,9 +244,8 @@ def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Ite
 
 
 def _company_same_name(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    names = map(normalize.company_name, each(batch.companies, "name"))
-    for _, group in groups(batch.companies, names):
-        domains = {_company_domain(c) for c in group}
+    for _, group in _shared(batch, COMPANY_SAME_NAME, "companies"):
+        domains = {company_domain(c) for c in group}
         if len(domains) == 1 and None not in domains:
             continue  # one shared domain: company_same_domain already reports them
         keep = links.keeper(group)
@@ -246,17 +261,11 @@ def _company_same_name(batch: Batch, links: _Links, exposure: Exposure) -> Itera
         )
 
 
-def _company_domain(company: Company) -> str | None:
-    """The normalised domain, or None for a free-mail one (many companies share it)."""
-    value = normalize.domain(company.domain)
-    return None if normalize.is_free_mail(value) else value
-
-
 # --- contacts -------------------------------------------------------------------
 
 
 def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
-    for email, group in groups(batch.contacts, contact_emails(batch)):
+    for email, group in _shared(batch, CONTACT_SAME_EMAIL, "contacts"):
         yield _finding(
             "contact_same_email",
             title=f"{len(group)} contacts share the email {email}{named_list(group)}",
@@ -267,7 +276,7 @@ def _contact_same_email(batch: Batch, links: _Links, exposure: Exposure) -> Iter
         )
 
 
-def _contact_same_person(
+def _contact_sameperson(
     batch: Batch, links: _Links, exposure: Exposure, rules: Rules
 ) -> Iterator[RawFinding]:
     blocks = person_blocks(batch)
@@ -392,70 +401,6 @@ def _deal_finding(group: list[Deal], score: float, links: _Links) -> RawFinding:
     )
 
 
-# --- near misses ----------------------------------------------------------------
-
-
-def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
-    """Pairs the rules did not flag but that score less than rules.near_miss_points under the
-    threshold: company names anywhere in the batch, person names within one company.
-    Not findings: candidates for the model pass, the best `limit` by ratio."""
-    if limit <= 0:
-        return []
-    candidates = chain(
-        _company_near_misses(batch, rules),
-        _person_near_misses(batch, rules),
-    )
-    # nlargest holds only `limit` candidates however many there are; dicts are built
-    # for those alone.
-    best = heapq.nlargest(limit, candidates, key=itemgetter(0))
-    return [_pair(kind, a, b, score) for score, kind, a, b in best]
-
-
-NearMiss = tuple[float, str, Company | Contact, Company | Contact]
-
-
-def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
-    first_by_name: dict[str, Company] = {}
-    for company in batch.companies:
-        name = normalize.company_name(company.name)
-        if name:
-            first_by_name.setdefault(name, company)
-    # Distinct names, so equal ones (already company_same_name) never pair up.
-    keyed = sorted(
-        ((normalize.sorted_words(name), c) for name, c in first_by_name.items()), key=itemgetter(0)
-    )
-    keys = [key for key, _ in keyed]
-    floor = COMPANY_NAME_THRESHOLD - rules.near_miss_points
-    for i, j, score in similar_pairs(keys, floor, rules.near_miss_window):
-        a, b = keyed[i][1], keyed[j][1]
-        domain = _company_domain(a)
-        if domain and domain == _company_domain(b):
-            continue  # already company_same_domain
-        yield score, "company_same_name", a, b
-
-
-def _person_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
-    threshold = rules.person_name_fuzzy_ratio
-    floor = threshold - rules.near_miss_points
-    blocks = person_blocks(batch)
-    for pairs in fuzzy_person_pairs(blocks, floor, rules.near_miss_window).values():
-        for name_a, name_b, score in pairs:
-            a, b = blocks.group(name_a)[0], blocks.group(name_b)[0]
-            if score >= threshold:
-                continue  # already contact_same_person
-            if normalize.email(a.email) and normalize.email(a.email) == normalize.email(b.email):
-                continue  # already contact_same_email
-            yield score, "contact_same_person", a, b
-
-
-def _pair(kind: str, a: Company | Contact, b: Company | Contact, score: float) -> dict:
-    first, second = sorted([a, b], key=attrgetter("id"))
-    pair = {"kind": kind, "record_ids": [first.id, second.id], "ratio": round(score, 1)}
-    if isinstance(first, Contact):
-        return {**pair, "names": [_person(first), _person(second)], "company_id": first.company_id}
-    return {**pair, "names": [first.name, second.name]}
-
-
 # --- shared helpers ---------------------------------------------------------------
 
 
@@ -484,12 +429,8 @@ def _company_label(company: Company) -> str:
     return f"{company.id}{name} ({company.domain or 'no domain'})"
 
 
-def _person(contact: Contact) -> str:
-    return " ".join(p for p in (contact.first_name, contact.last_name) if p)
-
-
 def _contact_label(contact: Contact) -> str:
-    name = _person(contact) or "no name"
+    name = person(contact) or "no name"
     return f"{contact.id} {name} <{contact.email or 'no email'}> (company {contact.company_id})"
 
 

@@ -48,8 +48,12 @@ QUERIED = {
 LINKS = {"contacts": ("company_ids",), "deals": ("company_ids", "contact_ids")}
 # Columns normalize.py makes, per object: name -> (type, the batch's values in order).
 KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
-    "companies": {"domain_key": ("VARCHAR", keys.company_domains)},
+    "companies": {
+        "domain_key": ("VARCHAR", keys.company_domains),
+        "name_key": ("VARCHAR", keys.company_names),
+    },
     "contacts": {
+        "email_key": ("VARCHAR", keys.contact_emails),
         "email_domain_key": ("VARCHAR", keys.contact_email_domains),
         "free_mail": ("BOOLEAN", keys.free_mail),
     },

@@ -18,6 +18,14 @@ def company_domains(batch: Batch) -> list[str | None]:
     )
 
 
+def company_names(batch: Batch) -> list[str | None]:
+    """Each company's normalised name, in batch order (dedup groups by it, and pairs
+    near ones for the model pass)."""
+    return batch.derive(
+        "company_names", lambda b: [normalize.company_name(c.name) for c in b.companies]
+    )
+
+
 def contact_emails(batch: Batch) -> list[str | None]:
     """Each contact's normalised email, in batch order (dedup groups by it, attribution
     reads its domain): normalised once per batch, whichever specialist asks first."""
