@@ -3,6 +3,8 @@ beside Python over the records, on one parsed batch, in one process.
 
     .venv/bin/python bench/detector_columns.py FILE [--repeat 3]
 
+- detectors: each specialist's detector in turn, from a batch with nothing derived (the
+  first pays for the shared indexes and columns): run it on two commits to compare;
 - pipeline: the pipeline specialist (its queries over the deals' columns,
   reviews/engine/tables/columns.py), split into building the deals' table from the
   parsed records and the rest (the queries, and the findings made of their rows);
@@ -62,7 +64,7 @@ def main(argv: list[str]) -> int:
 
     from reviews.engine.ingest import UploadedFile, parse_upload
     from reviews.engine.rules import Rules
-    from reviews.engine.specialists import pipeline
+    from reviews.engine.specialists import NAMES, detector, pipeline
     from reviews.engine.tables import keys
     from reviews.engine.tables.columns import columns
 
@@ -87,6 +89,9 @@ def main(argv: list[str]) -> int:
         "contact email domains": keys.contact_email_domains,
     }
     for _ in range(args.repeat):
+        batch.derived.clear()  # each detector in turn, as the CLI runs them
+        for name in NAMES:
+            timed(f"detector: {name}", partial(detector(name), batch, rules))
         batch.derived.clear()
         timed("pipeline: the deals' columns", lambda: columns(batch).query("SELECT 1", ("deals",)))
         timed("pipeline: queries and findings", lambda: pipeline.detect(batch, rules))
