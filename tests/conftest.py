@@ -24,6 +24,15 @@ hypothesis.settings.register_profile("revreview", deadline=None)
 hypothesis.settings.load_profile("revreview")
 
 
+def pytest_configure(config) -> None:
+    """schemathesis's plugin (kept from loading by itself: pyproject.toml's addopts)
+    serves test_openapi_schemathesis.py alone, an integration module: loaded only under
+    a -m that may collect it. Importing it cost every process of the fast loop about
+    half a second of its start-up."""
+    if not _leaves_out_integration(config.option.markexpr):
+        config.pluginmanager.import_plugin("schemathesis.pytest.plugin")
+
+
 def pytest_report_header(config) -> list[str]:
     return [
         f"postgres: {settings.POSTGRES_PROBLEM or services.POSTGRES_URL}",
