@@ -10,7 +10,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from ledger.models import LedgerEntry
@@ -46,11 +46,16 @@ def test_a_call_under_way_has_a_pending_row_with_the_tokens_it_sends(llm_setting
 
     def watch() -> None:
         deadline = time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:
-            seen.extend(LedgerEntry.objects.values_list("outcome", "input_tokens"))
-            time.sleep(0.05)
-        looked.set()
-        connection.close()  # this thread's own
+        try:
+            while not seen and time.monotonic() < deadline:
+                try:
+                    seen.extend(LedgerEntry.objects.values_list("outcome", "input_tokens"))
+                except OperationalError:  # SQLite in memory: a row being written locks
+                    pass  # its table for a moment; look again
+                time.sleep(0.05)
+        finally:
+            looked.set()
+            connection.close()  # this thread's own
 
     watcher = threading.Thread(target=watch)
     watcher.start()
