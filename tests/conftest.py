@@ -24,6 +24,15 @@ hypothesis.settings.register_profile("revreview", deadline=None)
 hypothesis.settings.load_profile("revreview")
 
 
+def pytest_configure(config) -> None:
+    """schemathesis's plugin (kept from loading by itself: pyproject.toml's addopts)
+    serves test_openapi_schemathesis.py alone, an integration module: loaded only under
+    a -m that may collect it. Importing it cost every process of the fast loop about
+    half a second of its start-up."""
+    if not _leaves_out_integration(config.option.markexpr):
+        config.pluginmanager.import_plugin("schemathesis.pytest.plugin")
+
+
 def pytest_report_header(config) -> list[str]:
     return [
         f"postgres: {settings.POSTGRES_PROBLEM or services.POSTGRES_URL}",
@@ -110,23 +119,34 @@ def _empty_test_cache():
     cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def _no_parsed_batch_from_another_test():
+@pytest.fixture(scope="session", autouse=True)
+def _no_batch_finds_what_another_kept():
     """The process keeps one parsed batch by its id (reviews.orchestration.store.parsed),
-    and the tables keep one by its id and content (store/tables.py), which a batch is
-    read back from; a test's rolled-back rows free their ids on SQLite, so the next
-    test's batch may get the same id. Stored batches never change in production, and
-    their ids are never reused, so only tests need this."""
-    yield
-    from reviews.orchestration.store.parsed import forget_parsed
+    and the tables keep a batch by its id and content (store/table_files.py); stored
+    batches never change and, in production, their ids are never reused. On SQLite a
+    rolled-back test frees its batches' ids: the next test's batch may get one again, with
+    the same content (the same sample uploaded), and would read the other's tables. So
+    what is kept under an id goes when a batch row is made with that id, before anything
+    can read it, and nothing else goes: a module's batches (tests/workspaces/conftest.py)
+    keep their tables from test to test, not built again for each."""
+    from django.db.models.signals import post_save
 
-    forget_parsed()
-    kept = [
-        *Path(settings.TABLES_DIR).glob("*"),
-        *Path(settings.STORE_DIR).glob("batches/*/tables"),
-    ]
-    for folder in kept:
-        shutil.rmtree(folder, ignore_errors=True)
+    from reviews.models import Batch
+    from reviews.orchestration.store.parsed import forget_parsed
+    from revreview import store
+
+    def forget(sender, instance, created, **kwargs) -> None:
+        if not created:
+            return
+        forget_parsed(instance.pk)
+        for folder in Path(settings.TABLES_DIR).glob(f"{instance.pk}-*"):  # tables_folder()
+            shutil.rmtree(folder, ignore_errors=True)
+        # The test store's folder, as it is: a test may have made its store unwritable.
+        shutil.rmtree(Path(settings.STORE_DIR, store.batch_prefix(instance.pk), "tables"), True)
+
+    post_save.connect(forget, sender=Batch, dispatch_uid="tests-new-batch-id")
+    yield
+    post_save.disconnect(sender=Batch, dispatch_uid="tests-new-batch-id")
 
 
 def require(problem: str | None) -> None:

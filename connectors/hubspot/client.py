@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from connectors.base import ConnectorError, CredentialsRefused, LimitReached
+from connectors.base import ConnectorError, CredentialsRefused, LimitReached, tls_context
 from connectors.hubspot.snapshot import epoch_ms
 
 SEARCH_CAP = 10_000  # the search API answers 400 past this many results of one query
@@ -92,6 +92,7 @@ class HubSpotClient:
             headers={"Authorization": f"Bearer {token}", "User-Agent": "revreview-connector/1"},
             timeout=self.limits.timeout_seconds,
             transport=transport,
+            verify=tls_context(),
             follow_redirects=False,  # a redirect is an error (request()), never followed
         )
         self.requests = 0

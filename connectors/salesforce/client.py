@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from connectors.base import ConnectorError, CredentialsRefused, LimitReached
+from connectors.base import ConnectorError, CredentialsRefused, LimitReached, tls_context
 
 API_VERSION = "v62.0"  # Winter '25; every resource used here exists since v29.0
 
@@ -98,6 +98,7 @@ class SalesforceClient:
             headers={"User-Agent": "revreview-connector/1", "Accept": "application/json"},
             timeout=self.limits.timeout_seconds,
             transport=transport,
+            verify=tls_context(),
             follow_redirects=False,
         )
         self._token = ""

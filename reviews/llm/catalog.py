@@ -11,6 +11,7 @@ import httpx
 from django.conf import settings
 
 from reviews.llm.chain import failback_models
+from reviews.llm.client import tls_context
 from reviews.llm.roster import DEFAULT_ROSTER, model_for
 
 
@@ -34,7 +35,11 @@ def fetch_catalog(transport: httpx.BaseTransport | None = None) -> Catalog:
     timeout = float(settings.LLM_TIMEOUT_SECONDS)
     try:
         with httpx.Client(
-            headers=headers, transport=transport, timeout=timeout, follow_redirects=False
+            headers=headers,
+            transport=transport,
+            verify=tls_context(),
+            timeout=timeout,
+            follow_redirects=False,
         ) as http:
             response = http.get(f"{base}/models")
     except httpx.HTTPError as error:

@@ -10,7 +10,7 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from ledger.models import LedgerEntry
@@ -37,15 +37,25 @@ MESSAGES = [{"role": "system", "content": "x" * 4000}, {"role": "user", "content
 
 def test_a_call_under_way_has_a_pending_row_with_the_tokens_it_sends(llm_settings, fake_gateway):
     llm_settings.LLM_TIMEOUT_SECONDS = 10
-    fake_gateway.script(CHEAP, completion({"add": []}, prompt_tokens=1234, delay=2))
+    # The reply waits until the watcher has looked (at most 5 s): a row it saw was
+    # written before the reply came, however soon that is.
+    looked = threading.Event()
+    reply = completion({"add": []}, prompt_tokens=1234, delay=5, held=looked)
+    fake_gateway.script(CHEAP, reply)
     seen: list[tuple[str, int]] = []
 
     def watch() -> None:
         deadline = time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:
-            seen.extend(LedgerEntry.objects.values_list("outcome", "input_tokens"))
-            time.sleep(0.05)
-        connection.close()  # this thread's own
+        try:
+            while not seen and time.monotonic() < deadline:
+                try:
+                    seen.extend(LedgerEntry.objects.values_list("outcome", "input_tokens"))
+                except OperationalError:  # SQLite in memory: a row being written locks
+                    pass  # its table for a moment; look again
+                time.sleep(0.05)
+        finally:
+            looked.set()
+            connection.close()  # this thread's own
 
     watcher = threading.Thread(target=watch)
     watcher.start()

@@ -30,6 +30,9 @@ class Reply:
     delay: float = 0.0  # seconds before answering
     served_as: str | None = None  # the reply's "model"; default: the model requested
     trickle: float = 0.0  # seconds between the body's bytes (headers go at once)
+    # Set: the reply waits for it (at most `delay`), so a test lets it go once it has
+    # seen what it watches for, instead of waiting out a fixed delay.
+    held: threading.Event | None = None
 
 
 @dataclass(slots=True)
@@ -57,9 +60,10 @@ def completion(
     served_as: str | None = None,
     delay: float = 0.0,
     cost: Any = None,
+    held: threading.Event | None = None,
 ) -> Reply:
     """A chat completion whose message is `content` (a dict is sent as its JSON text);
-    `cost`, if given, is sent as OpenRouter's `usage.cost` (USD)."""
+    `cost`, if given, is sent as OpenRouter's `usage.cost` (USD); `held`: as Reply's."""
     text = content if isinstance(content, str) else json.dumps(content)
     body = {
         "id": "chatcmpl-fake",
@@ -76,7 +80,7 @@ def completion(
     }
     if cost is not None:
         body["usage"]["cost"] = cost
-    return Reply(200, body, delay, served_as)
+    return Reply(200, body, delay, served_as, held=held)
 
 
 def trickling(content: Any, every: float) -> Reply:
@@ -164,7 +168,9 @@ def _handler(gateway: FakeGateway) -> type[BaseHTTPRequestHandler]:
             self._send(gateway._next(request), request.model)
 
         def _send(self, reply: Reply, model: str) -> None:
-            if reply.delay:
+            if reply.held is not None:
+                reply.held.wait(reply.delay)
+            elif reply.delay:
                 time.sleep(reply.delay)
             body = reply.body
             if isinstance(body, dict) and "choices" in body:
