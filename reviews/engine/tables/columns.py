@@ -15,9 +15,11 @@ property, from the kept tables (build.py)."""
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Callable
 from decimal import Decimal
-from itertools import chain
+from itertools import chain, count
 from operator import attrgetter
 from typing import Any
 
@@ -63,20 +65,29 @@ _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_g
 
 
 class Columns:
-    """A batch's detector tables: `query` loads each object its SQL names, then runs it."""
+    """A batch's detector tables: `query` loads each object its SQL names, then runs it.
+    They live in a schema of the batch's own in the process's database, dropped when
+    the batch goes: opening a database costs about 25 ms of CPU, a schema 0.3 ms, and a
+    small batch's whole review less than the database."""
 
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
-        self.connection = duckdb.connect(":memory:")
-        # A TIMESTAMPTZ cast to TIMESTAMP reads as UTC, whatever the machine's zone.
-        self.connection.execute("SET TimeZone = 'UTC'")
+        schema = f"batch_{next(_SCHEMAS)}"
+        database = _database()
+        self.connection = database.cursor()  # a cursor: a connection of this thread's own
+        self.connection.execute(f"CREATE SCHEMA {schema}; USE memory.{schema}")
+        weakref.finalize(self, _drop, database, schema)
         self.loaded: set[str] = set()
+        # A small batch's queries run on one thread: scheduling more cost a third of
+        # their time (a 10-record review's detectors: 53 ms of CPU, 39 ms on one).
+        self.threads = 1 if sum(batch.counts.values()) < _ONE_THREAD_BELOW else _THREADS
 
     def query(self, sql: str, objects: tuple[str, ...], **params: Any) -> list[tuple]:
         """The rows of `sql` (DuckDB SQL over the tables named in `objects`), given those of
         `params` it names as `$name` (DuckDB refuses a parameter a statement lacks)."""
         for name in objects:
             self._load(name)
+        _use_threads(self.threads)
         named = {key: value for key, value in params.items() if f"${key}" in sql}
         return self.connection.execute(sql, named).fetchall()
 
@@ -117,6 +128,38 @@ class Columns:
             "amount_sign": once_each(_sign, map(attrgetter("amount"), deals)),
             "stage_given": once_each(_given, map(attrgetter("stage"), deals)),
         }
+
+
+_SCHEMAS = count()
+_DATABASE: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (its process id, it)
+
+
+def _database() -> duckdb.DuckDBPyConnection:
+    """The process's in-memory database; a new one in a process forked after it opened
+    (a worker's child): DuckDB's threads do not survive a fork."""
+    global _DATABASE
+    if _DATABASE is None or _DATABASE[0] != os.getpid():
+        database = duckdb.connect(":memory:")
+        # A TIMESTAMPTZ cast to TIMESTAMP reads as UTC, whatever the machine's zone.
+        database.execute("SET GLOBAL TimeZone = 'UTC'")
+        _DATABASE = (os.getpid(), database)
+        _threads_now.clear()
+    return _DATABASE[1]
+
+
+_ONE_THREAD_BELOW = 50_000  # records
+_THREADS = os.cpu_count() or 1  # DuckDB's own default
+_threads_now: list[int] = []  # the process database's setting, once set
+
+
+def _use_threads(threads: int) -> None:
+    if _threads_now != [threads]:
+        _database().execute(f"SET threads = {int(threads)}")
+        _threads_now[:] = [threads]
+
+
+def _drop(database: duckdb.DuckDBPyConnection, schema: str) -> None:
+    database.cursor().execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def columns(batch: Batch) -> Columns:
