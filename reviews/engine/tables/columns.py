@@ -87,7 +87,7 @@ class Columns:
         `params` it names as `$name` (DuckDB refuses a parameter a statement lacks)."""
         for name in objects:
             self._load(name)
-        _use_threads(self.threads)
+        _use_threads(self.connection, self.threads)
         named = {key: value for key, value in params.items() if f"${key}" in sql}
         return self.connection.execute(sql, named).fetchall()
 
@@ -152,9 +152,11 @@ _THREADS = os.cpu_count() or 1  # DuckDB's own default
 _threads_now: list[int] = []  # the process database's setting, once set
 
 
-def _use_threads(threads: int) -> None:
+def _use_threads(cursor: duckdb.DuckDBPyConnection, threads: int) -> None:
+    """The database's thread count (a setting of the whole database), set through the
+    caller's own cursor: a connection must not be shared between threads."""
     if _threads_now != [threads]:
-        _database().execute(f"SET threads = {int(threads)}")
+        cursor.execute(f"SET threads = {int(threads)}")
         _threads_now[:] = [threads]
 
 
