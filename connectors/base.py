@@ -23,9 +23,10 @@ from reviews.engine.batch import Pipeline
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The certificate authorities a CRM's client trusts (httpx's default: certifi, or
-    SSL_CERT_FILE / SSL_CERT_DIR), loaded once per process and shared by every client:
-    loading them took about 25 ms of CPU for each client made."""
+    """The certificate authorities every outgoing HTTPS client trusts (a CRM's, the model
+    gateway's: httpx's default, certifi, or SSL_CERT_FILE / SSL_CERT_DIR), loaded once
+    per process and shared: loading them took about 25 ms of CPU for each client made,
+    and the gateway makes one for each model call."""
     return httpx.create_ssl_context()
 
 

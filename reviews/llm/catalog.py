@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
+from connectors.base import tls_context
 from reviews.llm.chain import failback_models
-from reviews.llm.client import tls_context
 from reviews.llm.roster import DEFAULT_ROSTER, model_for
 
 

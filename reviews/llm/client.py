@@ -9,10 +9,8 @@ through `on_attempt`."""
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
-import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ import httpx
 from django.conf import settings
 from pydantic import BaseModel
 
+from connectors.base import tls_context
 from reviews.llm.classify import classify
 from reviews.llm.deadline import Deadline
 from reviews.llm.errors import (
@@ -47,14 +46,6 @@ REPAIR_PROMPT = (
 
 # (base URL, model) pairs whose provider rejected json_schema: JSON mode from then on.
 _NO_JSON_SCHEMA: set[tuple[str, str]] = set()
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The certificate authorities the gateway's client trusts (httpx's default: certifi,
-    or SSL_CERT_FILE / SSL_CERT_DIR), loaded once per process and shared: a client is
-    made for each call, and loading them took about 25 ms of CPU each time."""
-    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True, slots=True)
