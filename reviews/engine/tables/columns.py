@@ -1,6 +1,6 @@
 """The columns the detectors query (reviews.engine.specialists): each object's records as
-a DuckDB table in an in-memory database of the batch's own, built the first time a
-detector asks for that object, once per batch.
+a DuckDB table in a schema of the batch's own (Columns), built the first time a detector
+asks for that object, once per batch.
 
 Each table has `row`, the record's position in its list (a rule's rows come back in it,
 so its findings keep the records' order), and the documented columns some rule queries
@@ -165,7 +165,7 @@ def _drop(database: duckdb.DuckDBPyConnection, schema: str) -> None:
 
 
 def columns(batch: Batch) -> Columns:
-    """The batch's detector tables, one database per batch whichever detector asks first."""
+    """The batch's detector tables, made once per batch whichever detector asks first."""
     return batch.derive("columns", Columns)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch
+from reviews.engine.tables.build import once_each
 
 
 def company_domains(batch: Batch) -> list[str | None]:
@@ -37,27 +38,15 @@ def contact_email_domains(batch: Batch) -> list[str | None]:
     normalised as a domain), in batch order; None without an email or an @."""
 
     def build(b: Batch) -> list[str | None]:
-        # Colleagues share a domain: each distinct address part normalised once.
-        known: dict[str | None, str | None] = {}
-        domains = []
-        for address in contact_emails(b):
-            part = address.rpartition("@")[2] if address and "@" in address else None
-            if part not in known:
-                known[part] = normalize.domain(part)
-            domains.append(known[part])
-        return domains
+        parts = (e.rpartition("@")[2] if e and "@" in e else None for e in contact_emails(b))
+        return once_each(normalize.domain, parts)  # colleagues share a domain
 
     return batch.derive("contact_email_domains", build)
 
 
-def free_mail(batch: Batch) -> list[bool]:
-    """Whether each contact's email domain is a free-mail one (normalize.is_free_mail)."""
-
-    def build(b: Batch) -> list[bool]:
-        known: dict[str | None, bool] = {}  # colleagues share a domain: each judged once
-        for domain in contact_email_domains(b):
-            if domain not in known:
-                known[domain] = normalize.is_free_mail(domain)
-        return list(map(known.__getitem__, contact_email_domains(b)))
-
-    return batch.derive("contact_free_mail", build)
+def free_mail(batch: Batch) -> list[bool | None]:
+    """Whether each contact's email domain is a free-mail one (normalize.is_free_mail);
+    None without a domain."""
+    return batch.derive(
+        "contact_free_mail", lambda b: once_each(normalize.is_free_mail, contact_email_domains(b))
+    )
