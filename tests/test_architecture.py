@@ -308,7 +308,6 @@ def test_the_circle_finder_finds_a_circle():
 MAX_LINES = 400
 LONG_MODULES = {
     "revreview.settings",  # one settings module driven by the environment, on purpose
-    "reviews.engine.specialists.dedup",
 }
 
 

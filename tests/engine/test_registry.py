@@ -45,6 +45,8 @@ SPECIALISTS_DIR = ROOT / "reviews" / "engine" / "specialists"
 HELPERS = {
     "__init__",
     "common",
+    "deal_copies",
+    "dedup_groups",
     "grouping",
     "leads",
     "near_domains",

@@ -1,7 +1,8 @@
 """dedup specialist: one company, contact or deal entered more than once (docs/rules.md).
 
-Exact rules group records by a normalised key in a dict: linear in the batch.
-Fuzzy rules (person names, deal names) compare only inside one company's block,
+Every rule starts from groups queried over the detectors' columns (dedup_groups):
+exact rules from the records sharing a normalised key, fuzzy rules from each company's
+contacts or deals. Fuzzy rules (person names, deal names) compare only inside one company's block,
 and inside a block only each key with the next rules.fuzzy_window keys in sorted order
 (the "sorted neighbourhood" method). A block of up to fuzzy_window + 1 keys, which
 is nearly every real account, is compared in full; a huge account costs
@@ -9,16 +10,14 @@ n * fuzzy_window comparisons instead of n², at the price of missing two names t
 differ in their first letters and sort far apart. Names are compared as sorted
 words, so "Kim Dana" matches "Dana Kim".
 
-Deal copies are clustered (union-find), so a deal entered three times is one
-finding. Fuzzy person matches are reported pair by pair, not chained (see
+Deal copies are clustered (union-find, deal_copies), so a deal entered three times is
+one finding. Fuzzy person matches are reported pair by pair, not chained (see
 people.person_clusters).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
-from datetime import date
 from decimal import ROUND_DOWN, Decimal
 from typing import TypeVar
 
@@ -36,7 +35,8 @@ from reviews.engine.specialists.common import (
     named,
     named_list,
 )
-from reviews.engine.specialists.grouping import block_pairs, clusters, each, groups
+from reviews.engine.specialists.deal_copies import deal_copies
+from reviews.engine.specialists.dedup_groups import dedup_groups
 from reviews.engine.specialists.leads import DEDUP_KINDS, duplicate_findings
 from reviews.engine.specialists.near_names import (  # noqa: F401 (near_misses: the registry's)
     company_domain,
@@ -53,7 +53,6 @@ from reviews.engine.specialists.spec import (
     Merges,
     Specialist,
 )
-from reviews.engine.tables.columns import columns
 
 CATEGORY = "dedup"
 SLICE: dict[str, tuple[str, ...]] = {
@@ -172,7 +171,6 @@ SPEC = Specialist(
 MERGE_KINDS: dict[str, str] = {k.name: k.merge.object for k in SPEC.kinds if k.merge}
 
 R = TypeVar("R", Company, Contact, Deal)
-_DIGITS = re.compile(r"\d+")
 
 
 def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
@@ -212,36 +210,12 @@ class _Links:
 # --- companies ------------------------------------------------------------------
 
 
-# Records sharing a key, two or more: each group in the order its second record comes,
-# its records in batch order. One statement for the three keys (a query costs a
-# millisecond or more however small the batch).
-SHARED_KEY = """
-SELECT '{key}' AS key_name, {key} AS key, list(row ORDER BY row) AS rows FROM {records}
-WHERE {key} IS NOT NULL GROUP BY {key} HAVING count(*) > 1
-"""
-SHARED_KEYS = (
-    " UNION ALL ".join(
-        SHARED_KEY.format(key=key, records=records)
-        for key, records in (
-            ("domain_key", "companies"),
-            ("name_key", "companies"),
-            ("email_key", "contacts"),
-        )
-    )
-    + " ORDER BY key_name, rows[2]"
-)
-
-
 def _shared(batch: Batch, key_name: str, records: str) -> Iterator[tuple[str, list]]:
-    """The groups of records sharing the key `key_name` (a column of `records`)."""
-    found = batch.derive(
-        "dedup_shared_keys",
-        lambda b: columns(b).query(SHARED_KEYS, ("companies", "contacts")),
-    )
+    """The groups of records sharing the key `key_name` (dedup_groups: a column of
+    `records`)."""
     listed = getattr(batch, records)
-    for name, key, rows in found:
-        if name == key_name:
-            yield key, [listed[row] for row in rows]
+    for key, rows, _ in dedup_groups(batch)[key_name]:
+        yield key, [listed[row] for row in rows]
 
 
 def _company_same_domain(batch: Batch, links: _Links, exposure: Exposure) -> Iterator[RawFinding]:
@@ -319,73 +293,8 @@ def _contact_sameperson(
 
 
 def _deals_entered_twice(batch: Batch, links: _Links, rules: Rules) -> Iterator[RawFinding]:
-    # Every company's candidates side by side, paired by name in one pass; then the
-    # amount and date tests for the pairs whose names match.
-    codes: list[int] = []
-    keys: list[str] = []
-    deals: list[Deal] = []
-    blocks = groups(batch.deals, each(batch.deals, "company_id"))
-    for code, (_, block) in enumerate(blocks):
-        candidates = [(_deal_key(deal), deal) for deal in block if not _closed_lost(batch, deal)]
-        if len(candidates) < 2:
-            continue
-        # Sorting by name, then date and amount, puts copies of one deal side by side
-        # even in an account with many same-named deals (renewals).
-        candidates.sort(key=lambda kd: (kd[0], kd[1].close_date or date.min, kd[1].amount or 0))
-        codes += [code] * len(candidates)
-        keys += [key for key, _ in candidates]
-        deals += [deal for _, deal in candidates]
-    pairs = [
-        (i, j, score)
-        for i, j, score in block_pairs(codes, keys, rules.deal_name_fuzzy_ratio, rules.fuzzy_window)
-        if _same_deal(keys[i], keys[j], deals[i], deals[j], rules)
-    ]
-    # Clusters never cross companies (no pair does): only the paired deals take part.
-    paired = sorted({i for pair in pairs for i in pair[:2]})
-    position = {index: at for at, index in enumerate(paired)}
-    for members, score in clusters(
-        len(paired), [(position[i], position[j], s) for i, j, s in pairs]
-    ):
-        yield _deal_finding([deals[paired[m]] for m in members], score, links)
-
-
-# The key of every deal whose name cleans to nothing (none, blank, only punctuation,
-# NUL or lone surrogates): one name, "no name", equal to itself and to no folded name,
-# which holds only a-z, 0-9 and spaces. So two unnamed copies of a deal pair up (then
-# the amount and date tests decide) and sort first in their company's block.
-NO_NAME = "\x00"
-
-
-def _deal_key(deal: Deal) -> str:
-    return normalize.word_set_key(deal.name) or NO_NAME
-
-
-def _closed_lost(batch: Batch, deal: Deal) -> bool:
-    return (stage := batch.stage_of(deal)) is not None and stage.closed and not stage.won
-
-
-def _same_deal(key_a: str, key_b: str, a: Deal, b: Deal, rules: Rules) -> bool:
-    """Two deals whose names match: the same deal if their names carry the same numbers
-    and their amounts and close dates are close."""
-    if _DIGITS.findall(key_a) != _DIGITS.findall(key_b):
-        return False  # "Phase 1" and "Phase 2", "Renewal 2025" and "2026": different deals
-    return _amounts_close(a.amount, b.amount, rules.deal_amount_tolerance_pct) and _dates_close(
-        a.close_date, b.close_date, rules.deal_close_date_window_days
-    )
-
-
-def _amounts_close(a: Decimal | None, b: Decimal | None, pct: Decimal) -> bool:
-    """Within pct percent of the larger amount. A missing amount only matches another
-    missing one: an amount filled in on one copy is a real difference."""
-    if a is None or b is None:
-        return a is None and b is None
-    return abs(a - b) * 100 <= max(abs(a), abs(b)) * pct
-
-
-def _dates_close(a: date | None, b: date | None, days: int) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return abs((a - b).days) <= days
+    for group, score in deal_copies(batch, rules):
+        yield _deal_finding(group, score, links)
 
 
 def _deal_finding(group: list[Deal], score: float, links: _Links) -> RawFinding:

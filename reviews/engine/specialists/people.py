@@ -7,16 +7,17 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
-from operator import itemgetter
 
-from reviews.engine import normalize
+import numpy as np
+
 from reviews.engine.batch import Batch, Contact
-from reviews.engine.specialists.grouping import block_pairs, each, groups
+from reviews.engine.specialists.dedup_groups import dedup_groups
+from reviews.engine.specialists.grouping import block_pairs
 
 
 @dataclass(slots=True)
 class PersonBlocks:
-    """Every company with two or more contacts (a block, numbered in batch order), with
+    """Every company with two or more contacts (a block, numbered in order), with
     its contacts' distinct sorted-word full names (a "name", numbered across blocks, in
     key order within a block). Flat lists, not a dict per company and a list per name:
     those took three times the memory (1.2 GB at ten million records)."""
@@ -38,32 +39,28 @@ class PersonBlocks:
 
 
 def person_blocks(batch: Batch) -> PersonBlocks:
-    """Every company with two or more contacts, in batch order, with its contacts by
-    sorted-word full name; contacts without a name are left out."""
-    blocks = PersonBlocks()
-    for block, (company_id, contacts) in enumerate(
-        groups(batch.contacts, each(batch.contacts, "company_id"))
-    ):
-        blocks.company_ids.append(company_id)
-        blocks.block_starts.append(len(blocks.names))
-        named = []
-        for contact in contacts:
-            # person_name's words, sorted (person_name + sorted_words, in one pass).
-            key = normalize.word_set_key(f"{contact.first_name or ''} {contact.last_name or ''}")
-            if key:
-                named.append((key, contact))
-        named.sort(key=itemgetter(0))  # stable: one name's contacts stay in batch order
-        previous = None
-        for key, contact in named:
-            if key != previous:
-                blocks.names.append(key)
-                blocks.name_block.append(block)
-                blocks.name_starts.append(len(blocks.contacts))
-                previous = key
-            blocks.contacts.append(contact)
-    blocks.block_starts.append(len(blocks.names))
-    blocks.name_starts.append(len(blocks.contacts))
-    return blocks
+    """Every company with two or more contacts, in the order its second contact comes,
+    with its named contacts by sorted-word full name (dedup_groups' `person_key`);
+    made once per batch (the rule, its near misses and its tuning read it)."""
+    return batch.derive("person_blocks", _person_blocks)
+
+
+def _person_blocks(batch: Batch) -> PersonBlocks:
+    names = dedup_groups(batch)["person_key"]
+    # A block starts at its company's first name: where the position changes.
+    new_block = np.ones(len(names.positions), dtype=bool)
+    new_block[1:] = names.positions[1:] != names.positions[:-1]
+    first_names = np.flatnonzero(new_block)
+    first_rows = names.rows[names.starts[first_names]].tolist()
+    contacts = batch.contacts
+    return PersonBlocks(
+        company_ids=[contacts[row].company_id for row in first_rows],
+        names=names.keys,
+        name_block=array("q", (np.cumsum(new_block) - 1).tolist()),
+        block_starts=array("q", [*first_names.tolist(), len(names.keys)]),
+        name_starts=array("q", names.starts.tolist()),
+        contacts=list(map(contacts.__getitem__, names.rows.tolist())),
+    )
 
 
 def person_clusters(

@@ -60,6 +60,12 @@ KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
         "free_mail": ("BOOLEAN", keys.free_mail),
     },
 }
+# Keys only a few rules read, each a (row, key) table of its own, `<object>_<key>`, built
+# when a query names it: the fuzzy rules' name keys cost a second per million records,
+# which a task that compares no names (attribution) should not pay.
+KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
+    "contacts_person_key": ("contacts", keys.person_names),
+}
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
 
@@ -85,14 +91,27 @@ class Columns:
     def query(self, sql: str, objects: tuple[str, ...], **params: Any) -> list[tuple]:
         """The rows of `sql` (DuckDB SQL over the tables named in `objects`), given those of
         `params` it names as `$name` (DuckDB refuses a parameter a statement lacks)."""
+        self._execute(sql, objects, params)
+        return self.connection.fetchall()
+
+    def _execute(self, sql: str, objects: tuple[str, ...], params: dict[str, Any]) -> None:
         for name in objects:
             self._load(name)
         _use_threads(self.connection, self.threads)
         named = {key: value for key, value in params.items() if f"${key}" in sql}
-        return self.connection.execute(sql, named).fetchall()
+        self.connection.execute(sql, named)
+
+    def arrays(self, sql: str, objects: tuple[str, ...], **params: Any) -> dict[str, np.ndarray]:
+        """query's result as a numpy array per column: for results of a row per record,
+        which as tuples would cost a Python object per value."""
+        self._execute(sql, objects, params)
+        return self.connection.fetchnumpy()
 
     def _load(self, name: str) -> None:
         if name in self.loaded:
+            return
+        if name in KEY_TABLES:
+            self._key_table(name, *KEY_TABLES[name])
             return
         records = getattr(self.batch, name)
         typed = typed_columns(name)
@@ -107,6 +126,13 @@ class Columns:
         create_table(self.connection, name, types, data, {})
         for column in LINKS.get(name, ()):
             self._link_table(f"{name}_{column}", list(map(attrgetter(column), records)))
+        self.loaded.add(name)
+
+    def _key_table(self, name: str, records: str, values: Callable[[Batch], list]) -> None:
+        key = name.removeprefix(f"{records}_")
+        found = values(self.batch)
+        data = {"row": np.arange(len(found)), key: found}
+        create_table(self.connection, name, {"row": "BIGINT", key: "VARCHAR"}, data, {})
         self.loaded.add(name)
 
     def _link_table(self, name: str, lists: list[list[str]]) -> None:

@@ -50,3 +50,15 @@ def free_mail(batch: Batch) -> list[bool | None]:
     return batch.derive(
         "contact_free_mail", lambda b: once_each(normalize.is_free_mail, contact_email_domains(b))
     )
+
+
+def person_names(batch: Batch) -> list[str | None]:
+    """Each contact's full name as the fuzzy rules compare it: its folded words in
+    alphabetical order (normalize.word_set_key), so "Kim Dana" is "Dana Kim"; None
+    without a name."""
+    return batch.derive(
+        "person_names",
+        lambda b: [
+            normalize.word_set_key(f"{c.first_name or ''} {c.last_name or ''}") for c in b.contacts
+        ],
+    )
