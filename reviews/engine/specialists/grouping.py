@@ -33,38 +33,29 @@ def each(records: list[R], field: str) -> Iterator:
     return map(attrgetter(field), records)
 
 
-def similar_pairs(keys: list[str], cutoff: float, window: int) -> Iterator[tuple[int, int, float]]:
-    """(i, j, ratio) for sorted `keys` scoring at least `cutoff`, each key compared with
-    the next `window` keys only (reviews.engine.specialists.dedup explains why)."""
-    for i, key in enumerate(keys):
-        following = keys[i + 1 : i + 1 + window]
-        # process.extract loops in C: about 3x faster than calling fuzz.ratio per pair.
-        for _, score, offset in process.extract(
-            key, following, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
-        ):
-            yield i, i + 1 + offset, score
-
-
 def block_pairs(
     blocks: Sequence[int], keys: Sequence[str], cutoff: float, window: int
 ) -> list[tuple[int, int, float]]:
-    """similar_pairs for many blocks in one pass: `keys` sorted within each block, the
-    blocks side by side (`blocks[i]` is key i's block), each key compared with the next
+    """Fuzzy pairs of sorted keys for many blocks in one pass: `keys` sorted within each
+    block, the blocks side by side (`blocks[i]` is key i's block), each key compared with the next
     `window` keys of its own block. A block's keys are contiguous, so its pairs at
     distance k are the positions where blocks[i] == blocks[i + k]; rapidfuzz scores all
-    of them in one C call per distance, over both cores. Returns (i, j, ratio) in
-    similar_pairs' order: by i, then best ratio first."""
+    of them in one C call per distance, over both cores. Returns (i, j, ratio) by i, then
+    best ratio first (then j): the order of comparing each key with the next `window`
+    in turn (tests/engine/specialists/test_grouping.py holds that reference)."""
     if len(keys) < 2:
         return []
     codes = numpy.asarray(blocks)
+    # An object array: a distance's pairs are taken by one fancy index each, in C.
+    texts = numpy.fromiter(keys, dtype=object, count=len(keys))
     found: list[tuple[int, int, float]] = []
     for distance in range(1, window + 1):
         at = numpy.flatnonzero(codes[:-distance] == codes[distance:])
         if not at.size:
             break  # no block holds more than `distance` keys: none holds more than that + 1
         scores = process.cpdist(
-            [keys[i] for i in at],
-            [keys[i + distance] for i in at],
+            texts[at],
+            texts[at + distance],
             scorer=fuzz.ratio,
             score_cutoff=cutoff,
             dtype=numpy.float64,  # the float process.extract gives: ratios equal to the bit

@@ -12,9 +12,9 @@ from operator import attrgetter, itemgetter
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Company, Contact
 from reviews.engine.rules import Rules
-from reviews.engine.specialists.grouping import similar_pairs
+from reviews.engine.specialists.grouping import block_pairs
 from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks
-from reviews.engine.tables.keys import company_names
+from reviews.engine.tables.columns import columns
 
 # company_same_name is an exact rule: its threshold is a ratio of 100.
 COMPANY_NAME_THRESHOLD = 100.0
@@ -39,19 +39,28 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
 NearMiss = tuple[float, str, Company | Contact, Company | Contact]
 
 
+# Each distinct company name and its first company, in the order the names first come.
+DISTINCT_NAMES = """
+SELECT name_key, min("row") AS first FROM companies
+WHERE name_key IS NOT NULL GROUP BY name_key ORDER BY first
+"""
+
+
 def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
-    first_by_name: dict[str, Company] = {}
-    for company, name in zip(batch.companies, company_names(batch), strict=True):
-        if name:
-            first_by_name.setdefault(name, company)
-    # Distinct names, so equal ones (already company_same_name) never pair up.
+    # Distinct names, so equal ones (already company_same_name) never pair up; a
+    # stable sort, so names of the same words keep the order they first come in.
     keyed = sorted(
-        ((normalize.sorted_words(name), c) for name, c in first_by_name.items()), key=itemgetter(0)
+        (
+            (normalize.sorted_words(name), row)
+            for name, row in columns(batch).query(DISTINCT_NAMES, ("companies",))
+        ),
+        key=itemgetter(0),
     )
     keys = [key for key, _ in keyed]
     floor = COMPANY_NAME_THRESHOLD - rules.near_miss_points
-    for i, j, score in similar_pairs(keys, floor, rules.near_miss_window):
-        a, b = keyed[i][1], keyed[j][1]
+    # One block: every name is compared with the next near_miss_window names.
+    for i, j, score in block_pairs([0] * len(keys), keys, floor, rules.near_miss_window):
+        a, b = batch.companies[keyed[i][1]], batch.companies[keyed[j][1]]
         domain = company_domain(a)
         if domain and domain == company_domain(b):
             continue  # already company_same_domain

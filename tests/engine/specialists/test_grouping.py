@@ -5,12 +5,25 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
-from reviews.engine.specialists.grouping import block_pairs, similar_pairs
+from reviews.engine.specialists.grouping import block_pairs
 
 names = st.text(alphabet="abdejnot ", min_size=1, max_size=8)
 blocks_of_names = st.lists(st.lists(names, min_size=1, max_size=9), max_size=12)
+
+
+def similar_pairs(keys: list[str], cutoff: float, window: int) -> list:
+    """The plain method block_pairs must equal: (i, j, ratio) for sorted `keys` scoring at
+    least `cutoff`, each key compared with the next `window` keys only, best first."""
+    found = []
+    for i, key in enumerate(keys):
+        following = keys[i + 1 : i + 1 + window]
+        for _, score, offset in process.extract(
+            key, following, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
+        ):
+            found.append((i, i + 1 + offset, score))
+    return found
 
 
 def one_block_at_a_time(blocks: list[list[str]], cutoff: float, window: int) -> list:
