@@ -133,13 +133,14 @@ def _no_batch_finds_what_another_kept():
 
     from reviews.models import Batch
     from reviews.orchestration.store.parsed import forget_parsed
+    from reviews.orchestration.store.table_files import tables_folders
     from revreview import store
 
     def forget(sender, instance, created, **kwargs) -> None:
         if not created:
             return
         forget_parsed(instance.pk)
-        for folder in Path(settings.TABLES_DIR).glob(f"{instance.pk}-*"):  # tables_folder()
+        for folder in tables_folders(instance.pk):
             shutil.rmtree(folder, ignore_errors=True)
         # The test store's folder, as it is: a test may have made its store unwritable.
         shutil.rmtree(Path(settings.STORE_DIR, store.batch_prefix(instance.pk), "tables"), True)

@@ -1,6 +1,8 @@
 """Test settings: the app's settings on real Postgres and Redis where they are up."""
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -43,10 +45,27 @@ HUBSPOT_API_BASE_URL = "http://127.0.0.1:9"
 # is refused at once, and its retries must not wait a second each (62 s of the fast loop):
 # five retries wait 0.03 s in all (0.3 s at 0.01 s).
 HUBSPOT_BACKOFF_SECONDS = 0.001
+
+
+def _temporary_folder(prefix: str) -> Path:
+    """A new folder, removed when this process exits: the folders are each test process's
+    own (every xdist worker imports these settings), so none is left in /tmp. Not by a
+    forked child, which exits while its parent still uses them."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    made_by = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == made_by:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+    return folder
+
+
 # Each test process keeps batches' tables apart (a rolled-back test frees its batch's id).
-TABLES_DIR = Path(tempfile.mkdtemp(prefix="revreview-tables-"))
+TABLES_DIR = _temporary_folder("revreview-tables-")
 # ...and their uploads' store (a test of the S3 store overrides STORAGES["batches"]).
-STORE_DIR = Path(tempfile.mkdtemp(prefix="revreview-store-"))
+STORE_DIR = _temporary_folder("revreview-store-")
 # A worker or server the test starts stores uploads where the test reads them back.
 os.environ["STORE_DIR"] = str(STORE_DIR)
 STORAGES = {**STORAGES, "batches": store_backend("", STORE_DIR)}  # noqa: F405

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from reviews.engine.tables.store import META
+from reviews.models import Batch
 from reviews.orchestration.dataset import policies
 from reviews.orchestration.fixes.fixplan import plan_for_run
 from reviews.orchestration.serving import decide as serving
@@ -112,3 +113,14 @@ def test_tables_that_cannot_be_read_back_leave_the_batch_to_its_upload(caplog):
     read = parsed_module.read_stored(run.batch)
     assert read.deals == parsed_module.parse_stored(run.batch).deals
     assert "its tables could not be read back; parsed" in caplog.text
+
+
+def test_a_batch_ids_folders_are_those_of_every_content_key_and_no_other_id(settings, tmp_path):
+    settings.TABLES_DIR = tmp_path
+    keys = ("a" * 64, "b" * 64, None)
+    own = {table_files.tables_folder(Batch(pk=7, content_key=key)) for key in keys}
+    others = {table_files.tables_folder(Batch(pk=pk, content_key="a" * 64)) for pk in (17, 70)}
+    for folder in own | others:
+        folder.mkdir()
+
+    assert set(table_files.tables_folders(7)) == own

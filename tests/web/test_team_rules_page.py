@@ -10,6 +10,7 @@ from reviews.models import Dataset, PolicyVersion
 from reviews.orchestration.dataset import team_rules
 from reviews.orchestration.intake.submit import submit
 from reviews.orchestration.run.tasks import start_review
+from reviews.web import team_rules_views
 from tests.engine.team_rules.exports import AS_OF, export_files
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +132,16 @@ def test_a_library_file_switched_on_keeps_the_reason_typed_beside_it(client, sta
     version = PolicyVersion.objects.order_by("-number").first()
     assert version.reason == "sales asked for domains"
     assert "sales asked for domains" in client.get("/datasets/acme/rules/").content.decode()
+
+
+def test_the_library_is_read_once_and_each_caller_gets_lists_of_its_own(monkeypatch, tmp_path):
+    first = team_rules_views.library()
+    files = sorted(path.name for path in team_rules_views.LIBRARY.glob("*.yaml"))
+    monkeypatch.setattr(team_rules_views, "LIBRARY", tmp_path)  # no file here
+    second = team_rules_views.library()
+
+    assert [item["file"] for item in second] == files  # not read again
+    assert second == first and all(item["rules"] for item in second)
+    first[0]["rules"].clear()
+    first.pop()
+    assert team_rules_views.library() == second

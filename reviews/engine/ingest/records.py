@@ -26,6 +26,7 @@ from reviews.engine.ingest.values import (
     parse_owner,
     parse_text,
 )
+from reviews.engine.memo import Remembered
 
 Record = Company | Contact | Deal | Lead
 
@@ -145,16 +146,14 @@ def field_parsers(
 
 
 def _remembering(parse: Callable[[object], object]) -> Callable[[object], object]:
-    seen: dict[str | int, object] = {}
+    memo = Remembered(parse)
 
     def parse_once(value: object) -> object:
+        # Only text and integers: 1.0 and True == 1 would find the int's result, and a
+        # list or object has no hash.
         if value.__class__ is not str and value.__class__ is not int:
-            return parse(value)  # floats too: 1.0 == 1 would find the int's result
-        try:
-            return seen[value]
-        except KeyError:
-            parsed = seen[value] = parse(value)
-            return parsed
+            return parse(value)
+        return memo[value]
 
     return parse_once
 

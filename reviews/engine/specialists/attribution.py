@@ -132,18 +132,20 @@ SELECT link.row FROM {records}_company_ids AS link JOIN {records} USING (row)
 WHERE link.id IS DISTINCT FROM company_id AND link.id NOT IN (SELECT id FROM companies)
 """
 CONTACT_NAMING_MISSING_COMPANY = NAMING_MISSING_COMPANY.format(records="contacts")
+# The last record of each id, as a lookup by id finds it (companies_by_id, the contacts'
+# dict in detect): an id given twice means its last record.
+LAST_OF_EACH_ID = """
+SELECT {columns} FROM {records} WHERE row IN (SELECT max(row) FROM {records} GROUP BY id)
+"""
 # Contacts whose (not free-mail) email domain is another company's, and not their own
 # company's or a parent or subdomain of it: contact_wrong_company, or for a contact with
 # no company, contact_missing_company. A company id given twice has its last record's
-# domain, as a lookup by id does.
-CONTACT_EMAIL_ELSEWHERE = """
+# domain.
+CONTACT_EMAIL_ELSEWHERE = f"""
 WITH owners AS (
     SELECT domain_key, list(id ORDER BY row) AS ids FROM companies
     WHERE domain_key IS NOT NULL GROUP BY domain_key
-), own AS (
-    SELECT id, domain_key FROM companies
-    WHERE row IN (SELECT max(row) FROM companies GROUP BY id)
-)
+), own AS ({LAST_OF_EACH_ID.format(columns="id, domain_key", records="companies")})
 SELECT c.row, own.domain_key, c.email_domain_key, owners.ids
 FROM contacts AS c
 JOIN owners ON owners.domain_key = c.email_domain_key
@@ -153,16 +155,15 @@ WHERE c.email_domain_key IS DISTINCT FROM own.domain_key AND NOT c.free_mail
         ends_with(own.domain_key, '.' || c.email_domain_key)
         OR ends_with(c.email_domain_key, '.' || own.domain_key), false)
 ORDER BY c.row
-"""
+"""  # noqa: S608 (made of the constant above)
 # Deals naming a company or contact not in the batch (each list only where the export
 # has it), or listing a contact of another company (both companies in the batch).
 DEAL_REFERENCES = f"""
 SELECT row FROM ({NAMING_MISSING_COMPANY.format(records="deals")}) WHERE $companies_known
 UNION
 SELECT d.row FROM deals_contact_ids AS link JOIN deals AS d USING (row)
-LEFT JOIN (
-    SELECT id, company_id FROM contacts WHERE row IN (SELECT max(row) FROM contacts GROUP BY id)
-) AS c ON c.id = link.id
+LEFT JOIN ({LAST_OF_EACH_ID.format(columns="id, company_id", records="contacts")}) AS c
+    ON c.id = link.id
 WHERE (c.id IS NULL AND $contacts_known) OR (
     d.company_id IN (SELECT id FROM companies) AND c.company_id IN (SELECT id FROM companies)
     AND c.company_id <> d.company_id)

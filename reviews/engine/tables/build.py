@@ -11,7 +11,7 @@ one already taken is left out and listed in `Tables.left_out`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -23,6 +23,7 @@ import numpy as np
 from reviews.engine.batch import Batch
 from reviews.engine.ingest import records as kinds
 from reviews.engine.ingest import values
+from reviews.engine.memo import once_each
 
 # Leads: Salesforce's fourth object; an empty table for a batch without any (HubSpot's).
 _json = msgspec.json.Encoder()
@@ -144,17 +145,6 @@ def column_values(records: list, attr: str, kind: str) -> list:
     if kind == "VARCHAR[]":
         return [list(v) if v else [] for v in values]
     return once_each(str, values)
-
-
-def once_each(convert: Callable[[Any], Any], values: Iterable) -> list:
-    """convert(v) for each of `values`, None kept None; values repeat (a few thousand
-    dates in a million records), so each distinct one is converted once and shared."""
-    values = list(values)
-    seen: dict = {None: None}
-    for value in values:
-        if value not in seen:
-            seen[value] = convert(value)
-    return list(map(seen.__getitem__, values))
 
 
 def stage_columns(batch: Batch, deals: list) -> dict[str, list]:

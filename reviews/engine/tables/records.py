@@ -39,7 +39,8 @@ import numpy as np
 
 from reviews.engine.batch import Batch, Pipeline, Stage, ValueProblem
 from reviews.engine.extra_fields import NO_EXTRA, ExtraFields
-from reviews.engine.tables.build import KINDS, OBJECTS, create_table, once_each, typed_columns
+from reviews.engine.memo import once_each
+from reviews.engine.tables.build import KINDS, OBJECTS, create_table, typed_columns
 
 _encode = msgspec.json.Encoder().encode  # insertion order: a CSV's columns stay in order
 _decode = msgspec.json.Decoder().decode

@@ -23,6 +23,12 @@ def tables_folder(batch: Batch) -> Path:
     return Path(settings.TABLES_DIR) / f"{batch.pk}-{(batch.content_key or 'x')[:16]}"
 
 
+def tables_folders(batch_id: int) -> list[Path]:
+    """Every folder of this machine's cache that tables_folder named for the batch id,
+    whatever its content key."""
+    return list(Path(settings.TABLES_DIR).glob(f"{batch_id}-*"))
+
+
 def tables_key(batch: Batch) -> str:
     """The prefix of the batch's tables in the store: named as its local folder."""
     return f"{store.batch_prefix(batch.pk)}tables/{tables_folder(batch).name}/"

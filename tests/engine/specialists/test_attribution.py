@@ -230,6 +230,18 @@ def test_a_company_id_given_twice_has_its_last_records_domain():
     ]
 
 
+def test_a_contact_id_given_twice_is_at_its_last_records_company():
+    # As for companies: the deal's contact ct_1 is at co_2 by its last record.
+    deal_at_acme = deal("dl_1", company_id="co_1", contact_ids=["ct_1"], stage="qualifiedtobuy")
+    at_acme = contact("ct_1", email="dana@acme.example", company_id="co_1")
+    at_vertex = contact("ct_1", email="dana@vertex.example", company_id="co_2")
+
+    assert kinds(detect([ACME, VERTEX], [at_vertex, at_acme], [deal_at_acme])) == []
+    assert kinds(detect([ACME, VERTEX], [at_acme, at_vertex], [deal_at_acme])) == [
+        ("deal_contact_elsewhere", "warning", ["co_1", "co_2", "ct_1", "dl_1"])
+    ]
+
+
 def test_blank_ids_are_no_company_and_name_nothing_missing():
     findings = detect(
         [ACME],

@@ -1,0 +1,47 @@
+"""One result per distinct value (reviews/engine/memo.py): the tables' columns and the
+parse's repeated fields share one memo."""
+
+from __future__ import annotations
+
+from reviews.engine.ingest.records import DEALS, field_parsers
+from reviews.engine.memo import Remembered, once_each
+
+
+def test_once_each_converts_each_distinct_value_once_and_keeps_none():
+    converted = []
+
+    def double(value: int) -> int:
+        converted.append(value)
+        return value * 2
+
+    assert once_each(double, iter([3, None, 3, 4, 3])) == [6, None, 6, 8, 6]
+    assert converted == [3, 4]
+
+
+def test_remembered_converts_on_first_lookup_only():
+    memo = Remembered(str.upper)
+    assert memo["won"] == "WON"
+    assert memo["won"] is memo["won"]
+    assert memo == {"won": "WON"}
+
+
+def test_repeated_field_parsed_once_per_distinct_text_or_integer():
+    parsed = []
+
+    def parse(value: object) -> str:
+        parsed.append(value)
+        return f"parsed {value!r}"
+
+    plan = {key: parse_once for key, _, parse_once, _ in field_parsers(DEALS, {"stage": parse})}
+    values = ["won", 1, "won", 1.0, True, 1, ["won"], ["won"]]
+    assert [plan["stage"](value) for value in values] == [
+        "parsed 'won'",
+        "parsed 1",
+        "parsed 'won'",
+        "parsed 1.0",  # equal to 1, but not the int's result
+        "parsed True",
+        "parsed 1",
+        "parsed ['won']",  # no hash: parsed each time
+        "parsed ['won']",
+    ]
+    assert parsed == ["won", 1, 1.0, True, ["won"], ["won"]]
