@@ -16,6 +16,7 @@ is the order dedup has always reported them in: the findings keep their order.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,7 @@ SELECT 'deal_block', '', "row", position FROM (
     FROM deals JOIN deal_blocks USING (company_id)
     WHERE NOT coalesce(is_closed AND NOT is_won, false)
 ) WHERE candidates > 1"""
+SHARED = (("domain_key", "companies"), ("name_key", "companies"), ("email_key", "contacts"))
 GROUPS = (
     "WITH"
     + ",".join(
@@ -57,14 +59,7 @@ GROUPS = (
     )
     + " UNION ALL ".join(
         [
-            *(
-                SHARED_KEY.format(key=key, records=records)
-                for key, records in (
-                    ("domain_key", "companies"),
-                    ("name_key", "companies"),
-                    ("email_key", "contacts"),
-                )
-            ),
+            *(SHARED_KEY.format(key=key, records=records) for key, records in SHARED),
             PERSON_KEY,
             DEAL_BLOCK,
         ]
@@ -85,7 +80,7 @@ class Groups:
     starts: np.ndarray  # one more than there are groups: the end
     rows: np.ndarray
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[str, list[int], int]]:
         """(key, rows, position) for each group, in order."""
         starts, rows = self.starts.tolist(), self.rows.tolist()
         for g, (key, position) in enumerate(zip(self.keys, self.positions.tolist(), strict=True)):
@@ -97,7 +92,7 @@ def dedup_groups(batch: Batch) -> dict[str, Groups]:
     return batch.derive("dedup_groups", _query)
 
 
-_KEY_NAMES = ("deal_block", "domain_key", "email_key", "name_key", "person_key")
+_KEY_NAMES = (*(key for key, _ in SHARED), "person_key", "deal_block")  # GROUPS' key_name
 
 
 def _query(batch: Batch) -> dict[str, Groups]:

@@ -10,8 +10,9 @@ so its findings keep the records' order), and the documented columns some rule q
 (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the DECIMAL(38, 6) `amount`
 is not (an amount under a millionth reads 0 there); and `stage_given`, whether a stage
 is given at all, not blank (Batch.stage_of's first test). Companies and contacts have
-the keys normalize.py makes of them (KEYED: keys.py). The team's rules read every
-property, from the kept tables (build.py)."""
+the keys normalize.py makes of them (KEYED: keys.py); keys only a few rules read are
+tables of their own (KEY_TABLES). The team's rules read every property, from the kept
+tables (build.py)."""
 
 from __future__ import annotations
 
@@ -60,11 +61,12 @@ KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
         "free_mail": ("BOOLEAN", keys.free_mail),
     },
 }
-# Keys only a few rules read, each a (row, key) table of its own, `<object>_<key>`, built
-# when a query names it: the fuzzy rules' name keys cost a second per million records,
-# which a task that compares no names (attribution) should not pay.
+# Keys only a few rules read, each a (row, key) table of its own, built when a query
+# names it: table -> (its key column, the batch's values in order). The fuzzy rules'
+# name keys cost a second per million records, which a task that compares no names
+# (attribution) should not pay.
 KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
-    "contacts_person_key": ("contacts", keys.person_names),
+    "contacts_person_key": ("person_key", keys.person_names),
 }
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
@@ -128,8 +130,7 @@ class Columns:
             self._link_table(f"{name}_{column}", list(map(attrgetter(column), records)))
         self.loaded.add(name)
 
-    def _key_table(self, name: str, records: str, values: Callable[[Batch], list]) -> None:
-        key = name.removeprefix(f"{records}_")
+    def _key_table(self, name: str, key: str, values: Callable[[Batch], list]) -> None:
         found = values(self.batch)
         data = {"row": np.arange(len(found)), key: found}
         create_table(self.connection, name, {"row": "BIGINT", key: "VARCHAR"}, data, {})
