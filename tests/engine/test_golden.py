@@ -90,6 +90,16 @@ NEAR_MISSES = {
     ],
 }  # fmt: skip
 
+# Salesforce's Data Export, one file per object.
+SALESFORCE_OBJECTS = (
+    "Account",
+    "Contact",
+    "Lead",
+    "Opportunity",
+    "OpportunityContactRole",
+    "Task",
+    "User",
+)
 SAMPLES: dict[str, Sample] = {
     "trivial": shipped("samples/trivial.json"),
     "clean": shipped("samples/clean.json"),
@@ -139,6 +149,9 @@ SAMPLES: dict[str, Sample] = {
     # reviews.samplegen, as tests/samplegen uses it: every kind planted, with decoys
     # (the findings-heavy stale batches are bench/golden_findings.py's: 600 lines here)
     "generated-2000-3": generated(2_000, 3),
+    # Salesforce's Data Export: the only sample with leads (their rules, in dedup and
+    # attribution) and an org's own words.
+    "salesforce": shipped(*(f"samples/salesforce/{n}.csv" for n in SALESFORCE_OBJECTS)),
 }
 
 
