@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from reviews.engine import normalize
-from reviews.engine.batch import Batch, Contact, Lead
+from reviews.engine.batch import Batch
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.specialists.common import named, named_list
-from reviews.engine.specialists.grouping import groups
 from reviews.engine.specialists.spec import ANY_RECORD, FixTarget, Kind, Merges
+from reviews.engine.tables.columns import columns
 
 W = (Severity.WARNING,)
 # The generated JSON samples hold no leads (their recorded reviews stay as they are):
@@ -66,26 +65,37 @@ DEDUP_KINDS = (LEAD_ALREADY_CONTACT, LEAD_SAME_EMAIL)
 ATTRIBUTION_KINDS = (LEAD_NO_OWNER, LEAD_INACTIVE_OWNER)
 
 
-def open_leads(batch: Batch) -> list[Lead]:
-    """The leads the rules read: not converted."""
-    return [lead for lead in batch.leads if not lead.converted]
+# The rules' queries over the detectors' columns (reviews.engine.tables.columns). A lead
+# IsConverted is left out of every rule; one whose flag is not known is not.
+OPEN = "NOT coalesce(converted, false)"
+# Each open lead whose email is a contact's, with those contacts, in batch order.
+ALREADY_CONTACT = f"""
+SELECT leads."row", email_key, list(contacts."row" ORDER BY contacts."row")
+FROM leads JOIN contacts USING (email_key) WHERE {OPEN}
+GROUP BY leads."row", email_key ORDER BY leads."row"
+"""  # noqa: S608 (OPEN is ours)
+# Open leads sharing an email, two or more, in the order each group's second one comes.
+SAME_EMAIL = f"""
+SELECT email_key, list("row" ORDER BY "row") AS rows FROM leads
+WHERE email_key IS NOT NULL AND {OPEN} GROUP BY email_key HAVING count(*) > 1
+ORDER BY rows[2]
+"""  # noqa: S608
+# Open leads with no owner (none or blank) or an inactive one, in batch order.
+OWNERLESS = f"""
+SELECT "row", coalesce(owner, '') = '' AS no_owner FROM leads
+WHERE {OPEN} AND (coalesce(owner, '') = '' OR owner_active = false) ORDER BY "row"
+"""  # noqa: S608
 
 
 def duplicate_findings(batch: Batch, category: str) -> Iterator[RawFinding]:
     """lead_already_contact and lead_same_email."""
     if not batch.leads:
         return
-    leads = open_leads(batch)
-    emails = [normalize.email(lead.email) for lead in leads]
-    contacts: dict[str, list[Contact]] = {}
-    for contact in batch.contacts:
-        key = normalize.email(contact.email)
-        if key:
-            contacts.setdefault(key, []).append(contact)
-    for lead, email in zip(leads, emails, strict=True):
-        found = contacts.get(email) if email else None
-        if not found:
-            continue
+    tables = columns(batch)
+    leads, contacts = batch.leads, batch.contacts
+    for row, email, contact_rows in tables.query(ALREADY_CONTACT, ("leads", "contacts")):
+        lead = leads[row]
+        found = [contacts[r] for r in contact_rows]
         first = found[0]
         listed = "; ".join(f"{named(c)}" for c in found[:_MAX_LISTED])
         yield RawFinding(
@@ -98,7 +108,8 @@ def duplicate_findings(batch: Batch, category: str) -> Iterator[RawFinding]:
             suggested_fix=f"Convert lead {lead.id} into the existing contact {first.id} "
             "(or merge it into that contact), so it is not worked as a new prospect.",
         )
-    for email, group in groups(leads, emails):
+    for email, rows in tables.query(SAME_EMAIL, ("leads",)):
+        group = [leads[row] for row in rows]
         ids = sorted(lead.id for lead in group)
         keep = ids[0]
         others = ", ".join(ids[1:])
@@ -115,8 +126,11 @@ def duplicate_findings(batch: Batch, category: str) -> Iterator[RawFinding]:
 
 def owner_findings(batch: Batch, category: str) -> Iterator[RawFinding]:
     """lead_no_owner and lead_inactive_owner."""
-    for lead in open_leads(batch):
-        if not lead.owner:
+    if not batch.leads:
+        return
+    for row, no_owner in columns(batch).query(OWNERLESS, ("leads",)):
+        lead = batch.leads[row]
+        if no_owner:
             yield RawFinding(
                 category=category,
                 kind=LEAD_NO_OWNER.name,
@@ -126,7 +140,7 @@ def owner_findings(batch: Batch, category: str) -> Iterator[RawFinding]:
                 record_ids=[lead.id],
                 suggested_fix=f"Assign lead {lead.id} to an active owner or a lead queue.",
             )
-        elif lead.owner_active is False:
+        else:
             yield RawFinding(
                 category=category,
                 kind=LEAD_INACTIVE_OWNER.name,

@@ -44,6 +44,7 @@ QUERIED = {
     "companies": ("id", "enriched_at", "updated_at"),
     "contacts": ("id", "company_id"),
     "deals": ("id", "amount", "close_date", "company_id"),
+    "leads": ("id", "converted", "owner", "owner_active"),
 }
 # The documented lists the queries read, each a table of its own, `<object>_<list>`, a
 # (row, id) per entry in order: flat, they are filled in C (a LIST column of Python
@@ -60,6 +61,7 @@ KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
         "email_domain_key": ("VARCHAR", keys.contact_email_domains),
         "free_mail": ("BOOLEAN", keys.free_mail),
     },
+    "leads": {"email_key": ("VARCHAR", keys.lead_emails)},
 }
 # Keys only a few rules read, each a (row, key) table of its own, built when a query
 # names it: table -> (its key column, the batch's values in order). The fuzzy rules'

@@ -33,6 +33,12 @@ def contact_emails(batch: Batch) -> list[str | None]:
     return batch.derive("contact_emails", lambda b: [normalize.email(c.email) for c in b.contacts])
 
 
+def lead_emails(batch: Batch) -> list[str | None]:
+    """Each lead's normalised email, in batch order (compared with each other's and the
+    contacts')."""
+    return [normalize.email(lead.email) for lead in batch.leads]
+
+
 def contact_email_domains(batch: Batch) -> list[str | None]:
     """Each contact's email domain (the part after the last @ of its normalised email,
     normalised as a domain), in batch order; None without an email or an @."""

@@ -78,6 +78,29 @@ def test_owners_missing_or_inactive_and_those_that_are_not():
     assert kinds(batch) == [("lead_inactive_owner", ["00Q2"]), ("lead_no_owner", ["00Q1"])]
 
 
+def test_a_blank_owner_is_none_and_a_converted_flag_not_known_is_an_open_lead():
+    batch = leads_batch(
+        [
+            lead("00Q1", owner="", converted=None),
+            lead("00Q2", owner=" ", owner_active=None),  # someone's, activity not known
+        ]
+    )
+    assert kinds(batch) == [("lead_no_owner", ["00Q1"])]
+
+
+def test_lead_groups_come_in_the_order_of_their_second_lead():
+    batch = leads_batch(
+        [
+            lead("00Q1", email="one@x.example", owner="Sam"),
+            lead("00Q2", email="two@x.example", owner="Sam"),
+            lead("00Q3", email="two@x.example", owner="Sam"),
+            lead("00Q4", email="one@x.example", owner="Sam"),
+        ]
+    )
+    found = [f.record_ids for f in dedup.detect(batch, Rules()) if f.kind == "lead_same_email"]
+    assert found == [["00Q2", "00Q3"], ["00Q1", "00Q4"]]
+
+
 def test_a_batch_without_leads_finds_no_lead_problem_and_its_text_is_hubspots():
     batch = make_batch(contacts=[contact("ct_1", email="a@x.example")])
     assert batch.leads == [] and kinds(batch) == []
