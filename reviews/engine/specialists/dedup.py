@@ -2,10 +2,10 @@
 
 Every rule starts from groups queried over the detectors' columns (dedup_groups):
 exact rules from the records sharing a normalised key, fuzzy rules from each company's
-contacts or deals. Fuzzy rules (person names, deal names) compare only inside one company's block,
-and inside a block only each key with the next rules.fuzzy_window keys in sorted order
-(the "sorted neighbourhood" method). A block of up to fuzzy_window + 1 keys, which
-is nearly every real account, is compared in full; a huge account costs
+contacts or deals. Fuzzy rules (person names, deal names) compare only inside one
+company's block, and inside a block only each key with the next rules.fuzzy_window keys
+in sorted order (the "sorted neighbourhood" method). A block of up to fuzzy_window + 1
+keys, which is nearly every real account, is compared in full; a huge account costs
 n * fuzzy_window comparisons instead of n², at the price of missing two names that
 differ in their first letters and sort far apart. Names are compared as sorted
 words, so "Kim Dana" matches "Dana Kim".
