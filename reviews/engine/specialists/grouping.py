@@ -1,44 +1,22 @@
-"""Grouping records by key, and fuzzy pairing of sorted keys, in linear time: the
-machinery of the dedup rules (reviews.engine.specialists.dedup explains the method)."""
+"""Fuzzy pairing of sorted keys within blocks, and clustering of the pairs, in linear
+time: the machinery of the dedup rules' fuzzy matches (reviews.engine.specialists.dedup
+explains the method; dedup_groups.py queries the blocks)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from operator import attrgetter
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
 
 import numpy
 from rapidfuzz import fuzz, process
-
-R = TypeVar("R")
-
-
-def groups(records: list[R], keys: Iterable[str | None]) -> Iterator[tuple[str, list[R]]]:
-    """Records sharing a non-empty key (`keys` runs parallel to `records`), two or more
-    per group, in batch order within a group."""
-    first: dict[str, R] = {}
-    # Most keys are unique: a list is only built for a key seen twice (3x faster).
-    more: dict[str, list[R]] = defaultdict(list)
-    for value, record in zip(keys, records, strict=True):
-        if value in first:
-            more[value].append(record)
-        elif value:
-            first[value] = record
-    return ((value, [first[value], *rest]) for value, rest in more.items())
-
-
-def each(records: list[R], field: str) -> Iterator:
-    """One field of every record. map + attrgetter run in C: this is the hot loop."""
-    return map(attrgetter(field), records)
 
 
 def block_pairs(
     blocks: Sequence[int], keys: Sequence[str], cutoff: float, window: int
 ) -> list[tuple[int, int, float]]:
     """Fuzzy pairs of sorted keys for many blocks in one pass: `keys` sorted within each
-    block, the blocks side by side (`blocks[i]` is key i's block), each key compared with the next
-    `window` keys of its own block. A block's keys are contiguous, so its pairs at
+    block, the blocks side by side (`blocks[i]` is key i's block), each key compared with
+    the next `window` keys of its own block. A block's keys are contiguous, so its pairs at
     distance k are the positions where blocks[i] == blocks[i + k]; rapidfuzz scores all
     of them in one C call per distance, over both cores. Returns (i, j, ratio) by i, then
     best ratio first (then j): the order of comparing each key with the next `window`
