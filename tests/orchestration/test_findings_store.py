@@ -143,7 +143,9 @@ def test_write_findings_stores_nul_surrogates_and_overlong_titles(postgres):
 @pytest.mark.django_db
 def test_postgres_keeps_findings_by_run_and_uploads_in_lz4(postgres):
     """The findings table has no index on run alone (its (run, position) index serves
-    it), and stored uploads are compressed with lz4, not pglz (migration 0009)."""
+    it), none on category or severity alone and no LIKE index (each slowed a big run's
+    write, and no reader uses them), and stored uploads are compressed with lz4, not
+    pglz (migration 0009)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -157,4 +159,7 @@ def test_postgres_keeps_findings_by_run_and_uploads_in_lz4(postgres):
 
     assert not [d for d in indexes if d.endswith("(run_id)")], indexes
     assert [d for d in indexes if d.endswith('(run_id, "position")')], indexes
+    assert not [d for d in indexes if d.endswith(("(category)", "(severity)"))], indexes
+    assert not [d for d in indexes if "pattern_ops" in d], indexes
+    assert [d for d in indexes if d.endswith("(fingerprint)")], indexes
     assert compression == "l"
