@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from reviews.engine import normalize
 from reviews.engine.batch import Batch, Deal
+from reviews.engine.memo import Remembered
 from reviews.engine.rules import Rules
 from reviews.engine.specialists.dedup_groups import dedup_groups
 from reviews.engine.specialists.grouping import block_pairs, clusters
@@ -31,8 +32,9 @@ def deal_copies(batch: Batch, rules: Rules) -> list[tuple[list[Deal], float]]:
     codes: list[int] = []
     keys: list[str] = []
     deals: list[Deal] = []
+    key_of = Remembered(_deal_key)  # one key per distinct name: renewals share theirs
     for code, (_, rows, _) in enumerate(dedup_groups(batch)["deal_block"]):
-        candidates = [(_deal_key(deal), deal) for deal in map(batch.deals.__getitem__, rows)]
+        candidates = [(key_of[deal.name], deal) for deal in map(batch.deals.__getitem__, rows)]
         # Sorting by name, then date and amount, puts copies of one deal side by side
         # even in an account with many same-named deals (renewals).
         candidates.sort(key=lambda kd: (kd[0], kd[1].close_date or date.min, kd[1].amount or 0))
@@ -55,8 +57,8 @@ def deal_copies(batch: Batch, rules: Rules) -> list[tuple[list[Deal], float]]:
     ]
 
 
-def _deal_key(deal: Deal) -> str:
-    return normalize.word_set_key(deal.name) or NO_NAME
+def _deal_key(name: str | None) -> str:
+    return normalize.word_set_key(name) or NO_NAME
 
 
 def _same_deal(key_a: str, key_b: str, a: Deal, b: Deal, rules: Rules) -> bool:
