@@ -384,6 +384,10 @@ STORAGES = {
         region=env("STORE_S3_REGION"),
     ),
 }
+# The detectors' DuckDB database (reviews/engine/tables/columns.py), one per process:
+# the most memory it takes, and where its tables and queries spill past that.
+DETECTOR_MEMORY_MB = envint("DETECTOR_MEMORY_MB", 1024)
+DETECTOR_SPILL_DIR = env("DETECTOR_SPILL_DIR", "")  # blank: in the system's temporary folder
 # The most memory and time one team rule may take (docs/rules.md).
 TEAM_RULE_MEMORY_MB = envint("TEAM_RULE_MEMORY_MB", 1024)
 TEAM_RULE_SECONDS = envint("TEAM_RULE_SECONDS", 20)

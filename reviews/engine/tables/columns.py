@@ -16,12 +16,14 @@ tables (build.py)."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import weakref
 from collections.abc import Callable
 from decimal import Decimal
 from itertools import chain, count
 from operator import attrgetter
+from tempfile import gettempdir
 from typing import Any
 
 import duckdb
@@ -86,7 +88,8 @@ class Columns:
         database = _database()
         self.connection = database.cursor()  # a cursor: a connection of this thread's own
         self.connection.execute(f"CREATE SCHEMA {schema}; USE memory.{schema}")
-        weakref.finalize(self, _drop, database, schema)
+        # Not at exit: the database closes then (_close), its schemas with it.
+        weakref.finalize(self, _drop, database, schema).atexit = False
         self.loaded: set[str] = set()
         # A small batch's queries run on one thread: scheduling more cost a third of
         # their time (a 10-record review's detectors: 53 ms of CPU, 39 ms on one).
@@ -161,6 +164,17 @@ class Columns:
 
 _SCHEMAS = count()
 _DATABASE: tuple[int, duckdb.DuckDBPyConnection] | None = None  # (its process id, it)
+# The process database's memory ceiling and the folder its tables and queries spill to
+# past it (configure). DuckDB's own default ceiling is 80% of the machine's memory, on
+# top of the parsed batch's.
+_CONFIG: dict[str, str] = {}
+
+
+def configure(*, memory_mb: int, spill_dir: str = "") -> None:
+    """The detectors' database's ceiling and spill folder (settings DETECTOR_MEMORY_MB
+    and DETECTOR_SPILL_DIR; blank: `revreview-spill` in the system's temporary folder),
+    for the databases this process opens from now on."""
+    _CONFIG.update(memory_limit=f"{int(memory_mb)}MB", temp_directory=spill_dir)
 
 
 def _database() -> duckdb.DuckDBPyConnection:
@@ -168,12 +182,29 @@ def _database() -> duckdb.DuckDBPyConnection:
     (a worker's child): DuckDB's threads do not survive a fork."""
     global _DATABASE
     if _DATABASE is None or _DATABASE[0] != os.getpid():
-        database = duckdb.connect(":memory:")
+        database = duckdb.connect(":memory:", config={**_CONFIG, "temp_directory": _spill()})
+        atexit.register(_close, os.getpid(), database)
         # A TIMESTAMPTZ cast to TIMESTAMP reads as UTC, whatever the machine's zone.
         database.execute("SET GLOBAL TimeZone = 'UTC'")
         _DATABASE = (os.getpid(), database)
         _threads_now.clear()
     return _DATABASE[1]
+
+
+def _spill() -> str:
+    """The process's own spill folder, made by DuckDB when it first spills. DuckDB removes
+    the folder when its database closes, so a shared one could go from under another
+    process; without one named, it would spill to `.tmp` in the working folder."""
+    folder = _CONFIG.get("temp_directory") or os.path.join(gettempdir(), "revreview-spill")
+    os.makedirs(folder, exist_ok=True)  # DuckDB makes only the last folder of a path
+    return os.path.join(folder, str(os.getpid()))
+
+
+def _close(opened_by: int, database: duckdb.DuckDBPyConnection) -> None:
+    """At exit, close the database the process opened (and so remove its spill folder);
+    never one a forked child inherited."""
+    if os.getpid() == opened_by:
+        database.close()
 
 
 _ONE_THREAD_BELOW = 50_000  # records

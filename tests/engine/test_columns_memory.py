@@ -1,0 +1,76 @@
+"""The detectors' DuckDB database keeps to its memory ceiling (settings
+DETECTOR_MEMORY_MB) and spills past it to its folder (DETECTOR_SPILL_DIR), finding the
+same as without a ceiling."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+
+import duckdb
+import pytest
+
+from reviews.engine.ingest import UploadedFile, parse_upload
+from reviews.engine.rules import Rules
+from reviews.engine.specialists import NAMES, detector
+from reviews.engine.tables import columns
+from reviews.samplegen import generate
+
+
+def setting(connection, name: str) -> str:
+    return connection.execute(f"SELECT current_setting('{name}')").fetchone()[0]
+
+
+@pytest.fixture
+def fresh_database(monkeypatch):
+    """The process database opened anew by the next batch, and the process's own put
+    back afterwards."""
+    monkeypatch.setattr(columns, "_DATABASE", None)
+    monkeypatch.setattr(columns, "_CONFIG", {})
+    monkeypatch.setattr(columns, "_threads_now", [])
+
+
+def reviewed(records: int) -> list[tuple]:
+    data, _ = generate(records, seed=3)
+    batch = parse_upload(
+        [UploadedFile("g.json", json.dumps(data).encode())], as_of=None, received_at=NOW
+    )
+    return [
+        (f.kind, f.severity, tuple(f.record_ids), f.amount_at_risk, f.confidence)
+        for name in NAMES
+        for f in detector(name)(batch, Rules())
+    ]
+
+
+NOW = datetime(2026, 11, 28, tzinfo=UTC)
+
+
+def test_the_database_has_the_deployment_s_ceiling_and_spill_folder(settings):
+    database = columns._database()
+    ceiling = duckdb.connect(config={"memory_limit": f"{settings.DETECTOR_MEMORY_MB}MB"})
+    assert setting(database, "memory_limit") == setting(ceiling, "memory_limit")
+    # A folder of the process's own: DuckDB removes it when the database closes.
+    assert setting(database, "temp_directory").endswith(f"revreview-spill/{os.getpid()}")
+
+
+@pytest.mark.slow  # two reviews of 200k records: 13 s
+def test_a_batch_past_the_ceiling_spills_and_finds_the_same(fresh_database, monkeypatch, tmp_path):
+    # 200k records: their tables and the queries' working memory together pass 64 MB
+    # (a ceiling much lower fails the queries' joins: DuckDB spills tables, not all of
+    # a join's working memory).
+    unbounded = reviewed(200_000)
+    columns.configure(memory_mb=64, spill_dir=str(tmp_path / "spill"))
+    monkeypatch.setattr(columns, "_DATABASE", None)  # opened anew, with the ceiling
+
+    spilled = reviewed(200_000)
+
+    database = columns._database()
+    assert setting(database, "memory_limit") == "61.0 MiB"
+    assert setting(database, "temp_directory") == str(tmp_path / "spill" / str(os.getpid()))
+    (used,) = database.execute(
+        "SELECT sum(temporary_storage_bytes) FROM duckdb_memory()"
+    ).fetchone()
+    assert used > 0  # its tables went to the folder, not only to memory
+    assert spilled == unbounded
+    assert len(unbounded) > 100
