@@ -65,6 +65,13 @@ def test_rejected_batch_lists_every_error_with_record_and_field():
     assert ReviewRun.objects.count() == 0
 
 
+def test_a_rejection_is_logged_with_its_count_of_problems(caplog):
+    batch = {"companies": [{"name": "no id"}], "contacts": [], "deals": []}
+    with caplog.at_level("INFO", logger="reviews.orchestration.intake.submit"):
+        submission = submit([json_upload(batch)])
+    assert f"batch {submission.batch.pk} rejected; problems: 1" in caplog.messages
+
+
 def test_redelivered_tasks_write_no_duplicate_findings(postgres):
     run = run_eagerly([upload("seed-example.json")])
     before = Finding.objects.filter(run=run).count()

@@ -215,7 +215,7 @@ def store_upload(
             return stored
         raise
     if errors:
-        logger.info("batch %s rejected before parsing: %d errors", batch.pk, len(errors))
+        logger.info("batch %s rejected before parsing; problems: %d", batch.pk, len(errors))
     return batch
 
 
@@ -348,4 +348,4 @@ def reject(batch: Batch, errors: list[str]) -> None:
     batch.errors = [storable(error) for error in errors]
     batch.rate_keys = None
     batch.save(update_fields=["status", "errors", "rate_keys"])
-    logger.info("batch %s rejected: %d errors", batch.pk, len(errors))
+    logger.info("batch %s rejected; problems: %d", batch.pk, len(errors))
