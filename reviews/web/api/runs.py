@@ -82,8 +82,11 @@ def list_runs(
         ),
         RunFilterForm({"verdict": verdict or ""}),
     )
-    if dataset is not None:
-        runs = runs.filter(batch__dataset__name=refuse_unstorable(dataset, "dataset"))
+    # Names are kept stripped (a batch's "dataset"): " acme " is acme, and a blank one,
+    # as an empty field of a form, filters nothing out.
+    name = (refuse_unstorable(dataset, "dataset") or "").strip()
+    if name:
+        runs = runs.filter(batch__dataset__name=name)
     since = utc(since)
     if since is not None:
         runs = runs.filter(created_at__gte=since)

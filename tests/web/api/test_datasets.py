@@ -35,6 +35,9 @@ def test_an_upload_joins_its_dataset_and_the_runs_list_filters_by_it(http):
     assert [item["id"] for item in listed["items"]] == [report["run"]["id"]]
     assert listed["items"][0]["dataset"] == "acme-hubspot"
     assert http.get("/runs", params={"dataset": "nope"}).json()["count"] == 0
+    # Names are kept stripped, so the filter strips too; a blank one is no filter.
+    assert http.get("/runs", params={"dataset": " acme-hubspot "}).json()["count"] == 1
+    assert http.get("/runs", params={"dataset": "  "}).json()["count"] == 2
 
 
 def test_a_bad_dataset_name_rejects_the_batch_naming_the_field(http):
