@@ -31,19 +31,18 @@ def fresh_database(monkeypatch):
     monkeypatch.setattr(columns, "_threads_now", [])
 
 
-def reviewed(records: int) -> list[tuple]:
-    data, _ = generate(records, seed=3)
-    batch = parse_upload(
-        [UploadedFile("g.json", json.dumps(data).encode())], as_of=None, received_at=NOW
-    )
+NOW = datetime(2026, 11, 28, tzinfo=UTC)
+
+
+def reviewed(upload: bytes) -> list[tuple]:
+    """Every detector's findings on a fresh parse of `upload` (a parse's tables are
+    built in the process database open when a detector first asks)."""
+    batch = parse_upload([UploadedFile("g.json", upload)], as_of=None, received_at=NOW)
     return [
         (f.kind, f.severity, tuple(f.record_ids), f.amount_at_risk, f.confidence)
         for name in NAMES
         for f in detector(name)(batch, Rules())
     ]
-
-
-NOW = datetime(2026, 11, 28, tzinfo=UTC)
 
 
 def test_the_database_has_the_deployment_s_ceiling_and_spill_folder(settings):
@@ -54,16 +53,17 @@ def test_the_database_has_the_deployment_s_ceiling_and_spill_folder(settings):
     assert setting(database, "temp_directory").endswith(f"revreview-spill/{os.getpid()}")
 
 
-@pytest.mark.slow  # two reviews of 200k records: 13 s
+@pytest.mark.slow  # two reviews of 200k records
 def test_a_batch_past_the_ceiling_spills_and_finds_the_same(fresh_database, monkeypatch, tmp_path):
     # 200k records: their tables and the queries' working memory together pass 64 MB
     # (a ceiling much lower fails the queries' joins: DuckDB spills tables, not all of
     # a join's working memory).
-    unbounded = reviewed(200_000)
+    upload = json.dumps(generate(200_000, seed=3)[0]).encode()
+    unbounded = reviewed(upload)
     columns.configure(memory_mb=64, spill_dir=str(tmp_path / "spill"))
     monkeypatch.setattr(columns, "_DATABASE", None)  # opened anew, with the ceiling
 
-    spilled = reviewed(200_000)
+    spilled = reviewed(upload)
 
     database = columns._database()
     assert setting(database, "memory_limit") == "61.0 MiB"
