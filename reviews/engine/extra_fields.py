@@ -10,12 +10,14 @@ fix plan, a survivor choice or a tuning pass looks at (Batch.extra_of)."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
+from operator import eq
 from types import MappingProxyType
 from typing import Any
 
 import msgspec
+import numpy as np
 
 # What a record built from the native JSON holds in its own `extra`: its fields are in
 # the batch's ExtraFields. Read-only, so no reader can fill it for every record at once.
@@ -84,6 +86,30 @@ class ExtraFields:
             for offset, index in enumerate(range(start, stop)):
                 yield dict(self._changed[index]) if index in self._changed else chunk[offset]
 
+    def texts(self, indices: Sequence[int], size: int) -> Iterator[tuple[np.ndarray, bytes]]:
+        """Records `indices`' fields in that order, `size` records at a time: each
+        chunk's text lengths and its texts end to end, b"" for a record with none (what
+        the cache key hashes: lengths_and_texts gives the same from dicts). Straight from
+        the buffer where `indices` are every record in index order, none replaced."""
+        count = len(indices)
+        kept = len(self._ends)  # the records after the last with fields added none
+        if not self._changed and count >= kept and all(map(eq, indices, range(count))):
+            ends = np.frombuffer(self._ends, dtype=np.int64)
+            ends = np.concatenate([ends, np.full(count - kept, ends[-1] if kept else 0)])
+            for start in range(0, count, size):
+                stop = min(start + size, count)
+                first = int(ends[start - 1]) if start else 0
+                lengths = np.diff(ends[start:stop], prepend=first)
+                yield lengths, bytes(memoryview(self._text)[first : int(ends[stop - 1])])
+            return
+        for start in range(0, count, size):
+            yield lengths_and_texts([self._text_of(i) for i in indices[start : start + size]])
+
+    def _text_of(self, index: int) -> bytes:
+        if index in self._changed:
+            return canonical_text(self._changed[index])
+        return bytes(self._slice(index))
+
     def replace(self, index: int, fields: dict[str, Any]) -> None:
         """Record `index`'s fields from now on (the few a clean-up rewrites)."""
         self._changed[index] = fields
@@ -93,3 +119,14 @@ class ExtraFields:
             return bytearray()
         start = self._ends[index - 1] if index else 0
         return self._text[start : self._ends[index]]
+
+
+def canonical_text(fields: dict[str, Any]) -> bytes:
+    """A record's fields as the buffer keeps them: sorted-key JSON, b"" for none.
+    ValueError where msgspec cannot write a value (a lone surrogate, a 5,000-digit int)."""
+    return _encoder.encode(fields) if fields else b""
+
+
+def lengths_and_texts(texts: list[bytes]) -> tuple[np.ndarray, bytes]:
+    """The lengths of `texts` and the texts end to end, as ExtraFields.texts gives them."""
+    return np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), b"".join(texts)

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reviews.engine.batch import _LIST_NAMES
-from reviews.engine.extra_fields import ExtraFields
+from reviews.engine.extra_fields import ExtraFields, canonical_text, lengths_and_texts
 from reviews.engine.ingest.records import COMPANIES, CONTACTS, DEALS, LEADS
 
 # What msgspec decodes: the only values the native reader keeps here.
@@ -54,6 +54,40 @@ def test_replace_wins_over_the_text_and_get_hands_out_copies():
     assert kept.json(0) == b'{"notes":"a\\\\u0000b"}'
     kept.get(0)["notes"] = "changed"
     assert kept.get(0) == {"notes": "a\\u0000b"}
+
+
+def _hashed(chunks) -> list[tuple[list[int], bytes]]:
+    return [(lengths.tolist(), bytes(texts)) for lengths, texts in chunks]
+
+
+@given(records, st.integers(min_value=1, max_value=4), st.booleans())
+def test_texts_from_the_buffer_are_the_texts_record_by_record(fields_by_index, size, replace):
+    # The cache key hashes these: every record in index order comes straight from the
+    # buffer; any other order, or a replaced record, is read record by record.
+    kept = ExtraFields()
+    for index, fields in enumerate(fields_by_index):
+        kept.add(index, fields)
+    if replace and fields_by_index:
+        fields_by_index[0] = {"notes": "cleaned"}
+        kept.replace(0, fields_by_index[0])
+    order = list(range(len(fields_by_index)))
+    expected = [
+        lengths_and_texts([canonical_text(fields_by_index[i]) for i in order[start : start + size]])
+        for start in range(0, len(order), size)
+    ]
+    assert _hashed(kept.texts(order, size)) == _hashed(expected)
+    backwards = order[::-1]
+    assert b"".join(t for _, t in kept.texts(backwards, size)) == b"".join(
+        canonical_text(fields_by_index[i]) for i in backwards
+    )
+
+
+def test_texts_of_a_record_without_fields_are_empty_and_counted():
+    kept = ExtraFields()
+    kept.add(0, {"industry": "X"})
+    kept.add(2, {})  # 1: refused by the reader; 3: added nothing, nor did any after it
+    assert _hashed(kept.texts([0, 1, 2, 3], 10)) == [([16, 0, 0, 0], b'{"industry":"X"}')]
+    assert _hashed(ExtraFields().texts([0, 1], 1)) == [([0], b""), ([0], b"")]
 
 
 def test_the_batch_finds_a_records_kept_fields_under_its_readers_list_name():

@@ -1,10 +1,13 @@
 """content_key (the batch's content) and config_fingerprint (the review configuration)."""
 
 import json
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from ledger.models import ModelRate
+from reviews.engine.ingest import UploadedFile, parse_upload
 from reviews.orchestration.serving import decide as serving
 from reviews.orchestration.serving.decide import config_fingerprint, content_key
 from tests.orchestration.helpers import parse, seed_batch
@@ -89,3 +92,32 @@ def test_config_fingerprint_changes_when_a_prompt_changes(tmp_path, monkeypatch)
     before = config_fingerprint()
     (tmp_path / "shared.md").write_text("Flag duplicates and typos.")
     assert config_fingerprint() != before
+
+
+HUBSPOT = Path(__file__).resolve().parents[2] / "samples" / "hubspot"
+
+
+def _hubspot_export(companies: bytes) -> list[UploadedFile]:
+    """The sample HubSpot export with `companies` as its companies.csv."""
+    return [
+        UploadedFile(path.name, companies if path.name == "companies.csv" else path.read_bytes())
+        for path in sorted(HUBSPOT.glob("*.csv"))
+    ]
+
+
+def test_content_key_of_an_export_whose_records_keep_their_own_fields():
+    # A CSV reader keeps each record's unread columns in the record (no ExtraFields):
+    # its rows reversed are the same content; one Industry changed is not.
+    text = (HUBSPOT / "companies.csv").read_text(encoding="utf-8-sig")
+    header, *rows = text.splitlines(keepends=True)
+    as_of = datetime(2026, 8, 1, tzinfo=UTC)
+
+    def key(companies: str) -> str:
+        parsed = parse_upload(_hubspot_export(companies.encode()), as_of=as_of, received_at=as_of)
+        assert "companies" not in parsed.extras and parsed.companies[0].extra
+        return content_key(parsed)
+
+    assert key(header + "".join(rows)) == key(header + "".join(reversed(rows)))
+    changed = [rows[0].replace("COMPUTER_SOFTWARE", "RETAIL", 1), *rows[1:]]
+    assert changed[0] != rows[0]
+    assert key(header + "".join(rows)) != key(header + "".join(changed))

@@ -23,6 +23,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
 from decimal import Decimal
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -33,7 +34,7 @@ from django.db.models import Exists, Model, OuterRef
 from ledger import budget, ratelimit
 from ledger.models import AgentModelOverride, ModelRate
 from reviews.engine.batch import Batch
-from reviews.engine.extra_fields import ExtraFields
+from reviews.engine.extra_fields import ExtraFields, canonical_text, lengths_and_texts
 from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.specialists import NAMES, switched_off_kinds
 from reviews.llm.config import enabled
@@ -268,7 +269,7 @@ def content_key(batch: Batch) -> str:
         # and blank are another review. Only then, so a complete export keeps its key.
         header["switched_off"] = {kind: list(fields) for kind, fields in sorted(switched.items())}
     digest.update(_canonical(header))
-    with no_cyclic_gc():  # a tuple per record, no cycles: nothing for the collector
+    with no_cyclic_gc():  # lists of values, no cycles: nothing for the collector
         for name, records in (
             ("companies", batch.companies),
             ("contacts", batch.contacts),
@@ -281,30 +282,46 @@ def content_key(batch: Batch) -> str:
 
 
 def _hash_records(digest, name: str, records: list, kept: ExtraFields | None) -> None:
-    """Each record as a tuple of its fields (not a dict: a million of them is slow and
-    large), in chunks, so the canonical text of a big batch is never held whole. Fields
-    the batch keeps as text (extra_fields.py) are hashed as that text, sorted-key JSON."""
+    """The records in id order, a column at a time: each documented field's values as
+    JSON, then the fields the batch keeps as text (extra_fields.py) as their lengths and
+    texts. Column by column, not a tuple per record (a million of them is slow); in
+    chunks, so the canonical text of a big batch is never held whole; and where the
+    records are in id order already (a CRM export's usual order), the kept texts are
+    hashed from their buffer as they lie."""
     digest.update(f"\n{name}".encode())
     if not records:
         return
     # index: a position; extra: hashed last, from wherever the reader kept it
     columns = [f.name for f in fields(records[0]) if f.name not in ("index", "extra")]
     digest.update(_canonical([*columns, "extra"]))
-    values = operator.attrgetter(*columns)
-    ordered = sorted(records, key=operator.attrgetter("id"))
-    for start in range(0, len(ordered), _CHUNK):
-        chunk = ordered[start : start + _CHUNK]
-        if kept is None:  # {}: NO_EXTRA, a read-only mapping orjson does not write
-            digest.update(_canonical([(*values(r), r.extra or {}) for r in chunk]))
-            continue
-        try:  # the kept text is canonical JSON already: embedded as it is
-            rows = [(*values(r), orjson.Fragment(kept.json(r.index))) for r in chunk]
-            digest.update(orjson.dumps(rows, option=orjson.OPT_SORT_KEYS, default=_json_default))
-        except orjson.JSONEncodeError:  # what orjson refuses: read back, as _canonical does
-            digest.update(_canonical([(*values(r), kept.get(r.index)) for r in chunk]))
+    ids = list(map(operator.attrgetter("id"), records))
+    in_order = all(map(operator.lt, ids, islice(ids, 1, None)))  # ids are unique
+    ordered = records if in_order else sorted(records, key=operator.attrgetter("id"))
+    del ids
+    for column in columns:
+        value = operator.attrgetter(column)
+        for start in range(0, len(ordered), _CHUNK):
+            digest.update(_canonical(list(map(value, ordered[start : start + _CHUNK]))))
+    if kept is not None:
+        chunks = kept.texts(list(map(operator.attrgetter("index"), ordered)), _CHUNK)
+    else:  # a reader that keeps each record's own dict (CSV, spreadsheets)
+        chunks = (
+            lengths_and_texts([_extra_text(r.extra) for r in ordered[start : start + _CHUNK]])
+            for start in range(0, len(ordered), _CHUNK)
+        )
+    for lengths, texts in chunks:
+        digest.update(lengths.astype("<i8").tobytes())
+        digest.update(texts)
 
 
-_CHUNK = 10_000
+def _extra_text(extra: dict) -> bytes:
+    try:
+        return canonical_text(extra)
+    except ValueError:  # a value msgspec cannot write: the standard library's JSON then
+        return _canonical(extra)
+
+
+_CHUNK = 100_000
 
 
 # --- the configuration fingerprint ----------------------------------------------------
