@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from datetime import UTC, datetime
 
 import duckdb
@@ -50,7 +51,8 @@ def test_the_database_has_the_deployment_s_ceiling_and_spill_folder(settings):
     ceiling = duckdb.connect(config={"memory_limit": f"{settings.DETECTOR_MEMORY_MB}MB"})
     assert setting(database, "memory_limit") == setting(ceiling, "memory_limit")
     # A folder of the process's own: DuckDB removes it when the database closes.
-    assert setting(database, "temp_directory").endswith(f"revreview-spill/{os.getpid()}")
+    folder = f"revreview-spill/{socket.gethostname()}-{os.getpid()}"
+    assert setting(database, "temp_directory").endswith(folder)
 
 
 @pytest.mark.slow  # two reviews of 200k records
@@ -67,7 +69,8 @@ def test_a_batch_past_the_ceiling_spills_and_finds_the_same(fresh_database, monk
 
     database = columns._database()
     assert setting(database, "memory_limit") == "61.0 MiB"
-    assert setting(database, "temp_directory") == str(tmp_path / "spill" / str(os.getpid()))
+    folder = tmp_path / "spill" / f"{socket.gethostname()}-{os.getpid()}"
+    assert setting(database, "temp_directory") == str(folder)
     (used,) = database.execute(
         "SELECT sum(temporary_storage_bytes) FROM duckdb_memory()"
     ).fetchone()

@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 
 from reviews.engine.batch import Batch, Deal
-from reviews.engine.tables import keys
+from reviews.engine.tables import keys, spill
 from reviews.engine.tables.build import (
     STAGE_COLUMNS,
     column_values,
@@ -192,12 +192,10 @@ def _database() -> duckdb.DuckDBPyConnection:
 
 
 def _spill() -> str:
-    """The process's own spill folder, made by DuckDB when it first spills. DuckDB removes
-    the folder when its database closes, so a shared one could go from under another
-    process; without one named, it would spill to `.tmp` in the working folder."""
-    folder = _CONFIG.get("temp_directory") or os.path.join(gettempdir(), "revreview-spill")
-    os.makedirs(folder, exist_ok=True)  # DuckDB makes only the last folder of a path
-    return os.path.join(folder, str(os.getpid()))
+    """The process's own spill folder (spill.py); without one named, DuckDB would spill
+    to `.tmp` in the working folder."""
+    parent = _CONFIG.get("temp_directory") or os.path.join(gettempdir(), "revreview-spill")
+    return spill.process_folder(parent)
 
 
 def _close(opened_by: int, database: duckdb.DuckDBPyConnection) -> None:
