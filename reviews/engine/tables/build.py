@@ -205,8 +205,11 @@ def create_table(connection, name: str, typed: dict, data: dict, extras: dict) -
     connection.execute(f'CREATE TABLE "{name}" AS SELECT {", ".join(selects)} FROM _rows')  # noqa: S608
 
 
-def _array(column: list) -> np.ndarray:
-    """An object array, one item per record (lists stay items, not a second axis)."""
+def _array(column: list | np.ndarray) -> np.ndarray:
+    """An object array, one item per record (lists stay items, not a second axis); a
+    typed array as it is (row numbers: DuckDB reads int64 in C, Python ints one by one)."""
+    if column.__class__ is np.ndarray:
+        return column
     return np.fromiter(column, dtype=object, count=len(column))
 
 
