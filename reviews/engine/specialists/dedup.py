@@ -43,7 +43,12 @@ from reviews.engine.specialists.near_names import (  # noqa: F401 (near_misses: 
     near_misses,
     person,
 )
-from reviews.engine.specialists.people import fuzzy_person_pairs, person_blocks, person_clusters
+from reviews.engine.specialists.people import (
+    clustered_blocks,
+    fuzzy_person_pairs,
+    person_blocks,
+    person_clusters,
+)
 from reviews.engine.specialists.spec import (
     ANY_RECORD,
     INVALID_VALUE,
@@ -270,7 +275,8 @@ def _contact_sameperson(
 ) -> Iterator[RawFinding]:
     blocks = person_blocks(batch)
     fuzzy = fuzzy_person_pairs(blocks, rules.person_name_fuzzy_ratio, rules.fuzzy_window)
-    for block, company_id in enumerate(blocks.company_ids):
+    for block in clustered_blocks(blocks, fuzzy):
+        company_id = blocks.company_ids[block]
         for group, score in person_clusters(blocks, block, fuzzy.get(block, [])):
             emails = {normalize.email(c.email) for c in group}
             if len(emails) == 1 and None not in emails:

@@ -63,6 +63,15 @@ def _person_blocks(batch: Batch) -> PersonBlocks:
     )
 
 
+def clustered_blocks(blocks: PersonBlocks, fuzzy: dict[int, list]) -> list[int]:
+    """The blocks person_clusters finds something in, in order: those with a name two or
+    more contacts share, or a fuzzy pair (fuzzy_person_pairs). Nearly every company
+    with two contacts is a block, and most have neither."""
+    sizes = np.diff(np.frombuffer(blocks.name_starts, dtype=np.int64))
+    shared = np.frombuffer(blocks.name_block, dtype=np.int64)[sizes > 1]
+    return sorted({*shared.tolist(), *fuzzy})
+
+
 def person_clusters(
     blocks: PersonBlocks, block: int, pairs: list[tuple[int, int, float]]
 ) -> list[tuple[list[Contact], float]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from reviews.engine.rules import Rules
 from reviews.engine.specialists import dedup
 from reviews.engine.specialists.dedup_groups import dedup_groups
+from reviews.engine.specialists.people import clustered_blocks, fuzzy_person_pairs, person_blocks
 from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = Rules()
@@ -98,3 +99,25 @@ def test_shared_keys_come_in_the_order_of_their_second_record():
         ]
     )
     assert ids_by_kind(batch, "company_same_domain") == [["co_2", "co_3"], ["co_1", "co_4"]]
+
+
+def test_contact_same_person_visits_only_the_companies_with_a_name_shared_or_near():
+    # co_a: two Dana Kims (shared); co_b: two different names (nothing); co_c: Jon and
+    # John (a fuzzy pair). Every company with two contacts is a block; two have findings.
+    batch = make_batch(
+        companies=[*COMPANIES, company("co_c", name="Gamma")],
+        contacts=[
+            contact("ct_1", company_id="co_a", first_name="Dana", last_name="Kim"),
+            contact("ct_2", company_id="co_b", first_name="Ann", last_name="Lee"),
+            contact("ct_3", company_id="co_c", first_name="Jonathan", last_name="Smith"),
+            contact("ct_4", company_id="co_a", first_name="Kim", last_name="Dana"),
+            contact("ct_5", company_id="co_b", first_name="Bo", last_name="Chan"),
+            contact("ct_6", company_id="co_c", first_name="Jonathon", last_name="Smith"),
+        ],
+    )
+    blocks = person_blocks(batch)
+    fuzzy = fuzzy_person_pairs(blocks, RULES.person_name_fuzzy_ratio, RULES.fuzzy_window)
+
+    assert blocks.company_ids == ["co_a", "co_b", "co_c"]
+    assert clustered_blocks(blocks, fuzzy) == [0, 2]
+    assert ids_by_kind(batch, "contact_same_person") == [["ct_1", "ct_4"], ["ct_3", "ct_6"]]
