@@ -140,33 +140,44 @@ SELECT {columns} FROM {records} WHERE row IN (SELECT max(row) FROM {records} GRO
 # Contacts whose (not free-mail) email domain is another company's, and not their own
 # company's or a parent or subdomain of it: contact_wrong_company, or for a contact with
 # no company, contact_missing_company. A company id given twice has its last record's
-# domain.
+# domain. The contacts are narrowed first, so only their domains' companies are listed:
+# listing every domain's, the query took 5-6 s of ten million records, now 1.6-1.8 s.
 CONTACT_EMAIL_ELSEWHERE = f"""
-WITH owners AS (
+WITH own AS ({LAST_OF_EACH_ID.format(columns="id, domain_key", records="companies")}),
+elsewhere AS (
+    SELECT c.row, own.domain_key AS own_domain, c.email_domain_key FROM contacts AS c
+    LEFT JOIN own ON own.id = c.company_id
+    WHERE c.email_domain_key IS NOT NULL AND NOT c.free_mail
+        AND c.email_domain_key IS DISTINCT FROM own.domain_key
+        AND NOT coalesce(
+            ends_with(own.domain_key, '.' || c.email_domain_key)
+            OR ends_with(c.email_domain_key, '.' || own.domain_key), false)
+), owners AS (
     SELECT domain_key, list(id ORDER BY row) AS ids FROM companies
-    WHERE domain_key IS NOT NULL GROUP BY domain_key
-), own AS ({LAST_OF_EACH_ID.format(columns="id, domain_key", records="companies")})
-SELECT c.row, own.domain_key, c.email_domain_key, owners.ids
-FROM contacts AS c
-JOIN owners ON owners.domain_key = c.email_domain_key
-LEFT JOIN own ON own.id = c.company_id
-WHERE c.email_domain_key IS DISTINCT FROM own.domain_key AND NOT c.free_mail
-    AND NOT coalesce(
-        ends_with(own.domain_key, '.' || c.email_domain_key)
-        OR ends_with(c.email_domain_key, '.' || own.domain_key), false)
-ORDER BY c.row
+    WHERE domain_key IN (SELECT email_domain_key FROM elsewhere) GROUP BY domain_key
+)
+SELECT e.row, e.own_domain, e.email_domain_key, owners.ids
+FROM elsewhere AS e JOIN owners ON owners.domain_key = e.email_domain_key
+ORDER BY e.row
 """  # noqa: S608 (made of the constant above)
 # Deals naming a company or contact not in the batch (each list only where the export
-# has it), or listing a contact of another company (both companies in the batch).
+# has it), or listing a contact of another company (both companies in the batch). The
+# pairs of different companies are narrowed first, then looked up among the companies.
 DEAL_REFERENCES = f"""
+WITH listed AS (
+    SELECT d.row, d.company_id AS deal_company, c.id AS contact, c.company_id AS contact_company
+    FROM deals_contact_ids AS link JOIN deals AS d USING (row)
+    LEFT JOIN ({LAST_OF_EACH_ID.format(columns="id, company_id", records="contacts")}) AS c
+        ON c.id = link.id
+), elsewhere AS (
+    SELECT row, deal_company, contact_company FROM listed WHERE contact_company <> deal_company
+)
 SELECT row FROM ({NAMING_MISSING_COMPANY.format(records="deals")}) WHERE $companies_known
 UNION
-SELECT d.row FROM deals_contact_ids AS link JOIN deals AS d USING (row)
-LEFT JOIN ({LAST_OF_EACH_ID.format(columns="id, company_id", records="contacts")}) AS c
-    ON c.id = link.id
-WHERE (c.id IS NULL AND $contacts_known) OR (
-    d.company_id IN (SELECT id FROM companies) AND c.company_id IN (SELECT id FROM companies)
-    AND c.company_id <> d.company_id)
+SELECT row FROM listed WHERE contact IS NULL AND $contacts_known
+UNION
+SELECT row FROM elsewhere
+WHERE deal_company IN (SELECT id FROM companies) AND contact_company IN (SELECT id FROM companies)
 ORDER BY row
 """  # noqa: S608 (made of the constant above)
 
