@@ -86,7 +86,6 @@ def main(argv: list[str]) -> int:
     python_keys = {
         "company domains": keys.company_domains,
         "contact emails": keys.contact_emails,
-        "contact email domains": keys.contact_email_domains,
     }
     for _ in range(args.repeat):
         batch.derived.clear()  # each detector in turn, as the CLI runs them

@@ -2,7 +2,8 @@
 record in batch order, made once per batch: dedup groups by them, attribution matches
 email domains to company domains, and the detectors' tables (columns.py) carry them as
 columns. normalize.py makes them: DuckDB's string functions were 4-5x slower at it
-(bench/README.md, detectors over columns)."""
+(bench/README.md, detectors over columns). The contacts' email domains are made in
+columns.py, by normalize.py too, once per distinct domain."""
 
 from __future__ import annotations
 
@@ -39,25 +40,6 @@ def lead_emails(batch: Batch) -> list[str | None]:
     """Each lead's normalised email, in batch order (compared with each other's and the
     contacts')."""
     return [normalize.email(lead.email) for lead in batch.leads]
-
-
-def contact_email_domains(batch: Batch) -> list[str | None]:
-    """Each contact's email domain (the part after the last @ of its normalised email,
-    normalised as a domain), in batch order; None without an email or an @."""
-
-    def build(b: Batch) -> list[str | None]:
-        parts = (e.rpartition("@")[2] if e and "@" in e else None for e in contact_emails(b))
-        return once_each(normalize.domain, parts)  # colleagues share a domain
-
-    return batch.derive("contact_email_domains", build)
-
-
-def free_mail(batch: Batch) -> list[bool | None]:
-    """Whether each contact's email domain is a free-mail one (normalize.is_free_mail);
-    None without a domain."""
-    return batch.derive(
-        "contact_free_mail", lambda b: once_each(normalize.is_free_mail, contact_email_domains(b))
-    )
 
 
 def person_names(batch: Batch) -> list[str | None]:
