@@ -4,6 +4,7 @@ database on the machine removes it."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -40,7 +41,7 @@ def ended_process_id() -> int:
     return int(process.stdout)
 
 
-def test_the_folders_of_this_hosts_ended_processes_are_removed(tmp_path):
+def test_the_folders_of_this_hosts_ended_processes_are_removed(tmp_path, caplog):
     dead, mine = tmp_path / f"{HOST}-{ended_process_id()}", tmp_path / f"{HOST}-{os.getpid()}"
     elsewhere = tmp_path / f"another-host-{ended_process_id()}"  # its process ids are not ours
     other = tmp_path / "notes"
@@ -48,10 +49,12 @@ def test_the_folders_of_this_hosts_ended_processes_are_removed(tmp_path):
         folder.mkdir()
         (folder / "duckdb_temp_storage-0.tmp").write_bytes(b"x")
 
-    assert spill.process_folder(str(tmp_path)) == str(mine)
+    with caplog.at_level(logging.INFO, logger=spill.__name__):
+        assert spill.process_folder(str(tmp_path)) == str(mine)
 
     assert not dead.exists()
     assert mine.exists() and elsewhere.exists() and other.exists()
+    assert dead.name in caplog.text and elsewhere.name not in caplog.text
 
 
 def test_a_spill_left_by_a_process_that_vanished_goes_when_a_database_opens(monkeypatch, tmp_path):

@@ -10,9 +10,9 @@ so its findings keep the records' order), and the documented columns some rule q
 (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the DECIMAL(38, 6) `amount`
 is not (an amount under a millionth reads 0 there); and `stage_given`, whether a stage
 is given at all, not blank (Batch.stage_of's first test). Companies and contacts have
-the keys normalize.py makes of them (KEYED: keys.py), contacts their email domains
-too (EMAIL_DOMAINS); keys only a few rules read are tables of their own (KEY_TABLES). The team's rules read every property, from the kept
-tables (build.py)."""
+the keys normalize.py makes of them (KEYED: keys.py), contacts their email domains too
+(EMAIL_DOMAINS); keys only a few rules read are tables of their own (KEY_TABLES). The
+team's rules read every property, from the kept tables (build.py)."""
 
 from __future__ import annotations
 

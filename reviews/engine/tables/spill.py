@@ -7,16 +7,21 @@ database on the same machine removes it."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
+
+logger = logging.getLogger(__name__)
 
 
 def process_folder(parent: str) -> str:
     """This process's spill folder inside `parent` (made by DuckDB when it first spills),
     after removing those left by this machine's processes that have ended."""
     os.makedirs(parent, exist_ok=True)  # DuckDB makes only the last folder of a path
-    sweep(parent)
+    removed = sweep(parent)
+    if removed:
+        logger.info("removed the spill folders of ended processes: %s", ", ".join(removed))
     return os.path.join(parent, f"{_PREFIX}{os.getpid()}")
 
 
@@ -27,7 +32,7 @@ _PREFIX = f"{socket.gethostname()}-"
 
 def sweep(parent: str) -> list[str]:
     """Remove the folders of this host's processes that are no longer running; their
-    names, for the caller's log."""
+    names."""
     removed = []
     for entry in os.scandir(parent):
         pid = entry.name.removeprefix(_PREFIX)
