@@ -18,16 +18,18 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+from billiard.common import _shutdown_cleanup, clear_terminate_handler_fired
 from billiard.pool import soft_timeout_sighandler
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
 from django.utils import timezone
 
+from reviews.engine.specialists import NAMES
 from reviews.models import AgentRun, Batch, Dataset, ReviewRun
 from reviews.orchestration.intake import submit
 from reviews.orchestration.intake.tasks import accept_upload
-from reviews.orchestration.run import limits, sweep
-from reviews.orchestration.run.tasks import run_specialist
+from reviews.orchestration.run import limits, runner, sweep
+from reviews.orchestration.run.tasks import coordinate, run_specialist
 from reviews.orchestration.store.parsed import forget_parsed
 from revreview.celery import OutOfMemory
 from tests.uploads import DATA, json_upload
@@ -56,6 +58,21 @@ def soft_time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def terminated(seconds: float):
+    """The pool's terminate signal after `seconds`, handled as a pool process handles
+    it (billiard's handler raises SystemExit): what a task at its hard time limit gets
+    before the SIGKILL."""
+    previous = signal.signal(signal.SIGALRM, _shutdown_cleanup)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        clear_terminate_handler_fired()
 
 
 @contextmanager
@@ -168,3 +185,20 @@ def test_what_a_limit_or_memory_error_was_raised_over_is_found():
         assert isinstance(limits.final_cause(error), SoftTimeLimitExceeded)
     assert limits.final_cause(ValueError("a bug")) is None
     assert isinstance(limits.final_cause(OutOfMemory("x")), OutOfMemory)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_coordinator_its_pool_ends_leaves_the_failure_to_the_kills_record(postgres):
+    # At the hard time limit the pool process is sent SIGTERM, then SIGKILL. A SIGTERM
+    # handled while the coordinator waits made it fail the run as "SystemExit(-242)"
+    # (-241 for SIGTERM) before the worker's main process could record the time limit.
+    run = submit.submit([json_upload(SEED)], dispatch=False).run
+    assert runner.claim_run(run.pk)
+    for name in NAMES:
+        runner.run_specialist(run.pk, name)
+    with held_by_another_transaction(lock_table("reviews_agentrun"), seconds=3):
+        with terminated(0.5), pytest.raises(SystemExit):
+            coordinate.delay(run_id=run.pk)
+
+    run.refresh_from_db()
+    assert run.status == ReviewRun.Status.RUNNING and not run.error

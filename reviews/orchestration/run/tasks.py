@@ -64,6 +64,11 @@ def run_specialist(*, run_id: int, agent: str) -> None:
 def coordinate(*, run_id: int) -> None:
     try:
         coordination.coordinate(run_id)
+    except SystemExit:
+        # The pool ending this process: at the hard time limit it is sent SIGTERM before
+        # SIGKILL, and billiard's handler raises this. The worker's main process records
+        # the kill (task_killed); a SystemExit recorded here would read "SystemExit(-241)".
+        raise
     except BaseException as error:
         why = limits.reason(error)
         runner.fail_run(run_id, f"its coordinator: {why}" if why else error)
