@@ -49,15 +49,20 @@ def not_sent_again(batch: Batch, settings) -> bool:
 
 
 @contextmanager
-def soft_time_limit(seconds: float):
-    """The task's soft time limit, struck after `seconds` as a pool process has it."""
-    previous = signal.signal(signal.SIGALRM, soft_timeout_sighandler)
+def handled_after(seconds: float, handler: Callable):
+    """`handler` run by a signal after `seconds`, wherever this process is then."""
+    previous = signal.signal(signal.SIGALRM, handler)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def soft_time_limit(seconds: float):
+    """The task's soft time limit, struck after `seconds` as a pool process has it."""
+    return handled_after(seconds, soft_timeout_sighandler)
 
 
 @contextmanager
@@ -65,13 +70,10 @@ def terminated(seconds: float):
     """The pool's terminate signal after `seconds`, handled as a pool process handles
     it (billiard's handler raises SystemExit): what a task at its hard time limit gets
     before the SIGKILL."""
-    previous = signal.signal(signal.SIGALRM, _shutdown_cleanup)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        with handled_after(seconds, _shutdown_cleanup):
+            yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
         clear_terminate_handler_fired()
 
 
