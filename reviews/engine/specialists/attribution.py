@@ -111,7 +111,7 @@ def detect(batch: Batch, rules: Rules) -> list[RawFinding]:
             findings.append(finding)
     rows = _query(batch, DEAL_REFERENCES, **{f"{k}_known": v for k, v in known.items()})
     if rows:
-        contacts = {contact.id: contact for contact in batch.contacts}
+        contacts = _contacts_of(batch, [batch.deals[row] for (row,) in rows])
         for (row,) in rows:
             deal = batch.deals[row]
             for finding in _deal_findings(deal, companies, contacts, known):
@@ -180,6 +180,20 @@ SELECT row FROM elsewhere
 WHERE deal_company IN (SELECT id FROM companies) AND contact_company IN (SELECT id FROM companies)
 ORDER BY row
 """  # noqa: S608 (made of the constant above)
+
+
+# The last contact of each id among $ids (a lookup by id finds the last: LAST_OF_EACH_ID).
+CONTACTS_NAMED = """
+SELECT id, max(row) FROM contacts WHERE id IN (SELECT unnest($ids)) GROUP BY id
+"""
+
+
+def _contacts_of(batch: Batch, deals: list[Deal]) -> dict[str, Contact]:
+    """The contacts the deals list, by id: only theirs, not a dict of every contact
+    (3.5 s of ten million records)."""
+    ids = list({contact_id for deal in deals for contact_id in deal.contact_ids})
+    found = _query(batch, CONTACTS_NAMED, ids=ids) if ids else []
+    return {contact_id: batch.contacts[row] for contact_id, row in found}
 
 
 def _query(batch: Batch, sql: str, **params: object) -> list[tuple]:

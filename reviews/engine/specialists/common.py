@@ -9,6 +9,7 @@ from decimal import Decimal
 from reviews.engine.batch import Batch, Company, Contact, Deal, Lead, ValueProblem
 from reviews.engine.findings import RawFinding, Severity
 from reviews.engine.money import format_money
+from reviews.engine.tables.columns import columns
 
 
 def invalid_value_findings(batch: Batch, category: str) -> list[RawFinding]:
@@ -113,6 +114,13 @@ def companies_by_id(batch: Batch) -> dict[str, Company]:
     return batch.derive("companies_by_id", lambda b: {c.id: c for c in b.companies})
 
 
+# The deals a finding's exposure counts: open ones (an unknown stage counts as open, as
+# Batch.is_open) with an amount over zero, in the batch's order. Python reads only these.
+EXPOSED_DEALS = """
+SELECT "row" FROM deals WHERE is_closed IS NOT TRUE AND amount_sign > 0 ORDER BY "row"
+"""
+
+
 class Exposure:
     """Which open deals (and their amounts) each company and contact carries, so a
     finding on a company or contact can say how much pipeline it touches."""
@@ -124,9 +132,8 @@ class Exposure:
         self.by_contact: dict[str, list[str]] = defaultdict(list)
         self.by_deal: dict[str, Decimal] = {}
         self.currencies: dict[str, str] = {}  # deal id -> currency of its amount
-        for deal in batch.deals:
-            if not batch.is_open(deal) or not deal.amount or deal.amount <= 0:
-                continue
+        rows = columns(batch).arrays(EXPOSED_DEALS, ("deals",))["row"].tolist()
+        for deal in map(batch.deals.__getitem__, rows):
             self.by_deal[deal.id] = deal.amount
             self.currencies[deal.id] = batch.currency_of(deal)
             if deal.company_id:
