@@ -58,7 +58,11 @@ SELECT {code}, '', "row", position FROM (
     FROM deals JOIN deal_blocks USING (company_id)
     WHERE NOT coalesce(is_closed AND NOT is_won, false)
 ) WHERE candidates > 1"""
-SHARED = (("domain_key", "companies"), ("name_key", "companies"), ("email_key", "contacts"))
+SHARED = (
+    ("domain_key", "companies"),
+    ("name_key", "companies_name_key"),
+    ("email_key", "contacts"),
+)
 GROUPS = (
     "WITH"
     + ",".join(
@@ -77,7 +81,7 @@ GROUPS = (
     )
     + ' ORDER BY key_code, position, key, "row"'
 )
-OBJECTS = ("companies", "contacts", "contacts_person_key", "deals")
+OBJECTS = ("companies", "companies_name_key", "contacts", "contacts_person_key", "deals")
 
 
 @dataclass(frozen=True, slots=True)

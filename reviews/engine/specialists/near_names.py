@@ -41,7 +41,7 @@ NearMiss = tuple[float, str, Company | Contact, Company | Contact]
 
 # Each distinct company name and its first company, in the order the names first come.
 DISTINCT_NAMES = """
-SELECT name_key, min("row") AS first FROM companies
+SELECT name_key, min("row") AS first FROM companies_name_key
 WHERE name_key IS NOT NULL GROUP BY name_key ORDER BY first
 """
 
@@ -52,7 +52,7 @@ def _company_near_misses(batch: Batch, rules: Rules) -> Iterator[NearMiss]:
     keyed = sorted(
         (
             (normalize.sorted_words(name), row)
-            for name, row in columns(batch).query(DISTINCT_NAMES, ("companies",))
+            for name, row in columns(batch).query(DISTINCT_NAMES, ("companies_name_key",))
         ),
         key=itemgetter(0),
     )

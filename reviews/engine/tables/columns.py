@@ -57,16 +57,16 @@ LINKS = {"contacts": ("company_ids",), "deals": ("company_ids", "contact_ids")}
 KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
     "companies": {
         "domain_key": ("VARCHAR", keys.company_domains),
-        "name_key": ("VARCHAR", keys.company_names),
     },
     "contacts": {"email_key": ("VARCHAR", keys.contact_emails)},
     "leads": {"email_key": ("VARCHAR", keys.lead_emails)},
 }
-# Keys only a few rules read, each a (row, key) table of its own, built when a query
-# names it: table -> (its key column, the batch's values in order). The fuzzy rules'
-# name keys cost a second per million records, which a task that compares no names
-# (attribution) should not pay.
+# Keys only dedup's rules read, each a (row, key) table of its own, built when a query
+# names it: table -> (its key column, the batch's values in order). The name keys cost a
+# second or more per million records, which a task that compares no names (attribution,
+# freshness) should not pay.
 KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
+    "companies_name_key": ("name_key", keys.company_names),
     "contacts_person_key": ("person_key", keys.person_names),
 }
 # Each contact's email domain, `email_domain_key` (the part after the last @ of its

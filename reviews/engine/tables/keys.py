@@ -24,10 +24,9 @@ def company_domains(batch: Batch) -> list[str | None]:
 
 def company_names(batch: Batch) -> list[str | None]:
     """Each company's normalised name, in batch order (dedup groups by it, and pairs
-    near ones for the model pass)."""
-    return batch.derive(
-        "company_names", lambda b: [normalize.company_name(c.name) for c in b.companies]
-    )
+    near ones for the model pass). Made for its table alone (columns.KEY_TABLES), which
+    is made once per batch: not kept beside it."""
+    return [normalize.company_name(company.name) for company in batch.companies]
 
 
 def contact_emails(batch: Batch) -> list[str | None]:

@@ -5,9 +5,10 @@ query must leave out. No database."""
 from __future__ import annotations
 
 from reviews.engine.rules import Rules
-from reviews.engine.specialists import dedup
+from reviews.engine.specialists import attribution, dedup, freshness
 from reviews.engine.specialists.dedup_groups import dedup_groups
 from reviews.engine.specialists.people import clustered_blocks, fuzzy_person_pairs, person_blocks
+from reviews.engine.tables.columns import columns
 from tests.engine.specialists.factories import company, contact, day, deal, make_batch
 
 RULES = Rules()
@@ -121,3 +122,19 @@ def test_contact_same_person_visits_only_the_companies_with_a_name_shared_or_nea
     assert blocks.company_ids == ["co_a", "co_b", "co_c"]
     assert clustered_blocks(blocks, fuzzy) == [0, 2]
     assert ids_by_kind(batch, "contact_same_person") == [["ct_1", "ct_4"], ["ct_3", "ct_6"]]
+
+
+def test_only_dedup_makes_the_name_keys():
+    # The other tasks read companies but compare no names: the name keys (a second or
+    # more per million records) are a table of their own, made when dedup asks.
+    batch = make_batch(
+        companies=[company("co_1", name="Acme Inc"), company("co_2", name="ACME")],
+        contacts=[contact("ct_1", first_name="Dana", last_name="Kim", company_id="co_1")],
+    )
+    attribution.detect(batch, RULES)
+    freshness.detect(batch, RULES)
+    assert "companies" in columns(batch).loaded
+    assert not {"companies_name_key", "contacts_person_key"} & columns(batch).loaded
+
+    assert ids_by_kind(batch, "company_same_name") == [["co_1", "co_2"]]
+    assert {"companies_name_key", "contacts_person_key"} <= columns(batch).loaded
