@@ -59,7 +59,7 @@ SELECT {code}, '', "row", position FROM (
     WHERE NOT coalesce(is_closed AND NOT is_won, false)
 ) WHERE candidates > 1"""
 SHARED = (
-    ("domain_key", "companies"),
+    ("domain_key", "companies_domain_key"),
     ("name_key", "companies_name_key"),
     ("email_key", "contacts"),
 )
@@ -81,7 +81,13 @@ GROUPS = (
     )
     + ' ORDER BY key_code, position, key, "row"'
 )
-OBJECTS = ("companies", "companies_name_key", "contacts", "contacts_person_key", "deals")
+OBJECTS = (
+    "companies_domain_key",
+    "companies_name_key",
+    "contacts",
+    "contacts_person_key",
+    "deals",
+)
 
 
 @dataclass(frozen=True, slots=True)

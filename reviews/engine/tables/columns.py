@@ -55,17 +55,15 @@ QUERIED = {
 LINKS = {"contacts": ("company_ids",), "deals": ("company_ids", "contact_ids")}
 # Columns normalize.py makes, per object: name -> (type, the batch's values in order).
 KEYED: dict[str, dict[str, tuple[str, Callable[[Batch], list]]]] = {
-    "companies": {
-        "domain_key": ("VARCHAR", keys.company_domains),
-    },
     "contacts": {"email_key": ("VARCHAR", keys.contact_emails)},
     "leads": {"email_key": ("VARCHAR", keys.lead_emails)},
 }
-# Keys only dedup's rules read, each a (row, key) table of its own, built when a query
-# names it: table -> (its key column, the batch's values in order). The name keys cost a
-# second or more per million records, which a task that compares no names (attribution,
-# freshness) should not pay.
+# The companies' keys and the contacts' person names, each a (row, key) table of its own,
+# built when a query names it: table -> (its key column, the batch's values in order). A
+# task that compares no names or domains (freshness) should not pay a second or more per
+# million records for them, nor one that compares no names (attribution) for names.
 KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
+    "companies_domain_key": ("domain_key", keys.company_domains),
     "companies_name_key": ("name_key", keys.company_names),
     "contacts_person_key": ("person_key", keys.person_names),
 }

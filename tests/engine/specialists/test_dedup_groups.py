@@ -124,16 +124,19 @@ def test_contact_same_person_visits_only_the_companies_with_a_name_shared_or_nea
     assert ids_by_kind(batch, "contact_same_person") == [["ct_1", "ct_4"], ["ct_3", "ct_6"]]
 
 
-def test_only_dedup_makes_the_name_keys():
-    # The other tasks read companies but compare no names: the name keys (a second or
-    # more per million records) are a table of their own, made when dedup asks.
+def test_the_company_keys_are_made_only_by_the_tasks_that_compare_them():
+    # freshness reads companies but compares neither names nor domains, attribution
+    # compares domains only: each key (a second or more per million records) is a table
+    # of its own, made when a query names it.
     batch = make_batch(
         companies=[company("co_1", name="Acme Inc"), company("co_2", name="ACME")],
         contacts=[contact("ct_1", first_name="Dana", last_name="Kim", company_id="co_1")],
     )
-    attribution.detect(batch, RULES)
     freshness.detect(batch, RULES)
     assert "companies" in columns(batch).loaded
+    assert not {"companies_domain_key", "companies_name_key"} & columns(batch).loaded
+    attribution.detect(batch, RULES)
+    assert "companies_domain_key" in columns(batch).loaded
     assert not {"companies_name_key", "contacts_person_key"} & columns(batch).loaded
 
     assert ids_by_kind(batch, "company_same_name") == [["co_1", "co_2"]]
