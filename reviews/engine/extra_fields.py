@@ -27,7 +27,7 @@ NO_EXTRA: MappingProxyType = MappingProxyType({})
 _encoder = msgspec.json.Encoder(order="sorted")
 _decode = msgspec.json.Decoder().decode
 _decode_list = msgspec.json.Decoder(list[dict]).decode
-_CHUNK = 10_000  # records decoded by each() in one call
+CHUNK = 10_000  # records decoded by chunks() in one call
 
 
 class ExtraFields:
@@ -77,14 +77,22 @@ class ExtraFields:
             return _encoder.encode(self._changed[index])
         return bytes(self._slice(index)) or b"{}"
 
-    def each(self, count: int) -> Iterator[dict[str, Any]]:
-        """get(i) for i in range(count), decoded a chunk at a time (one call per chunk)."""
-        for start in range(0, count, _CHUNK):
-            stop = min(start + _CHUNK, count)
-            texts = [bytes(self._slice(i)) or b"{}" for i in range(start, stop)]
+    def chunks(self, count: int) -> Iterator[list[dict[str, Any]]]:
+        """[get(i) for i in range(count)], CHUNK records at a time, each chunk decoded in
+        one call from one copy of its part of the buffer."""
+        ends = self._ends.tolist()
+        ends += [ends[-1] if ends else 0] * (count - len(ends))  # later records: none
+        for start in range(0, count, CHUNK):
+            stop = min(start + CHUNK, count)
+            first = ends[start - 1] if start else 0
+            text = bytes(memoryview(self._text)[first : ends[stop - 1]])
+            bounds = [end - first for end in ends[start:stop]]
+            texts = [text[a:b] or b"{}" for a, b in zip([0, *bounds[:-1]], bounds, strict=True)]
             chunk = _decode_list(b"[" + b",".join(texts) + b"]")
-            for offset, index in enumerate(range(start, stop)):
-                yield dict(self._changed[index]) if index in self._changed else chunk[offset]
+            for index, fields in self._changed.items():
+                if start <= index < stop:
+                    chunk[index - start] = dict(fields)
+            yield chunk
 
     def texts(self, indices: Sequence[int], size: int) -> Iterator[tuple[np.ndarray, bytes]]:
         """Records `indices`' fields in that order, `size` records at a time: each

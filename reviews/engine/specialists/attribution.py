@@ -197,8 +197,7 @@ def _contacts_of(batch: Batch, deals: list[Deal]) -> dict[str, Contact]:
     return {contact_id: batch.contacts[row] for contact_id, row in found}
 
 
-# The tables attribution's queries read.
-OBJECTS = ("companies", "companies_domain_key", "contacts", "deals")
+OBJECTS = ("companies", "companies_domain_key", "contacts", "deals")  # what the queries read
 
 
 def _query(batch: Batch, sql: str, **params: object) -> list[tuple]:
