@@ -9,10 +9,11 @@ so its findings keep the records' order), and the documented columns some rule q
 (build.STAGE_COLUMNS); `amount_currency`, the amount's own currency or the batch's
 (Batch.currency_of); `amount_sign`, -1, 0 or 1, exact where the DECIMAL(38, 6) `amount`
 is not (an amount under a millionth reads 0 there); and `stage_given`, whether a stage
-is given at all, not blank (Batch.stage_of's first test). Companies and contacts have
-the keys normalize.py makes of them (KEYED: keys.py), contacts their email domains too
-(EMAIL_DOMAINS); keys only a few rules read are tables of their own (KEY_TABLES). The
-team's rules read every property, from the kept tables (build.py)."""
+is given at all, not blank (Batch.stage_of's first test). Contacts have the keys
+normalize.py makes of them (KEYED: keys.py) and their email domains (EMAIL_DOMAINS); the
+companies' keys and the contacts' person names are tables of their own, made when a
+query names them (KEY_TABLES). The team's rules read every property, from the kept
+tables (build.py)."""
 
 from __future__ import annotations
 
