@@ -80,8 +80,7 @@ class ExtraFields:
     def chunks(self, count: int) -> Iterator[list[dict[str, Any]]]:
         """[get(i) for i in range(count)], CHUNK records at a time, each chunk decoded in
         one call from one copy of its part of the buffer."""
-        ends = self._ends.tolist()
-        ends += [ends[-1] if ends else 0] * (count - len(ends))  # later records: none
+        ends = self._ends_of(count).tolist()
         for start in range(0, count, CHUNK):
             stop = min(start + CHUNK, count)
             first = ends[start - 1] if start else 0
@@ -100,10 +99,8 @@ class ExtraFields:
         the cache key hashes: lengths_and_texts gives the same from dicts). Straight from
         the buffer where `indices` are every record in index order, none replaced."""
         count = len(indices)
-        kept = len(self._ends)  # the records after the last with fields added none
-        if not self._changed and count >= kept and all(map(eq, indices, range(count))):
-            ends = np.frombuffer(self._ends, dtype=np.int64)
-            ends = np.concatenate([ends, np.full(count - kept, ends[-1] if kept else 0)])
+        if not self._changed and count >= len(self._ends) and all(map(eq, indices, range(count))):
+            ends = self._ends_of(count)
             for start in range(0, count, size):
                 stop = min(start + size, count)
                 first = int(ends[start - 1]) if start else 0
@@ -112,6 +109,12 @@ class ExtraFields:
             return
         for start in range(0, count, size):
             yield lengths_and_texts([self._text_of(i) for i in indices[start : start + size]])
+
+    def _ends_of(self, count: int) -> np.ndarray:
+        """Each of the first `count` records' end in the buffer: the records after the
+        last with fields added none, so theirs is the last end."""
+        ends = np.frombuffer(self._ends, dtype=np.int64)[:count]
+        return np.concatenate([ends, np.full(count - len(ends), ends[-1] if len(ends) else 0)])
 
     def _text_of(self, index: int) -> bytes:
         if index in self._changed:
