@@ -13,7 +13,7 @@ from reviews.engine.tables.keys import company_domains
 
 MAX_LISTED = 10  # companies named per finding or near miss when many share one domain
 # Each contact's email domain (columns.py makes them), in batch order.
-EMAIL_DOMAINS = 'SELECT email_domain_key FROM contacts ORDER BY "row"'
+CONTACT_EMAIL_DOMAINS = 'SELECT email_domain_key FROM contacts ORDER BY "row"'
 
 # near_misses relations, as read in a detail: "its email domain x is <phrase> co_1".
 _RELATIONS = {
@@ -61,7 +61,7 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     index = _Index(batch)
     near: dict[str, tuple[str, list[str]] | None] = {}  # per email domain, computed once
     found: list[dict] = []
-    found_domains = columns(batch).arrays(EMAIL_DOMAINS, ("contacts",))["email_domain_key"]
+    found_domains = columns(batch).arrays(CONTACT_EMAIL_DOMAINS, ("contacts",))["email_domain_key"]
     for contact, email_domain in zip(batch.contacts, found_domains.tolist(), strict=True):
         if len(found) >= limit:
             break
