@@ -87,6 +87,7 @@ def _dismissal(dismissal: Dismissal) -> dict:
         "reason": dismissal.reason,
         "dismissed_by": dismissal.created_by.get_username() if dismissal.created_by else None,
         "dismissed_at": dismissal.created_at,
+        "via": dismissal.via,
         "undone_by": dismissal.undone_by.get_username() if dismissal.undone_by else None,
         "undone_at": dismissal.undone_at,
     }

@@ -90,6 +90,7 @@ def test_dismiss_then_undo_a_finding_of_a_dataset(http):
     )
     assert made.status_code == 201, made.text
     assert made.json()["dismissed_by"] == "robot"
+    assert made.json()["via"] == "api"
 
     second = sync(http)
     assert finding["fingerprint"] in {s["fingerprint"] for s in second["suppressed"]}
@@ -100,7 +101,9 @@ def test_dismiss_then_undo_a_finding_of_a_dataset(http):
     assert [run["id"] for run in dataset["runs"]][:2] == [second["run"]["id"], first["run"]["id"]]
     assert dataset["runs"][0]["suppressed"] >= 1
     assert dataset["runs"][0]["open"] >= 1
-    assert [d["fingerprint"] for d in dataset["dismissals"]] == [finding["fingerprint"]]
+    assert [(d["fingerprint"], d["via"]) for d in dataset["dismissals"]] == [
+        (finding["fingerprint"], "api")
+    ]
 
     undone = http.delete(f"/datasets/acme-hubspot/dismissals/{finding['fingerprint']}")
     assert undone.status_code == 200
