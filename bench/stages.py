@@ -9,7 +9,8 @@ to the CLI's wall time less start-up; the specialists run one after the other he
 they do in the CLI's process. User and system CPU seconds and page faults (this
 process's) are printed beside wall seconds: on a shared machine CPU says what the work
 costs, wall what it waited; system time is mostly the kernel handing out fresh memory.
-The last column is the process's peak RSS after each stage: where the memory goes.
+The last two columns are the process's peak RSS after each stage and its RSS then: where
+the memory goes, and what each stage keeps.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def main(argv: list[str]) -> int:
 
     call_command("migrate", verbosity=0)
     path = Path(argv[0])
-    # name, wall s, user CPU s, system CPU s, page faults, peak RSS MB so far (this process's)
-    rows: list[tuple[str, float, float, float, int, float]] = []
+    # name, wall s, user CPU s, system CPU s, page faults, peak RSS MB so far, RSS MB now
+    # (this process's)
+    rows: list[tuple[str, float, float, float, int, float, float]] = []
 
     def stage(name: str, work: Callable[[], Any]) -> Any:
         started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
@@ -64,6 +66,7 @@ def main(argv: list[str]) -> int:
                 after.ru_stime - before.ru_stime,
                 after.ru_minflt - before.ru_minflt,
                 after.ru_maxrss / 1024,
+                rss_now_mb(),
             )
         )
         return result
@@ -110,16 +113,26 @@ def main(argv: list[str]) -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"| stage ({path.name}, {connection_vendor()}) | wall s | user s | sys s | faults "
-        "| peak RSS MB |"
+        "| peak RSS MB | RSS now MB |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, wall, user, system, faults, rss in rows:
-        print(f"| {name} | {wall:.2f} | {user:.2f} | {system:.2f} | {faults:,} | {rss:,.0f} |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, wall, user, system, faults, peak_so_far, now in rows:
+        print(
+            f"| {name} | {wall:.2f} | {user:.2f} | {system:.2f} | {faults:,} "
+            f"| {peak_so_far:,.0f} | {now:,.0f} |"
+        )
     counted = [r for r in rows if not r[0].startswith("  of which")]
     totals = [sum(r[i] for r in counted) for i in range(1, 5)]
     print("| total | {:.2f} | {:.2f} | {:.2f} | {:,} |".format(*totals))
     print(f"\npeak RSS {peak:,.0f} MB; JSON {size / 2**20:,.0f} MB")
     return 0
+
+
+def rss_now_mb() -> float:
+    """This process's resident memory now (Linux's /proc), beside the peak so far: what a
+    stage keeps, not only what it touched."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def connection_vendor() -> str:
