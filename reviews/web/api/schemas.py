@@ -243,7 +243,7 @@ class DismissalOut(Schema):
     reason: str
     dismissed_by: str | None
     dismissed_at: datetime
-    via: str  # where it was dismissed: dashboard, api, admin or cli ("" before it was kept)
+    via: str  # where it was dismissed: a Dismissal.Via value ("" before it was kept)
     undone_by: str | None
     undone_at: datetime | None
 

@@ -4,12 +4,13 @@ alert for the dataset's request_changes run."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from alerts import signing
 from alerts.models import WebhookSubscription
-from reviews.models import Batch, Dataset
+from reviews.models import Batch, Dataset, Dismissal
 from tests.alerts.receiver import Receiver
 from tests.services import ROOT
 
@@ -141,3 +142,11 @@ def test_a_request_changes_sync_uploaded_by_api_alerts_its_subscribers(http, set
     assert report["verdict"] == "request_changes"
     assert signing.verify("s3cret", request.headers[signing.HEADER], request.body)
     assert json.loads(request.body)["run"]["id"] == report["run"]["id"]
+
+
+def test_the_api_docs_name_every_place_a_dismissal_is_made():
+    """docs/api.md lists a dismissal's `via` values: Dismissal.Via's, no more, no fewer."""
+    api = (ROOT / "docs" / "api.md").read_text()
+    (line,) = [line for line in api.splitlines() if "/dismissals` | upload" in line]
+    listed = re.search(r"`via` \(([^)]*)\)", line).group(1)
+    assert re.findall(r"`([a-z]+)`", listed) == list(Dismissal.Via.values)
