@@ -36,8 +36,10 @@ class Field(NamedTuple):
     attr: str
     parse: Callable[[object], object]
     category: str  # the specialist that reports a malformed value of it (docs/input.md)
-    # Values repeat across records (dates, stages, owners, round amounts): each distinct
-    # text or integer is parsed once per batch, and the records share the parsed object.
+    # Values repeat across records (dates, stages, owners, round amounts, people's first
+    # and last names): each distinct text or integer is parsed once per batch, and the
+    # records share the parsed object (the names' shared strings: 51-61 MB less of the
+    # findings-heavy 1M batch's 667 MB after its parse).
     repeats: bool = False
 
 
@@ -77,8 +79,8 @@ CONTACTS = Kind(
     (
         Field("email", "email", parse_email, "attribution"),
         # Names feed contact_same_person, so a malformed one is dedup's to report.
-        Field("firstName", "first_name", parse_text, "dedup"),
-        Field("lastName", "last_name", parse_text, "dedup"),
+        Field("firstName", "first_name", parse_text, "dedup", repeats=True),
+        Field("lastName", "last_name", parse_text, "dedup", repeats=True),
         Field("companyId", "company_id", parse_text, "attribution"),
         Field("companyIds", "company_ids", parse_id_list, "attribution"),
         *_OWNED,
@@ -108,8 +110,8 @@ LEADS = Kind(
     Lead,
     (
         Field("email", "email", parse_email, "dedup"),
-        Field("firstName", "first_name", parse_text, "dedup"),
-        Field("lastName", "last_name", parse_text, "dedup"),
+        Field("firstName", "first_name", parse_text, "dedup", repeats=True),
+        Field("lastName", "last_name", parse_text, "dedup", repeats=True),
         Field("company", "company", parse_text, "dedup"),
         Field("isConverted", "converted", parse_boolean, "dedup", repeats=True),
         Field("ownerActive", "owner_active", parse_boolean, "attribution", repeats=True),
