@@ -38,8 +38,8 @@ class Field(NamedTuple):
     category: str  # the specialist that reports a malformed value of it (docs/input.md)
     # Values repeat across records (dates, stages, owners, round amounts, people's first
     # and last names): each distinct text or integer is parsed once per batch, and the
-    # records share the parsed object (the names' shared strings: 51-61 MB less of the
-    # findings-heavy 1M batch's 667 MB after its parse).
+    # records share the parsed object (for the names, the memory of their copies:
+    # bench/README.md, names shared).
     repeats: bool = False
 
 
