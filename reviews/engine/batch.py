@@ -217,7 +217,7 @@ class ValueProblem:
     column: str = ""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # its tables refer back to it weakly
 class Batch:
     id: str | None
     as_of: datetime

@@ -18,7 +18,7 @@ def no_cyclic_gc(*, freeze: bool = False) -> Iterator[None]:
     is moved out of the collector's view afterwards (gc.freeze): a parsed batch lives
     as long as the review, and every later collection would walk it all again. Frozen
     objects are still freed by refcounting when dropped, but a cycle among them never
-    is: its holder breaks it (reviews.orchestration.store.parsed._drop_kept)."""
+    is: nothing derived from a parsed batch may refer back to it but weakly."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -34,7 +34,8 @@ def expected(email: str | None) -> tuple[str | None, bool | None]:
 
 def table_rows(emails: list[str | None]) -> list[tuple]:
     contacts = [contact(f"ct_{i}", email=email) for i, email in enumerate(emails)]
-    return columns(make_batch(contacts=contacts)).query(
+    batch = make_batch(contacts=contacts)  # held: its tables refer to it weakly
+    return columns(batch).query(
         'SELECT email_domain_key, free_mail FROM contacts ORDER BY "row"', ("contacts",)
     )
 

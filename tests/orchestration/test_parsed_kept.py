@@ -1,5 +1,5 @@
-"""The parsed batch a worker process keeps for the tasks of one run (store/parsed.py)
-is freed, tables and all, once it is let go."""
+"""A parsed batch is freed, tables and all, once it is let go: the batch a worker process
+keeps for the tasks of one run (store/parsed.py), or one a task parsed for itself."""
 
 from __future__ import annotations
 
@@ -36,11 +36,16 @@ def test_a_batch_let_go_after_its_review_is_freed_with_its_tables():
 def test_a_batch_is_freed_when_the_next_batch_is_kept():
     first, tables = parsed_and_reviewed()
     keep_parsed(1, first)
-    keep_parsed(1, first)  # kept again: what was derived from it stays
-    assert "columns" in first.derived
     del first
     second, _ = parsed_and_reviewed()
     keep_parsed(2, second)
     gc.collect()
     assert tables() is None
     forget_parsed()
+
+
+def test_a_batch_never_kept_is_freed_by_its_last_holder():
+    parsed, tables = parsed_and_reviewed()  # as tuning replays each sync's batch
+    del parsed
+    gc.collect()
+    assert tables() is None

@@ -7,7 +7,6 @@ import pytest
 from django.utils import timezone
 
 from reviews import models
-from reviews.engine import batch as plain
 from reviews.engine.ingest import UploadedFile
 from reviews.models import AgentRun, Batch, BatchFile, Finding, ReviewRun
 from reviews.orchestration.intake.serve import ServeRefused, rerun, reuse_run
@@ -247,11 +246,10 @@ def test_an_upload_sent_to_the_workers_keeps_no_parsed_batch_in_the_web_process(
 ):
     from reviews.orchestration.store import parsed as parsed_module
 
-    earlier = empty_batch()
-    parsed_module.keep_parsed(0, earlier)  # whatever an earlier review left
+    parsed_module.keep_parsed(0, None)  # whatever an earlier review left
     with django_capture_on_commit_callbacks(execute=False):
         submit([upload("seed-example.json")], no_cache=True)
-    assert parsed_module._parsed == {(0, ""): earlier}  # nothing new: the workers parse it
+    assert parsed_module._parsed == {(0, ""): None}  # nothing new: the workers parse it
 
 
 def test_the_rules_coordinator_lets_go_of_the_runs_parsed_batch_only(monkeypatch):
@@ -269,18 +267,6 @@ def test_the_rules_coordinator_lets_go_of_the_runs_parsed_batch_only(monkeypatch
     assert run.status == ReviewRun.Status.DONE
     assert [list(kept) for kept in coordinated] == [[(run.batch_id, run.batch.content_key)]]
     assert parsed_module._parsed == {}  # the specialists' parse went before the findings
-    parsed_module.keep_parsed(run.batch_id + 1, empty_batch())
+    parsed_module.keep_parsed(run.batch_id + 1, None)
     parsed_module.forget_parsed(run.batch_id)  # another batch's parse stays
     assert list(parsed_module._parsed) == [(run.batch_id + 1, "")]
-
-
-def empty_batch() -> plain.Batch:
-    return plain.Batch(
-        id=None,
-        as_of=timezone.now(),
-        source=None,
-        companies=[],
-        contacts=[],
-        deals=[],
-        pipelines={},
-    )

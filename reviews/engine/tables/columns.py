@@ -98,7 +98,10 @@ class Columns:
     small batch's whole review less than the database."""
 
     def __init__(self, batch: Batch) -> None:
-        self.batch = batch
+        # Weakly: the batch holds its tables (Batch.derived). A cycle would outlive the
+        # batch, records and tables, since the parse freezes the batch out of the cyclic
+        # collector's view (reviews.engine.gcpause).
+        self._batch = weakref.ref(batch)
         schema = f"batch_{next(_SCHEMAS)}"
         database = _database()
         self.connection = database.cursor()  # a cursor: a connection of this thread's own
@@ -109,6 +112,13 @@ class Columns:
         # A small batch's queries run on one thread: scheduling more cost a third of
         # their time (a 10-record review's detectors: 53 ms of CPU, 39 ms on one).
         self.threads = 1 if sum(batch.counts.values()) < _ONE_THREAD_BELOW else _THREADS
+
+    @property
+    def batch(self) -> Batch:
+        batch = self._batch()
+        if batch is None:
+            raise RuntimeError("the batch of these tables is gone")
+        return batch
 
     def query(self, sql: str, objects: tuple[str, ...], **params: Any) -> list[tuple]:
         """The rows of `sql` (DuckDB SQL over the tables named in `objects`), given those of

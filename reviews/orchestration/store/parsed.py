@@ -68,7 +68,7 @@ _parsed: dict[tuple[int, str], plain.Batch] = {}
 
 
 def keep_parsed(batch_id: int, parsed: plain.Batch, content_key: str = "") -> None:
-    _drop_kept(but=parsed)  # keep one
+    _parsed.clear()  # keep one
     _parsed[(batch_id, content_key)] = parsed
 
 
@@ -77,19 +77,7 @@ def forget_parsed(batch_id: int | None = None) -> None:
     CLI's review is done and only its report is left to write; with `batch_id`, only if
     it is that batch's."""
     if batch_id is None or any(kept_id == batch_id for kept_id, _ in _parsed):
-        _drop_kept()
-
-
-def _drop_kept(but: plain.Batch | None = None) -> None:
-    """Let the kept batch go. What the detectors derived from it refers back to it
-    (its tables: reviews.engine.tables.columns), and the parse froze it out of the
-    cyclic collector's view (reviews.engine.gcpause): refcounting alone frees it, once
-    those are cleared. Before, every batch a worker reviewed stayed in it, records and
-    tables. `but`: a batch kept again, whose derived indexes stay."""
-    for parsed in _parsed.values():
-        if parsed is not but:
-            parsed.derived.clear()
-    _parsed.clear()
+        _parsed.clear()
 
 
 def read_stored(batch: Batch) -> plain.Batch:
@@ -121,7 +109,7 @@ def load_parsed(batch: Batch) -> plain.Batch:
     if parsed is None:
         # Another run's batch goes first: a process taking turns between concurrent
         # big runs would otherwise hold two parsed batches while it parses the second.
-        _drop_kept()
+        _parsed.clear()
         parsed = read_stored(batch)
         keep_parsed(batch.pk, parsed, batch.content_key)
     return parsed
