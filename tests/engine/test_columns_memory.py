@@ -35,10 +35,13 @@ def fresh_database(monkeypatch):
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
 
 
-def reviewed(upload: bytes) -> list[tuple]:
+def reviewed(upload: bytes, kept: list | None = None) -> list[tuple]:
     """Every detector's findings on a fresh parse of `upload` (a parse's tables are
-    built in the process database open when a detector first asks)."""
+    built in the process database open when a detector first asks). The batch is
+    appended to `kept`: its tables are dropped when it goes."""
     batch = parse_upload([UploadedFile("g.json", upload)], as_of=None, received_at=NOW)
+    if kept is not None:
+        kept.append(batch)
     return [
         (f.kind, f.severity, tuple(f.record_ids), f.amount_at_risk, f.confidence)
         for name in NAMES
@@ -68,7 +71,8 @@ def test_a_batch_past_the_ceiling_spills_and_finds_the_same(fresh_database, monk
     columns.configure(memory_mb=CEILING_MB, spill_dir=str(tmp_path / "spill"))
     monkeypatch.setattr(columns, "_DATABASE", None)  # opened anew, with the ceiling
 
-    spilled = reviewed(upload)
+    kept: list = []
+    spilled = reviewed(upload, kept)
 
     database = columns._database()
     ceiling = duckdb.connect(config={"memory_limit": f"{CEILING_MB}MB"})
