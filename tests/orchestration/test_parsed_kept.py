@@ -30,7 +30,7 @@ def test_a_batch_let_go_after_its_review_is_freed_with_its_tables():
     del parsed
     forget_parsed()
     gc.collect()
-    assert tables() is None  # its tables refer back to it: a cycle gc.freeze hid
+    assert tables() is None  # tables referring back to it strongly made a frozen cycle
 
 
 def test_a_batch_is_freed_when_the_next_batch_is_kept():
