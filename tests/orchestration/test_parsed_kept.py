@@ -45,7 +45,7 @@ def test_a_batch_is_freed_when_the_next_batch_is_kept():
 
 
 def test_a_batch_never_kept_is_freed_by_its_last_holder():
-    parsed, tables = parsed_and_reviewed()  # as tuning replays each sync's batch
+    parsed, tables = parsed_and_reviewed()  # as a fix plan reads one (fixes/fixplan.py)
     del parsed
     gc.collect()
     assert tables() is None
