@@ -7,6 +7,7 @@ import weakref
 
 from django.utils import timezone
 
+from reviews.engine.gcpause import no_cyclic_gc
 from reviews.engine.ingest import parse_upload
 from tests.uploads import upload
 
@@ -16,17 +17,13 @@ class Node:
 
 
 def test_garbage_made_before_a_parse_is_not_frozen_with_its_batch():
-    was_enabled = gc.isenabled()
-    gc.disable()  # no collection of its own comes between the garbage and the parse
-    try:
+    # Paused: no collection of its own comes between the garbage and the parse.
+    with no_cyclic_gc():
         node = Node()
         node.me = node  # a cycle: only the collector frees it
         gone = weakref.ref(node)
         del node
         batch = parse_upload([upload("seed-example.json")], as_of=None, received_at=timezone.now())
-    finally:
-        if was_enabled:
-            gc.enable()
     gc.collect()
     assert gone() is None  # frozen, it would have stayed for good
     assert batch.companies  # the batch itself is kept, frozen
