@@ -1,6 +1,6 @@
 """The contacts' email domains and free-mail flags in the detectors' columns
-(columns.EMAIL_DOMAINS): made once per distinct domain, each the same as normalize.py
-makes it of one contact's email."""
+(columns.EMAIL_DOMAINS, a table of their own by row): made once per distinct domain,
+each the same as normalize.py makes it of one contact's email."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def table_rows(emails: list[str | None]) -> list[tuple]:
     contacts = [contact(f"ct_{i}", email=email) for i, email in enumerate(emails)]
     batch = make_batch(contacts=contacts)  # held: its tables refer to it weakly
     return columns(batch).query(
-        'SELECT email_domain_key, free_mail FROM contacts ORDER BY "row"', ("contacts",)
+        "SELECT email_domain_key, free_mail FROM contacts LEFT JOIN contacts_email_domain "
+        'USING ("row") ORDER BY "row"',
+        ("contacts", "contacts_email_domain"),
     )
 
 

@@ -19,15 +19,15 @@ over. When the order leaves a tie, the lowest id breaks it, and the reason says 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import chain
-from operator import attrgetter
+
+import numpy as np
 
 from reviews.engine.batch import Batch, Company, Contact, Deal
 from reviews.engine.ingest.values import parse_datetime
+from reviews.engine.tables.columns import columns
 
 Record = Company | Contact | Deal
 
@@ -163,33 +163,69 @@ _CRITERIA: dict[str, Callable[[list[Record], Batch], tuple[list[Record], str]]] 
 # --- what the criteria read ------------------------------------------------------------
 
 
+# How many contacts and deals name each company (its primary, or one more of theirs), by
+# the company's row; how many deals name each contact, once per deal, by the contact's
+# row. Over the detector tables: the dedup specialist has them loaded already, and a
+# Counter over every contact and deal took 8 s of ten million records (bench/README.md).
+COMPANY_ASSOCIATIONS = """
+WITH named AS (
+    SELECT company_id AS id FROM contacts WHERE company_id <> ''
+    UNION ALL SELECT company_id FROM deals WHERE company_id <> ''
+    UNION ALL SELECT l.id FROM contacts_company_ids AS l JOIN contacts AS c USING ("row")
+        WHERE l.id IS DISTINCT FROM c.company_id
+    UNION ALL SELECT l.id FROM deals_company_ids AS l JOIN deals AS d USING ("row")
+        WHERE l.id IS DISTINCT FROM d.company_id
+)
+SELECT co."row", count(*) AS n FROM named JOIN companies AS co ON co.id = named.id
+GROUP BY co."row"
+"""
+CONTACT_ASSOCIATIONS = """
+SELECT c."row", count(DISTINCT l."row") AS n
+FROM deals_contact_ids AS l JOIN contacts AS c ON c.id = l.id GROUP BY c."row"
+"""
+
+
 class Associations:
-    """How many records each company and contact is associated with, one pass over the
-    batch; a deal's own associations are read from the deal."""
+    """How many records each company and contact is associated with, counted once per
+    batch over its detector tables; a deal's own associations are read from the deal."""
 
     def __init__(self, batch: Batch) -> None:
-        records = (batch.contacts, batch.deals)
-        # Counted in C (Counter over map): a loop calling companies_of per record took
-        # a second on a million records, for the survivors of a few thousand groups.
-        self.to_company: Counter[str] = Counter(
-            filter(None, chain.from_iterable(map(attrgetter("company_id"), r) for r in records))
-        )
-        # The other associated companies, the primary not again (companies_of).
-        for record in filter(attrgetter("company_ids"), chain(*records)):
-            self.to_company.update(i for i in record.company_ids if i != record.company_id)
-        # A deal naming a contact twice counts it once (dict.fromkeys keeps one of each).
-        self.to_contact: Counter[str] = Counter(
-            chain.from_iterable(map(dict.fromkeys, map(attrgetter("contact_ids"), batch.deals)))
-        )
+        tables = columns(batch)
+        objects = ("companies", "contacts", "deals")
+        self._companies = _Counts(batch.companies, tables.arrays(COMPANY_ASSOCIATIONS, objects))
+        self._contacts = _Counts(batch.contacts, tables.arrays(CONTACT_ASSOCIATIONS, objects))
 
     def of(self, record: Record) -> int:
         if isinstance(record, Company):
-            return self.to_company[record.id]
+            return self._companies.of(record)
         if isinstance(record, Contact):
-            return self.to_contact[record.id] + len(companies_of(record))
+            return self._contacts.of(record) + len(companies_of(record))
         if isinstance(record, Deal):
             return len(companies_of(record)) + len(set(record.contact_ids))
         return 0  # a lead is associated with nothing
+
+
+class _Counts:
+    """A count per record of one list, held by row (an array, not a dict of ids: ten
+    million records' dicts would hold hundreds of MB for the survivors of a few
+    thousand groups)."""
+
+    def __init__(self, records: list, found: dict[str, np.ndarray]) -> None:
+        self._records = records  # the batch's list, not the batch: no cycle through it
+        self._counts = np.zeros(len(records), dtype=np.int64)
+        self._counts[found["row"]] = found["n"]
+        self._rows: dict[str, int] | None = None
+
+    def of(self, record: Record) -> int:
+        row = record.index
+        if not (0 <= row < len(self._records) and self._records[row] is record):
+            # A reader whose indices are not positions (a file's line numbers): by id.
+            if self._rows is None:
+                self._rows = {r.id: i for i, r in enumerate(self._records)}
+            row = self._rows.get(record.id)
+            if row is None:
+                return 0
+        return int(self._counts[row])
 
 
 def association_counts(batch: Batch) -> Associations:

@@ -5,15 +5,18 @@ to the wrong company, for a model to judge (reviews.engine.specialists.attributi
 
 from __future__ import annotations
 
+import numpy as np
+
 from reviews.engine import normalize
 from reviews.engine.batch import Batch
 from reviews.engine.rules import Rules
-from reviews.engine.tables.columns import columns
+from reviews.engine.tables.columns import EMAIL_DOMAIN_TABLE, columns
 from reviews.engine.tables.keys import company_domains
 
 MAX_LISTED = 10  # companies named per finding or near miss when many share one domain
-# Each contact's email domain (columns.py makes them), in batch order.
-CONTACT_EMAIL_DOMAINS = 'SELECT email_domain_key FROM contacts ORDER BY "row"'
+# The contacts' email domains (columns.py makes them), by row: put in the contacts' order
+# in Python (contact_email_domains), not sorted by DuckDB.
+CONTACT_EMAIL_DOMAINS = 'SELECT "row", email_domain_key FROM contacts_email_domain'
 
 # near_misses relations, as read in a detail: "its email domain x is <phrase> co_1".
 _RELATIONS = {
@@ -52,6 +55,14 @@ class _Index:
         return domain in self._owners
 
 
+def contact_email_domains(batch: Batch) -> list[str | None]:
+    """Each contact's email domain in the contacts' order, None for one without."""
+    found = columns(batch).arrays(CONTACT_EMAIL_DOMAINS, (EMAIL_DOMAIN_TABLE,))
+    domains = np.full(len(batch.contacts), None, dtype=object)
+    domains[found["row"]] = found["email_domain_key"]
+    return domains.tolist()
+
+
 def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     """Contacts whose email domain is a subdomain or a one-letter / hyphen variant of
     another company's domain, or that detect() let pass as a subsidiary: maybe
@@ -61,8 +72,7 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
     index = _Index(batch)
     near: dict[str, tuple[str, list[str]] | None] = {}  # per email domain, computed once
     found: list[dict] = []
-    found_domains = columns(batch).arrays(CONTACT_EMAIL_DOMAINS, ("contacts",))["email_domain_key"]
-    for contact, email_domain in zip(batch.contacts, found_domains.tolist(), strict=True):
+    for contact, email_domain in zip(batch.contacts, contact_email_domains(batch), strict=True):
         if len(found) >= limit:
             break
         own_domain = index.domain_of.get(contact.company_id) if contact.company_id else None
