@@ -146,13 +146,13 @@ CONTACT_EMAIL_ELSEWHERE = f"""
 WITH keyed AS (SELECT * FROM companies JOIN companies_domain_key USING (row)),
 own AS ({LAST_OF_EACH_ID.format(columns="id, domain_key", records="keyed")}),
 elsewhere AS (
-    SELECT c.row, own.domain_key AS own_domain, e.email_domain_key FROM contacts AS c
-    JOIN contacts_email_domain AS e USING (row) LEFT JOIN own ON own.id = c.company_id
-    WHERE NOT e.free_mail
-        AND e.email_domain_key IS DISTINCT FROM own.domain_key
+    SELECT c.row, own.domain_key AS own_domain, c.email_domain_key
+    FROM contacts_email_domain AS c LEFT JOIN own ON own.id = c.company_id
+    WHERE NOT c.free_mail
+        AND c.email_domain_key IS DISTINCT FROM own.domain_key
         AND NOT coalesce(
-            ends_with(own.domain_key, '.' || e.email_domain_key)
-            OR ends_with(e.email_domain_key, '.' || own.domain_key), false)
+            ends_with(own.domain_key, '.' || c.email_domain_key)
+            OR ends_with(c.email_domain_key, '.' || own.domain_key), false)
 ), owners AS (
     SELECT domain_key, list(id ORDER BY row) AS ids FROM keyed
     WHERE domain_key IN (SELECT email_domain_key FROM elsewhere) GROUP BY domain_key

@@ -70,12 +70,13 @@ KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
 }
 # Each contact's email domain, `email_domain_key` (the part after the last @ of its
 # normalised email, made a domain by normalize.py), and whether it is a free-mail one,
-# `free_mail` (normalize.is_free_mail): a (row, key) table of its own, like the companies'
-# keys, holding the contacts that have one. normalize.py reads each distinct part once (a
-# company's people share one), and DuckDB gives every contact its own: per contact in
-# Python, the two took 12 s of ten million records. Joined, not sorted back into the
-# contacts' order: a sort of the whole contacts table spilled past the database's
-# ceiling (bench/README.md), and a query reads it by row.
+# `free_mail` (normalize.is_free_mail): a table of its own, like the companies' keys,
+# holding the contacts that have one, each with its row and its `company_id` (what
+# attribution compares the domain with: no join back to the contacts). normalize.py
+# reads each distinct part once (a company's people share one), and DuckDB gives every
+# contact its own: per contact in Python, the two took 12 s of ten million records. Not
+# sorted back into the contacts' order: a sort of the whole contacts table spilled past
+# the database's ceiling (bench/README.md); a query reads them by row.
 EMAIL_DOMAIN_TABLE = "contacts_email_domain"
 EMAIL_PART = "CASE WHEN contains(email_key, '@') THEN string_split(email_key, '@')[-1] END"
 EMAIL_PARTS = f"""
@@ -84,8 +85,8 @@ WHERE part IS NOT NULL
 """  # noqa: S608 (made of constants)
 EMAIL_DOMAINS = f"""
 CREATE TABLE {EMAIL_DOMAIN_TABLE} AS
-SELECT c.row, d.domain AS email_domain_key, d.free AS free_mail FROM contacts AS c
-JOIN email_domains AS d ON d.part = {EMAIL_PART} WHERE d.domain IS NOT NULL;
+SELECT c.row, c.company_id, d.domain AS email_domain_key, d.free AS free_mail
+FROM contacts AS c JOIN email_domains AS d ON d.part = {EMAIL_PART} WHERE d.domain IS NOT NULL;
 DROP TABLE email_domains;
 """  # noqa: S608 (made of constants)
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
