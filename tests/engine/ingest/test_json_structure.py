@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
+
 from reviews.engine.ingest import UploadedFile
 from reviews.orchestration.store.parsed import parse  # the settings decide the limits
 from tests.engine.ingest.helpers import RECEIVED, batch_doc, errors_of, parse_json
@@ -164,3 +170,52 @@ def test_json_long_values_are_cut_in_messages():
     errors = errors_of(parse_json, batch_doc(deals="x" * 500))
 
     assert errors == ['deals: not a list: "' + "x" * 58 + "…"]
+
+
+def expected_errors(name: str, records: list) -> list[str]:
+    """The structural errors of one list as docs/input.md states them, a record at a
+    time in the list's order: not an object, a missing id, an id an earlier record has."""
+    first: dict[str, int] = {}
+    found = []
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            found.append(f"{name}[{index}]: not an object: {json.dumps(record)}")
+        elif not record.get("id"):
+            found.append(f"{name}[{index}].id: missing")
+        elif first.setdefault(record["id"], index) != index:
+            found.append(
+                f'{name}[{index}].id: duplicate of {name}[{first[record["id"]]}] ("{record["id"]}")'
+            )
+    return found
+
+
+# Ids from a few values, so duplicates come in any order (ascending or not), beside records
+# that are not objects or have no id.
+list_items = st.one_of(
+    st.builds(lambda i: {"id": f"co_{i}"}, st.integers(0, 6)),
+    st.just({"name": "no id"}),
+    st.integers(0, 9),
+)
+
+
+@examples(max_examples=300, deadline=None)
+@given(st.lists(list_items, max_size=14))
+def test_json_structural_errors_come_in_the_lists_order(companies):
+    doc = batch_doc(companies=companies)
+    want = expected_errors("companies", companies)
+
+    if want:
+        assert errors_of(parse_json, doc) == want
+    else:
+        assert len(parse_json(doc).companies) == len(companies)
+
+
+def test_json_errors_past_the_cap_keep_the_lists_order(settings):
+    settings.MAX_REPORTED_ERRORS = 2
+    companies = [{"id": "b"}, {"id": "a"}, 7, {"id": "b"}, {}, {"id": "a"}]
+
+    assert errors_of(parse_json, batch_doc(companies=companies)) == [
+        "companies[2]: not an object: 7",
+        'companies[3].id: duplicate of companies[0] ("b")',
+        "and 2 more errors (only the first 2 are listed)",
+    ]
