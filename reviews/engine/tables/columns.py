@@ -11,7 +11,7 @@ so its findings keep the records' order), and the documented columns some rule q
 is not (an amount under a millionth reads 0 there); and `stage_given`, whether a stage
 is given at all, not blank (Batch.stage_of's first test). Contacts have the keys
 normalize.py makes of them (KEYED: keys.py); the companies' keys, the contacts' person
-names and their email domains (EMAIL_DOMAINS) are tables of their own, made when a
+names and their email domains (EMAIL_DOMAIN_TABLE) are tables of their own, made when a
 query names them (KEY_TABLES, EMAIL_DOMAIN_TABLE). The team's rules read every
 property, from the kept tables (build.py)."""
 
@@ -30,9 +30,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from reviews.engine import normalize
 from reviews.engine.batch import Batch, Deal
-from reviews.engine.tables import keys, spill
+from reviews.engine.tables import email_domains, keys, spill
 from reviews.engine.tables.build import (
     STAGE_COLUMNS,
     column_values,
@@ -69,26 +68,14 @@ KEY_TABLES: dict[str, tuple[str, Callable[[Batch], list]]] = {
     "contacts_person_key": ("person_key", keys.person_names),
 }
 # Each contact's email domain, `email_domain_key` (the part after the last @ of its
-# normalised email, made a domain by normalize.py), and whether it is a free-mail one,
-# `free_mail` (normalize.is_free_mail): a table of its own, like the companies' keys,
-# holding the contacts that have one, each with its row and its `company_id` (what
-# attribution compares the domain with: no join back to the contacts). normalize.py
-# reads each distinct part once (a company's people share one), and DuckDB gives every
-# contact its own: per contact in Python, the two took 12 s of ten million records. Not
-# sorted back into the contacts' order: a sort of the whole contacts table spilled past
-# the database's ceiling (bench/README.md); a query reads them by row.
+# normalised email, made a domain as normalize.domain makes it), and whether it is a
+# free-mail one, `free_mail` (normalize.is_free_mail): a table of its own, like the
+# companies' keys, holding the contacts that have one, each with its row and its
+# `company_id` (what attribution compares the domain with: no join back to the
+# contacts). Made by email_domains.py, each distinct part once. Not sorted back into the
+# contacts' order: a sort of the whole contacts table spilled past the database's
+# ceiling (bench/README.md); a query reads them by row.
 EMAIL_DOMAIN_TABLE = "contacts_email_domain"
-EMAIL_PART = "CASE WHEN contains(email_key, '@') THEN string_split(email_key, '@')[-1] END"
-EMAIL_PARTS = f"""
-SELECT DISTINCT part FROM (SELECT {EMAIL_PART} AS part FROM contacts)
-WHERE part IS NOT NULL
-"""  # noqa: S608 (made of constants)
-EMAIL_DOMAINS = f"""
-CREATE TABLE {EMAIL_DOMAIN_TABLE} AS
-SELECT c.row, c.company_id, d.domain AS email_domain_key, d.free AS free_mail
-FROM contacts AS c JOIN email_domains AS d ON d.part = {EMAIL_PART} WHERE d.domain IS NOT NULL;
-DROP TABLE email_domains;
-"""  # noqa: S608 (made of constants)
 # What the deals add, beside their stage's state (build.STAGE_COLUMNS).
 _DEALS_ADDED = {"amount_currency": "VARCHAR", "amount_sign": "TINYINT", "stage_given": "BOOLEAN"}
 
@@ -148,7 +135,10 @@ class Columns:
             self._key_table(name, *KEY_TABLES[name])
             return
         if name == EMAIL_DOMAIN_TABLE:
-            self._email_domains()
+            self._load("contacts")
+            _use_threads(self.connection, self.threads)
+            email_domains.create(self.connection, EMAIL_DOMAIN_TABLE)
+            self.loaded.add(name)
             return
         records = getattr(self.batch, name)
         typed = typed_columns(name)
@@ -181,21 +171,6 @@ class Columns:
         self.connection.execute(
             f'CREATE TABLE "{name}" AS SELECT "row", CAST("id" AS VARCHAR) AS "id" FROM _links'  # noqa: S608
         )
-
-    def _email_domains(self) -> None:
-        """The contacts' email domains and free-mail flags (EMAIL_DOMAINS), each made
-        once per distinct part after an @."""
-        parts = self.arrays(EMAIL_PARTS, ("contacts",))["part"].tolist()
-        domains = list(map(normalize.domain, parts))
-        # Each domain once: is_free_mail's cache would only churn (three million domains
-        # of ten million records: 3.1 s through it, 1.0 s past it).
-        is_free = normalize.is_free_mail.__wrapped__
-        free = [None if d is None else is_free(d) for d in domains]
-        data = {"part": parts, "domain": domains, "free": free}
-        types = {"part": "VARCHAR", "domain": "VARCHAR", "free": "BOOLEAN"}
-        create_table(self.connection, "email_domains", types, data, {})
-        self.connection.execute(EMAIL_DOMAINS)
-        self.loaded.add(EMAIL_DOMAIN_TABLE)
 
     def _deal_columns(self, deals: list[Deal]) -> dict[str, list]:
         batch = self.batch
