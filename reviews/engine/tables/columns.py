@@ -11,7 +11,7 @@ so its findings keep the records' order), and the documented columns some rule q
 is not (an amount under a millionth reads 0 there); and `stage_given`, whether a stage
 is given at all, not blank (Batch.stage_of's first test). Contacts have the keys
 normalize.py makes of them (KEYED: keys.py); the companies' keys, the contacts' person
-names and their email domains (EMAIL_DOMAIN_TABLE) are tables of their own, made when a
+names and their email domains (email_domains.py) are tables of their own, made when a
 query names them (KEY_TABLES, EMAIL_DOMAIN_TABLE). The team's rules read every
 property, from the kept tables (build.py)."""
 
