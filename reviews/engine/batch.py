@@ -3,6 +3,7 @@ coordinator read. Ingest builds it; nothing here touches the database."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -378,11 +379,11 @@ class Batch:
         """How many deals took their state from each source (STAGE_SOURCES), and
         "unknown" for those nothing describes (deals without a stage are not counted)."""
         counts: dict[str, int] = {}
-        for deal in self.deals:
-            if not deal.stage or not deal.stage.strip():
-                continue
-            source = self.stage_and_source(deal)[1] or "unknown"
-            counts[source] = counts.get(source, 0) + 1
+        pairs = Counter((d.pipeline, d.stage) for d in self.deals)  # each resolved once
+        for (pipeline, stage), deals in pairs.items():
+            if stage and stage.strip():
+                source = self._resolve(pipeline, stage)[1] or "unknown"
+                counts[source] = counts.get(source, 0) + deals
         return {s: counts[s] for s in (*STAGE_SOURCES, "unknown") if s in counts}
 
     def stage_source(self) -> str:
