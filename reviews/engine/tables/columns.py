@@ -206,6 +206,7 @@ def _database() -> duckdb.DuckDBPyConnection:
         atexit.register(_close, os.getpid(), database)
         # A TIMESTAMPTZ cast to TIMESTAMP reads as UTC, whatever the machine's zone.
         database.execute("SET GLOBAL TimeZone = 'UTC'")
+        email_domains.setup(database)
         _DATABASE = (os.getpid(), database)
         _threads_now.clear()
     return _DATABASE[1]

