@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from reviews.engine import normalize
 from reviews.engine.batch import Batch
 from reviews.engine.rules import Rules
 from reviews.engine.tables.columns import EMAIL_DOMAIN_TABLE, columns
 from reviews.engine.tables.keys import company_domains
 
 MAX_LISTED = 10  # companies named per finding or near miss when many share one domain
-# The contacts' email domains (columns.py makes them), by row: put in the contacts' order
-# in Python (contact_email_domains), not sorted by DuckDB.
-CONTACT_EMAIL_DOMAINS = 'SELECT "row", email_domain_key FROM contacts_email_domain'
+# The contacts' email domains but free-mail ones (columns.py makes them and their flag),
+# by row: put in the contacts' order in Python (contact_email_domains), not sorted by
+# DuckDB.
+CONTACT_EMAIL_DOMAINS = (
+    'SELECT "row", email_domain_key FROM contacts_email_domain WHERE NOT free_mail'
+)
 
 # near_misses relations, as read in a detail: "its email domain x is <phrase> co_1".
 _RELATIONS = {
@@ -56,7 +58,8 @@ class _Index:
 
 
 def contact_email_domains(batch: Batch) -> list[str | None]:
-    """Each contact's email domain in the contacts' order, None for one without."""
+    """Each contact's email domain in the contacts' order, None for one without or
+    with a free-mail one."""
     found = columns(batch).arrays(CONTACT_EMAIL_DOMAINS, (EMAIL_DOMAIN_TABLE,))
     domains = np.full(len(batch.contacts), None, dtype=object)
     domains[found["row"]] = found["email_domain_key"]
@@ -76,7 +79,7 @@ def near_misses(batch: Batch, rules: Rules, limit: int) -> list[dict]:
         if len(found) >= limit:
             break
         own_domain = index.domain_of.get(contact.company_id) if contact.company_id else None
-        if not email_domain or own_domain == email_domain or normalize.is_free_mail(email_domain):
+        if not email_domain or own_domain == email_domain:
             continue
         if email_domain not in near:
             near[email_domain] = _near_domain(email_domain, index)

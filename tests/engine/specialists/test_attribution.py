@@ -207,6 +207,22 @@ def test_near_misses_lists_subdomains_and_near_spellings():
     assert len(attribution.near_misses(batch, RULES, limit=2)) == 2
 
 
+def test_near_misses_pass_over_free_mail_domains():
+    # gmail.com is the company's domain with a stray letter, and free mail: no near miss.
+    gmal = company("co_2", name="Gmal Ltd", domain="gmal.com")
+    batch = make_batch(
+        [ACME, gmal],
+        [
+            contact("ct_1", email="a@gmail.com", company_id="co_1"),
+            contact("ct_2", email="b@gmaal.com", company_id="co_1"),
+        ],
+    )
+
+    near = attribution.near_misses(batch, RULES, limit=10)
+
+    assert [(n["relation"], n["record_ids"]) for n in near] == [("near-spelling", ["co_2", "ct_2"])]
+
+
 def test_slice_names_the_fields_read():
     assert attribution.SLICE["contacts"] == ("id", "email", "company_id")
     assert "domain" in attribution.SLICE["companies"]
