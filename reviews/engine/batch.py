@@ -386,9 +386,9 @@ class Batch:
                 counts[source] = counts.get(source, 0) + deals
         return {s: counts[s] for s in (*STAGE_SOURCES, "unknown") if s in counts}
 
-    def stage_source(self) -> str:
-        """The first source (STAGE_SOURCES order) that described any deal, "" if none."""
-        counts = self.stage_sources()
+    def stage_source(self, counts: Mapping[str, int] | None = None) -> str:
+        """The first source (STAGE_SOURCES order) of `counts` (stage_sources'), or ""."""
+        counts = self.stage_sources() if counts is None else counts
         return next((s for s in STAGE_SOURCES if s in counts), "")
 
     def currency_of(self, deal: Deal) -> str:

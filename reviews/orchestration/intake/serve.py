@@ -137,8 +137,8 @@ def rerun(run: ReviewRun, *, created_by=None, rate_keys: list[str] | None = None
     parsed = parse_stored(batch)
     if not batch.content_key:  # accepted before batches had one, or pipelines changed
         batch.content_key = serving.content_key(parsed)
-        batch.stage_source = parsed.stage_source()
         batch.stage_sources = parsed.stage_sources()
+        batch.stage_source = parsed.stage_source(batch.stage_sources)
         batch.save(update_fields=["content_key", "pipelines", "stage_source", "stage_sources"])
     new_run = serve(batch, parsed, created_by=created_by, rate_keys=rate_keys, no_cache=True)
     if new_run.status == ReviewRun.Status.QUEUED:

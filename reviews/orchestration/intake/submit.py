@@ -311,8 +311,8 @@ def accept(batch: Batch, *, files: list[UploadedFile] | None = None) -> plain.Ba
         len(parsed.deals),
     )
     batch.leads = len(parsed.leads)
-    batch.stage_source = parsed.stage_source()
     batch.stage_sources = parsed.stage_sources()
+    batch.stage_source = parsed.stage_source(batch.stage_sources)
     batch.content_key = serving.content_key(parsed)
     batch.rate_keys = None  # the request is answered from here on
     batch.save()
